@@ -1,0 +1,74 @@
+//! Instance paths and the config file.
+//!
+//! `FSINDEX_HOME=DIR` puts config, index, socket, lock and logs all under DIR
+//! (an isolated instance: every test uses one). Otherwise the platform's
+//! directories apply (XDG on Linux).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Where one instance keeps its files.
+#[derive(Clone, Debug)]
+pub struct Paths {
+    pub config: PathBuf,
+    pub db: PathBuf,
+    pub socket: PathBuf,
+    pub lock: PathBuf,
+    pub logs: PathBuf,
+}
+
+impl Paths {
+    /// The instance selected by `FSINDEX_HOME`, or the per-user default.
+    pub fn from_env() -> Paths {
+        if let Some(home) = std::env::var_os("FSINDEX_HOME").filter(|h| !h.is_empty()) {
+            return Paths::under(Path::new(&home));
+        }
+        let dirs = directories::ProjectDirs::from("", "", "fsindex");
+        match dirs {
+            Some(d) => {
+                let data = d.data_dir().to_owned();
+                let runtime = d.runtime_dir().map(Path::to_owned).unwrap_or_else(|| data.clone());
+                Paths {
+                    config: d.config_dir().join("config.toml"),
+                    db: data.join("index.db"),
+                    socket: runtime.join("fsindexd.sock"),
+                    lock: data.join("fsindexd.lock"),
+                    logs: data.join("logs"),
+                }
+            }
+            None => Paths::under(Path::new(".fsindex")),
+        }
+    }
+
+    pub fn under(home: &Path) -> Paths {
+        Paths {
+            config: home.join("config.toml"),
+            db: home.join("index.db"),
+            socket: home.join("fsindexd.sock"),
+            lock: home.join("fsindexd.lock"),
+            logs: home.join("logs"),
+        }
+    }
+}
+
+/// `config.toml`. Unknown keys are an error, so a typo is not silently ignored.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Roots to index. Empty: keep the roots recorded in the index, or the
+    /// home directory on first start.
+    pub roots: Vec<PathBuf>,
+    /// Descend into other file systems under a root (off: like `du -x`).
+    pub cross_filesystems: bool,
+}
+
+impl Config {
+    pub fn load(path: &Path) -> anyhow::Result<Config> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(e) => Err(anyhow::anyhow!("{}: {e}", path.display())),
+        }
+    }
+}

@@ -1,0 +1,394 @@
+//! The running daemon: roots and their state, the scan queue, the current
+//! search snapshot, and start-up/shutdown.
+//!
+//! [`Engine`] is the one cloneable handle the server holds. Scans run one at
+//! a time on a dedicated thread; after a scan that changed anything, the
+//! search snapshot is reloaded from SQLite and swapped in atomically.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, mpsc};
+use std::time::Instant;
+
+use crate::Error;
+use crate::du::{self, RootRow};
+use crate::scan::{self, Outcome, Progress, ScanTarget};
+use crate::search::Snapshot;
+use crate::store::{Op, Store, WriteHandle};
+
+/// Lifecycle of a root, as `status` shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RootState {
+    Pending,
+    Scanning,
+    Ready,
+    Error,
+}
+
+/// What the daemon knows about a root beyond its row.
+#[derive(Debug)]
+pub struct RootRuntime {
+    pub state: RootState,
+    pub progress: Arc<Progress>,
+    pub errors: u64,
+    pub error: Option<String>,
+}
+
+/// A root with its row and runtime state, for status and `roots list`.
+#[derive(Clone, Debug)]
+pub struct RootView {
+    pub path: Vec<u8>,
+    pub state: RootState,
+    pub entries: u64,
+    pub scanned: u64,
+    pub errors: u64,
+    pub scanned_at: i64,
+    pub error: Option<String>,
+}
+
+struct ScanJob {
+    root_id: i64,
+    /// A folder under the root; `None` for the whole root.
+    path: Option<PathBuf>,
+    progress: Arc<Progress>,
+    done: Option<mpsc::Sender<Result<Outcome, String>>>,
+}
+
+/// The daemon's state, shared by the server and the scanner.
+pub struct Engine {
+    pub store: Arc<Store>,
+    writer: WriteHandle,
+    snapshot: RwLock<Arc<Snapshot>>,
+    snapshot_gen: AtomicU64,
+    roots: Mutex<HashMap<i64, RootRuntime>>,
+    jobs: Mutex<Option<mpsc::Sender<ScanJob>>>,
+    pub started: Instant,
+    cross_filesystems: bool,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("store", &self.store).finish()
+    }
+}
+
+#[cfg(unix)]
+fn path_bytes(p: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    p.as_os_str().as_bytes().to_vec()
+}
+
+#[cfg(unix)]
+fn bytes_path(b: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+impl Engine {
+    /// Creates the engine and starts the scanner thread. `wanted` replaces
+    /// the index's roots when given; otherwise the recorded roots are kept
+    /// (the home directory when there are none).
+    pub fn start(
+        store: Arc<Store>,
+        writer: WriteHandle,
+        wanted: Option<Vec<PathBuf>>,
+        cross_filesystems: bool,
+    ) -> Result<Arc<Engine>, Error> {
+        let engine = Arc::new(Engine {
+            store,
+            writer,
+            snapshot: RwLock::new(Arc::new(Snapshot::default())),
+            snapshot_gen: AtomicU64::new(0),
+            roots: Mutex::new(HashMap::new()),
+            jobs: Mutex::new(None),
+            started: Instant::now(),
+            cross_filesystems,
+        });
+        // Serve the previous index at once while the restart scan runs.
+        {
+            let e = engine.clone();
+            std::thread::Builder::new().name("fsindex-load".into()).spawn(move || e.reload_snapshot())?;
+        }
+        let mut recorded = engine.store.read(|c| du::roots(c))?;
+        let wanted = match wanted {
+            Some(w) => Some(w),
+            None if recorded.is_empty() => Some(vec![default_root()]),
+            None => None,
+        };
+        if let Some(wanted) = wanted {
+            let mut canon = Vec::new();
+            for w in wanted {
+                let c = scan::canonical_root(&w)?;
+                if !canon.contains(&c) {
+                    canon.push(c);
+                }
+            }
+            check_no_nesting(&canon)?;
+            for r in recorded.iter().filter(|r| !canon.iter().any(|c| path_bytes(c) == r.path)) {
+                tracing::info!(root = %String::from_utf8_lossy(&r.path), "root no longer configured; removing");
+                engine.writer.send(vec![Op::RemoveRoot { root_id: r.id }])?;
+            }
+            for c in canon.iter().filter(|c| !recorded.iter().any(|r| r.path == path_bytes(c))) {
+                engine.add_root_row(c)?;
+            }
+            engine.writer.flush()?;
+            recorded = engine.store.read(|c| du::roots(c))?;
+        }
+
+        let (tx, rx) = mpsc::channel::<ScanJob>();
+        *engine.jobs.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+        for r in &recorded {
+            engine.queue_scan(r.id, None, None)?;
+        }
+        let e = engine.clone();
+        std::thread::Builder::new().name("fsindex-scan".into()).spawn(move || e.scanner_loop(rx))?;
+        Ok(engine)
+    }
+
+    fn add_root_row(&self, path: &Path) -> Result<i64, Error> {
+        let (tx, rx) = mpsc::channel();
+        self.writer.send(vec![Op::AddRoot { path: path_bytes(path), reply: tx }])?;
+        rx.recv().map_err(|_| Error::WriterGone)?
+    }
+
+    /// The current search snapshot.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn reload_snapshot(&self) {
+        let generation = self.snapshot_gen.fetch_add(1, Ordering::SeqCst) + 1;
+        let t = Instant::now();
+        match self.store.read(|c| Snapshot::load(c)) {
+            Ok(s) => {
+                let mut cur = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
+                // A slower, older load must not replace a newer one.
+                if generation == self.snapshot_gen.load(Ordering::SeqCst) || cur.is_empty() {
+                    tracing::info!(entries = s.len(), heap = s.heap_bytes(), ms = t.elapsed().as_millis() as u64, "search snapshot loaded");
+                    *cur = Arc::new(s);
+                }
+            }
+            Err(e) => tracing::error!("loading the search snapshot failed: {e}"),
+        }
+    }
+
+    /// Queues a scan of a root (or a folder under it).
+    fn queue_scan(
+        &self,
+        root_id: i64,
+        path: Option<PathBuf>,
+        done: Option<mpsc::Sender<Result<Outcome, String>>>,
+    ) -> Result<Arc<Progress>, Error> {
+        let progress = Arc::new(Progress::default());
+        {
+            let mut roots = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+            let rt = roots.entry(root_id).or_insert_with(|| RootRuntime {
+                state: RootState::Pending,
+                progress: progress.clone(),
+                errors: 0,
+                error: None,
+            });
+            if rt.state != RootState::Scanning {
+                rt.state = RootState::Pending;
+            }
+        }
+        let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        let tx = jobs.as_ref().ok_or(Error::WriterGone)?;
+        tx.send(ScanJob { root_id, path, progress: progress.clone(), done }).map_err(|_| Error::WriterGone)?;
+        Ok(progress)
+    }
+
+    fn scanner_loop(self: Arc<Self>, rx: mpsc::Receiver<ScanJob>) {
+        while let Ok(job) = rx.recv() {
+            let result = self.run_job(&job);
+            let mut roots = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(rt) = roots.get_mut(&job.root_id) {
+                match &result {
+                    Ok(o) => {
+                        rt.state = RootState::Ready;
+                        rt.errors = o.errors;
+                        rt.error = None;
+                    }
+                    Err(e) => {
+                        rt.state = RootState::Error;
+                        rt.error = Some(e.clone());
+                    }
+                }
+            }
+            drop(roots);
+            if let Some(done) = job.done {
+                let _ = done.send(result);
+            }
+        }
+    }
+
+    fn run_job(&self, job: &ScanJob) -> Result<Outcome, String> {
+        let root = self
+            .store
+            .read(|c| du::roots(c))
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .find(|r| r.id == job.root_id)
+            .ok_or_else(|| "the root was removed".to_string())?;
+        if let Some(rt) = self.roots.lock().unwrap_or_else(|e| e.into_inner()).get_mut(&job.root_id) {
+            rt.state = RootState::Scanning;
+            rt.progress = job.progress.clone();
+        }
+        let root_path = bytes_path(&root.path);
+        let target = match &job.path {
+            Some(p) if *p != root_path && root.entry_id.is_some() => {
+                // The nearest folder the index has: a brand-new folder is
+                // scanned from its parent.
+                let mut at = p.clone();
+                loop {
+                    match self.store.read(|c| du::resolve(c, &at)) {
+                        Ok((_, id)) if at.is_dir() => {
+                            break ScanTarget {
+                                root_id: root.id,
+                                is_root: at == root_path,
+                                start: at,
+                                start_id: Some(id),
+                                cross_filesystems: self.cross_filesystems,
+                            };
+                        }
+                        _ => match at.parent() {
+                            Some(parent) if parent.starts_with(&root_path) => at = parent.to_owned(),
+                            _ => return Err(format!("{} is not under {}", p.display(), root_path.display())),
+                        },
+                    }
+                }
+            }
+            _ => ScanTarget {
+                root_id: root.id,
+                start: root_path.clone(),
+                start_id: root.entry_id,
+                is_root: true,
+                cross_filesystems: self.cross_filesystems,
+            },
+        };
+        let outcome = scan::scan(&self.store, &self.writer, &target, &job.progress).map_err(|e| {
+            let msg = format!("scanning {} failed: {e}", target.start.display());
+            tracing::error!("{msg}");
+            msg
+        })?;
+        if outcome.changes > 0 || self.snapshot().is_empty() {
+            self.reload_snapshot();
+        }
+        Ok(outcome)
+    }
+
+    /// Rescans `path` (a root or a folder under one), or every root.
+    pub fn rescan(
+        &self,
+        path: Option<&Path>,
+        done: Option<mpsc::Sender<Result<Outcome, String>>>,
+    ) -> Result<Vec<Arc<Progress>>, Error> {
+        let roots = self.store.read(|c| du::roots(c))?;
+        match path {
+            None => {
+                let mut out = Vec::new();
+                for r in &roots {
+                    out.push(self.queue_scan(r.id, None, done.clone())?);
+                }
+                Ok(out)
+            }
+            Some(p) => {
+                let root = du::root_of(&roots, p).ok_or_else(|| {
+                    Error::NotUnderRoot(p.display().to_string(), root_list(&roots))
+                })?;
+                Ok(vec![self.queue_scan(root.id, Some(p.to_owned()), done)?])
+            }
+        }
+    }
+
+    /// Adds a root and queues its first scan.
+    pub fn add_root(&self, path: &Path) -> Result<(), Error> {
+        let canon = scan::canonical_root(path)?;
+        let roots = self.store.read(|c| du::roots(c))?;
+        if roots.iter().any(|r| r.path == path_bytes(&canon)) {
+            return Err(Error::InvalidArgument(format!("{} is already a root", canon.display())));
+        }
+        let mut all: Vec<PathBuf> = roots.iter().map(|r| bytes_path(&r.path)).collect();
+        all.push(canon.clone());
+        check_no_nesting(&all)?;
+        let id = self.add_root_row(&canon)?;
+        self.queue_scan(id, None, None)?;
+        Ok(())
+    }
+
+    /// Removes a root and its entries; searches stop returning them at once.
+    pub fn remove_root(&self, path: &Path) -> Result<(), Error> {
+        let roots = self.store.read(|c| du::roots(c))?;
+        let wanted = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        let root = roots
+            .iter()
+            .find(|r| r.path == path_bytes(path) || r.path == path_bytes(&wanted))
+            .ok_or_else(|| Error::NotFound(format!("{} is not a root (roots: {})", path.display(), root_list(&roots))))?;
+        self.writer.send(vec![Op::RemoveRoot { root_id: root.id }])?;
+        self.writer.flush()?;
+        self.roots.lock().unwrap_or_else(|e| e.into_inner()).remove(&root.id);
+        self.reload_snapshot();
+        Ok(())
+    }
+
+    /// Every root with its state.
+    pub fn root_views(&self) -> Result<Vec<RootView>, Error> {
+        let rows = self.store.read(|c| du::roots(c))?;
+        let runtime = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        for r in rows {
+            let rt = runtime.get(&r.id);
+            let entries = match r.entry_id {
+                Some(id) => self.store.read(|c| du::entry_count(c, id))?,
+                None => 0,
+            };
+            out.push(RootView {
+                path: r.path.clone(),
+                state: rt.map(|x| x.state).unwrap_or(if r.entry_id.is_some() { RootState::Ready } else { RootState::Pending }),
+                entries,
+                scanned: rt.map(|x| x.progress.scanned.load(Ordering::Relaxed)).unwrap_or(0),
+                errors: rt.map(|x| x.errors).unwrap_or(0),
+                scanned_at: r.scanned_at,
+                error: rt.and_then(|x| x.error.clone()),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Stops accepting scans. Called at shutdown.
+    pub fn stop(&self) {
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+fn root_list(roots: &[RootRow]) -> String {
+    if roots.is_empty() {
+        return "none".into();
+    }
+    roots.iter().map(|r| String::from_utf8_lossy(&r.path).into_owned()).collect::<Vec<_>>().join(", ")
+}
+
+/// Roots may not contain one another: every entry belongs to one root.
+fn check_no_nesting(roots: &[PathBuf]) -> Result<(), Error> {
+    for a in roots {
+        for b in roots {
+            if a != b && b.starts_with(a) {
+                return Err(Error::InvalidArgument(format!(
+                    "{} is inside the root {}; roots may not overlap (remove one first)",
+                    b.display(),
+                    a.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The user's home directory: the default root.
+fn default_root() -> PathBuf {
+    directories::UserDirs::new()
+        .map(|d| d.home_dir().to_owned())
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("/"))
+}

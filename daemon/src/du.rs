@@ -1,0 +1,279 @@
+//! Disk usage from the index, counted the way GNU du counts, never walking.
+//!
+//! A folder's figures come from its `dir_totals` row (kept current by the
+//! writer). Files with several hard links are not in the aggregates: each
+//! query collects those under the path from the small `entries_multilink`
+//! index and counts every inode once, so `bytes` equals `du -s -B1` and
+//! `apparent_bytes` equals `du -s -b`. Each child's figures are what
+//! `du -s CHILD` would print on its own.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Component, Path};
+
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::Error;
+use crate::store::{FLAG_UNREADABLE, Kind, dir_totals};
+
+/// Disk usage of one path.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub path: Vec<u8>,
+    pub kind: Option<Kind>,
+    pub bytes: u64,
+    pub apparent: u64,
+    pub files: u64,
+    pub dirs: u64,
+    pub incomplete: bool,
+}
+
+/// A path's usage and its children's, largest first.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub total: Usage,
+    pub children: Vec<Usage>,
+    pub children_total: usize,
+}
+
+/// A root as recorded in the index.
+#[derive(Clone, Debug)]
+pub struct RootRow {
+    pub id: i64,
+    pub path: Vec<u8>,
+    pub entry_id: Option<i64>,
+    pub scanned_at: i64,
+}
+
+pub fn roots(conn: &Connection) -> Result<Vec<RootRow>, Error> {
+    let mut stmt = conn.prepare_cached("SELECT id, path, entry_id, scanned_at FROM roots ORDER BY path")?;
+    let rows = stmt.query_map([], |r| {
+        Ok(RootRow { id: r.get(0)?, path: r.get(1)?, entry_id: r.get(2)?, scanned_at: r.get(3)? })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+#[cfg(unix)]
+fn as_bytes(p: &Path) -> &[u8] {
+    use std::os::unix::ffi::OsStrExt;
+    p.as_os_str().as_bytes()
+}
+
+#[cfg(unix)]
+fn from_bytes(b: &[u8]) -> &Path {
+    use std::os::unix::ffi::OsStrExt;
+    Path::new(std::ffi::OsStr::from_bytes(b))
+}
+
+/// The root holding `path`, if any (component-wise prefix).
+pub fn root_of<'r>(roots: &'r [RootRow], path: &Path) -> Option<&'r RootRow> {
+    roots.iter().filter(|r| path.starts_with(from_bytes(&r.path))).max_by_key(|r| r.path.len())
+}
+
+/// Resolves an absolute path to its entry id.
+pub fn resolve(conn: &Connection, path: &Path) -> Result<(RootRow, i64), Error> {
+    let all = roots(conn)?;
+    let shown = || String::from_utf8_lossy(as_bytes(path)).into_owned();
+    let Some(root) = root_of(&all, path) else {
+        let list: Vec<String> = all.iter().map(|r| String::from_utf8_lossy(&r.path).into_owned()).collect();
+        return Err(Error::NotUnderRoot(shown(), if list.is_empty() { "none".into() } else { list.join(", ") }));
+    };
+    let Some(mut id) = root.entry_id else {
+        return Err(Error::NotFound(format!("{} (its root is not scanned yet)", shown())));
+    };
+    let rest = path.strip_prefix(from_bytes(&root.path)).unwrap_or(Path::new(""));
+    let mut stmt = conn.prepare_cached("SELECT id FROM entries WHERE parent_id=?1 AND name=?2")?;
+    for comp in rest.components() {
+        let Component::Normal(name) = comp else {
+            return Err(Error::InvalidArgument(format!("{}: give an absolute path without `..`", shown())));
+        };
+        id = stmt
+            .query_row(rusqlite::params![id, as_bytes(Path::new(name))], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| Error::NotFound(shown()))?;
+    }
+    Ok((root.clone(), id))
+}
+
+/// Where a folder sits relative to the folder being measured.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Branch {
+    Outside,
+    Target,
+    /// Under the target, through this child of it.
+    Child(i64),
+}
+
+/// Finds, with memoisation, where folders sit relative to one target folder.
+struct Ancestry<'c> {
+    parent_of: rusqlite::CachedStatement<'c>,
+    memo: HashMap<i64, Branch>,
+}
+
+impl<'c> Ancestry<'c> {
+    fn new(conn: &'c Connection, target: i64) -> Result<Self, Error> {
+        let parent_of = conn.prepare_cached("SELECT parent_id FROM entries WHERE id=?1")?;
+        Ok(Ancestry { parent_of, memo: HashMap::from([(target, Branch::Target)]) })
+    }
+
+    fn branch(&mut self, dir: i64) -> Result<Branch, Error> {
+        let mut chain = Vec::new();
+        let mut cur = dir;
+        let found = loop {
+            if let Some(b) = self.memo.get(&cur) {
+                break *b;
+            }
+            chain.push(cur);
+            match self.parent_of.query_row([cur], |r| r.get::<_, Option<i64>>(0)).optional()?.flatten() {
+                Some(p) => cur = p,
+                None => break Branch::Outside,
+            }
+        };
+        // Walk back down the chain, filling the memo.
+        let mut b = found;
+        for &d in chain.iter().rev() {
+            b = match b {
+                Branch::Target => Branch::Child(d),
+                other => other,
+            };
+            self.memo.insert(d, b);
+        }
+        Ok(b)
+    }
+}
+
+/// Number of entries in the subtree of folder `id`, the folder included.
+pub fn entry_count(conn: &Connection, id: i64) -> Result<u64, Error> {
+    let t = dir_totals(conn, id)?.unwrap_or_default();
+    let mut ancestry = Ancestry::new(conn, id)?;
+    let mut stmt = conn.prepare_cached("SELECT parent_id FROM entries WHERE nlink > 1 AND kind <> 1")?;
+    let mut rows = stmt.query([])?;
+    let mut linked = 0u64;
+    while let Some(r) = rows.next()? {
+        if let Some(p) = r.get::<_, Option<i64>>(0)?
+            && ancestry.branch(p)? != Branch::Outside
+        {
+            linked += 1;
+        }
+    }
+    Ok((t.files + t.dirs) as u64 + linked)
+}
+
+/// Disk usage of entry `id` (whose absolute path is `path`) and of its
+/// children; `top` children are returned (0: all), ranked by allocated
+/// bytes or, with `apparent`, by apparent size.
+pub fn disk_usage(conn: &Connection, id: i64, path: Vec<u8>, top: usize, apparent: bool) -> Result<Report, Error> {
+    let tx = conn.unchecked_transaction()?; // one consistent read
+    let (kind, size, blocks, flags): (i64, i64, i64, u32) = tx
+        .query_row("SELECT kind, size, blocks, flags FROM entries WHERE id=?1", [id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .optional()?
+        .ok_or_else(|| Error::NotFound(String::from_utf8_lossy(&path).into_owned()))?;
+    let kind = Kind::from_i64(kind);
+    if kind != Kind::Dir {
+        let total = Usage {
+            path,
+            kind: Some(kind),
+            bytes: blocks as u64 * 512,
+            apparent: size as u64,
+            files: 1,
+            dirs: 0,
+            incomplete: false,
+        };
+        return Ok(Report { total, children: Vec::new(), children_total: 0 });
+    }
+
+    // Multi-link files under the target, grouped by the child they are under.
+    let mut ancestry = Ancestry::new(&tx, id)?;
+    let mut total_seen: HashSet<(i64, i64)> = HashSet::new();
+    let mut extra_total = (0u64, 0u64, 0u64);
+    let mut per_child: HashMap<i64, (HashSet<(i64, i64)>, u64, u64, u64)> = HashMap::new();
+    {
+        let mut stmt = tx.prepare_cached(
+            "SELECT id, parent_id, dev, ino, blocks, size FROM entries WHERE nlink > 1 AND kind <> 1",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let (fid, parent, dev, ino, blocks, size): (i64, Option<i64>, i64, i64, i64, i64) =
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?);
+            let Some(parent) = parent else { continue };
+            let child = match ancestry.branch(parent)? {
+                Branch::Outside => continue,
+                Branch::Target => fid,
+                Branch::Child(c) => c,
+            };
+            let (bytes, app) = (blocks as u64 * 512, size as u64);
+            if total_seen.insert((dev, ino)) {
+                extra_total.0 += bytes;
+                extra_total.1 += app;
+                extra_total.2 += 1;
+            }
+            let e = per_child.entry(child).or_default();
+            if e.0.insert((dev, ino)) {
+                e.1 += bytes;
+                e.2 += app;
+                e.3 += 1;
+            }
+        }
+    }
+
+    let t = dir_totals(&tx, id)?.unwrap_or_default();
+    let total = Usage {
+        path: path.clone(),
+        kind: Some(Kind::Dir),
+        bytes: t.bytes as u64 + extra_total.0,
+        apparent: t.apparent as u64 + extra_total.1,
+        files: t.files as u64 + extra_total.2,
+        dirs: t.dirs as u64,
+        incomplete: t.incomplete > 0 || flags & FLAG_UNREADABLE != 0,
+    };
+
+    let mut children = Vec::new();
+    {
+        let mut stmt = tx.prepare_cached(
+            "SELECT e.id, e.name, e.kind, e.size, e.blocks, e.nlink, t.bytes, t.apparent, t.files, t.dirs, t.incomplete
+             FROM entries e LEFT JOIN dir_totals t ON t.id = e.id WHERE e.parent_id = ?1",
+        )?;
+        let mut rows = stmt.query([id])?;
+        while let Some(r) = rows.next()? {
+            let cid: i64 = r.get(0)?;
+            let name: Vec<u8> = r.get(1)?;
+            let kind = Kind::from_i64(r.get(2)?);
+            let mut child_path = path.clone();
+            if child_path.last() != Some(&b'/') {
+                child_path.push(b'/');
+            }
+            child_path.extend_from_slice(&name);
+            let u = if kind == Kind::Dir {
+                let extra = per_child.get(&cid).map(|e| (e.1, e.2, e.3)).unwrap_or_default();
+                Usage {
+                    path: child_path,
+                    kind: Some(kind),
+                    bytes: r.get::<_, Option<i64>>(6)?.unwrap_or(0) as u64 + extra.0,
+                    apparent: r.get::<_, Option<i64>>(7)?.unwrap_or(0) as u64 + extra.1,
+                    files: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64 + extra.2,
+                    dirs: r.get::<_, Option<i64>>(9)?.unwrap_or(0) as u64,
+                    incomplete: r.get::<_, Option<i64>>(10)?.unwrap_or(0) > 0,
+                }
+            } else {
+                Usage {
+                    path: child_path,
+                    kind: Some(kind),
+                    bytes: r.get::<_, i64>(4)? as u64 * 512,
+                    apparent: r.get::<_, i64>(3)? as u64,
+                    files: 1,
+                    dirs: 0,
+                    incomplete: false,
+                }
+            };
+            children.push(u);
+        }
+    }
+    let key = |u: &Usage| if apparent { (u.apparent, u.bytes) } else { (u.bytes, u.apparent) };
+    children.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.path.cmp(&b.path)));
+    let children_total = children.len();
+    if top > 0 {
+        children.truncate(top);
+    }
+    Ok(Report { total, children, children_total })
+}

@@ -1,0 +1,143 @@
+//! `fsindexd`: the fsindex daemon.
+//!
+//! Exit codes: 0 clean shutdown, 1 a start-up error (printed as one line),
+//! 3 another daemon already runs for this instance.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use fsindexd::config::{Config, Paths};
+use fsindexd::daemon::Engine;
+use fsindexd::server::IndexService;
+use fsindexd::store::Store;
+
+/// Background indexing daemon: walks roots into a SQLite index and answers
+/// queries over gRPC.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// Root folder to index (repeatable); replaces the recorded roots for this run.
+    #[arg(long = "root", value_name = "PATH")]
+    roots: Vec<PathBuf>,
+    /// Unix socket to listen on (default: the instance's socket).
+    #[arg(long, env = "FSINDEX_SOCKET", value_name = "PATH")]
+    socket: Option<PathBuf>,
+    /// Config file (default: the instance's config.toml).
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// Print the default configuration and exit.
+    #[arg(long)]
+    print_config: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if args.print_config {
+        print!("{}", toml::to_string(&Config::default()).unwrap_or_default());
+        return ExitCode::SUCCESS;
+    }
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fsindexd: {e:#}");
+            match e.downcast_ref::<fsindexd::Error>() {
+                Some(fsindexd::Error::AlreadyRunning(_)) => ExitCode::from(3),
+                _ => ExitCode::from(1),
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    if !dir.exists() {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    Ok(())
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let paths = Paths::from_env();
+    let config_path = args.config.clone().unwrap_or_else(|| paths.config.clone());
+    let config = Config::load(&config_path)?;
+    let socket = args.socket.clone().unwrap_or_else(|| paths.socket.clone());
+    for dir in [paths.db.parent(), socket.parent(), Some(paths.logs.as_path())].into_iter().flatten() {
+        if !dir.as_os_str().is_empty() {
+            private_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+    }
+
+    // One daemon per instance.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&paths.lock)
+        .with_context(|| format!("opening {}", paths.lock.display()))?;
+    if lock.try_lock().is_err() {
+        return Err(fsindexd::Error::AlreadyRunning(paths.lock.clone()).into());
+    }
+
+    let appender = tracing_appender::rolling::Builder::new()
+        .rotation(tracing_appender::rolling::Rotation::DAILY)
+        .filename_prefix("fsindexd")
+        .filename_suffix("log")
+        .max_log_files(7)
+        .build(&paths.logs)
+        .context("opening the log directory")?;
+    let (writer, _log_guard) = tracing_appender::non_blocking(appender);
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FSINDEX_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_ansi(false)
+        .with_writer(writer)
+        .init();
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), pid = std::process::id(), "fsindexd starting");
+
+    let (store, writer) = Store::open(&paths.db)?;
+    let wanted = if !args.roots.is_empty() {
+        Some(args.roots.clone())
+    } else if !config.roots.is_empty() {
+        Some(config.roots.clone())
+    } else {
+        None
+    };
+    let engine = Engine::start(store, writer.handle(), wanted, config.cross_filesystems)?;
+
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(async {
+        // We hold the lock, so any socket file left here is stale.
+        let _ = std::fs::remove_file(&socket);
+        let listener = tokio::net::UnixListener::bind(&socket)
+            .with_context(|| format!("listening on {}", socket.display()))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+        }
+        tracing::info!(socket = %socket.display(), "listening");
+        fsindexd::server::serve(IndexService::new(engine.clone()), listener, shutdown_signal()).await
+    })?;
+    tracing::info!("shutting down");
+    engine.stop();
+    drop(engine);
+    writer.close();
+    let _ = std::fs::remove_file(&socket);
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}

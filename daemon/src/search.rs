@@ -1,0 +1,407 @@
+//! Search: an in-memory name index beside SQLite, and query execution.
+//!
+//! Why in memory: a term matches when it is a substring of the entry's path
+//! relative to its root, so an entry matches through its own name or through
+//! any folder above it. Resolving that in SQL means enumerating whole
+//! subtrees per term. Here, folded names live in one contiguous arena that a
+//! SIMD substring search (`memchr::memmem`) scans in a few milliseconds, and
+//! one forward pass over the parent array spreads matches down the tree
+//! (ids are allocated in walk order, so a folder's id is smaller than its
+//! children's). SQLite stays the source of truth: the [`Snapshot`] is loaded
+//! from it and replaced after every scan that changed something.
+
+use std::cmp::Reverse;
+
+use memchr::memmem;
+use rusqlite::Connection;
+
+use crate::Error;
+use crate::fold::fold_bytes;
+use crate::query::Query;
+use crate::store::Kind;
+
+const NO_PARENT: u32 = u32::MAX;
+/// `kind` of an id that has no entry (deleted rows leave holes).
+const HOLE: u8 = u8::MAX;
+/// Separates names in the folded arena. It cannot occur in a file name, so a
+/// term without `/` never matches across two names.
+const SEP: u8 = b'/';
+/// `orig_at` value for names whose original bytes equal the folded ones.
+const SAME: u32 = u32::MAX;
+
+/// How results are ordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sort {
+    Relevance,
+    Name,
+    Path,
+    Size,
+    Mtime,
+}
+
+/// One search result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub id: u32,
+    pub path: Vec<u8>,
+    pub name: Vec<u8>,
+    pub kind: Kind,
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+/// An immutable, searchable copy of the entry tree.
+#[derive(Default)]
+pub struct Snapshot {
+    parent: Vec<u32>,
+    kind: Vec<u8>,
+    depth: Vec<u16>,
+    size: Vec<u64>,
+    mtime: Vec<i64>,
+    /// `folded[fold_at[i]..fold_at[i + 1] - 1]` is entry i's folded name;
+    /// each name is followed by [`SEP`]. Roots' own folders have empty names:
+    /// matching is on the path relative to the root.
+    fold_at: Vec<u32>,
+    folded: Vec<u8>,
+    /// Offset into `orig` of a u16 length and the original name bytes, or
+    /// [`SAME`] when the original equals the folded name.
+    orig_at: Vec<u32>,
+    orig: Vec<u8>,
+    entries: usize,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot").field("entries", &self.entries).finish()
+    }
+}
+
+impl Snapshot {
+    /// Loads every entry from the index.
+    pub fn load(conn: &Connection) -> Result<Snapshot, Error> {
+        let max_id: i64 = conn.query_row("SELECT COALESCE(MAX(id), 0) FROM entries", [], |r| r.get(0))?;
+        let count: i64 = conn.query_row("SELECT COUNT(*) FROM entries", [], |r| r.get(0))?;
+        let n = usize::try_from(max_id).unwrap_or(0) + 1;
+        if n >= NO_PARENT as usize {
+            return Err(Error::InvalidArgument("index ids exceed 2^32; rebuild the index".into()));
+        }
+        let mut s = Snapshot {
+            parent: vec![NO_PARENT; n],
+            kind: vec![HOLE; n],
+            depth: vec![0; n],
+            size: vec![0; n],
+            mtime: vec![0; n],
+            fold_at: Vec::with_capacity(n + 1),
+            folded: Vec::with_capacity(count as usize * 16),
+            orig_at: vec![SAME; n],
+            orig: Vec::new(),
+            entries: count as usize,
+        };
+        let mut stmt = conn.prepare("SELECT id, parent_id, name, kind, size, mtime_ns FROM entries ORDER BY id")?;
+        let mut rows = stmt.query([])?;
+        let mut next = 0usize;
+        while let Some(r) = rows.next()? {
+            let id = r.get::<_, i64>(0)? as usize;
+            while next < id {
+                s.fold_at.push(s.folded.len() as u32);
+                s.folded.push(SEP);
+                next += 1;
+            }
+            let parent: Option<i64> = r.get(1)?;
+            let name = r.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+            s.kind[id] = r.get::<_, i64>(3)? as u8;
+            s.size[id] = r.get::<_, i64>(4)? as u64;
+            s.mtime[id] = r.get(5)?;
+            s.fold_at.push(s.folded.len() as u32);
+            match parent {
+                Some(p) => {
+                    s.parent[id] = p as u32;
+                    let f = fold_bytes(name);
+                    s.folded.extend_from_slice(&f);
+                    if *f != *name {
+                        s.orig_at[id] = s.orig.len() as u32;
+                        s.orig.extend_from_slice(&(name.len().min(u16::MAX as usize) as u16).to_le_bytes());
+                        s.orig.extend_from_slice(&name[..name.len().min(u16::MAX as usize)]);
+                    }
+                }
+                None => {
+                    // A root's own folder: its stored name is the absolute path.
+                    s.orig_at[id] = s.orig.len() as u32;
+                    s.orig.extend_from_slice(&(name.len().min(u16::MAX as usize) as u16).to_le_bytes());
+                    s.orig.extend_from_slice(&name[..name.len().min(u16::MAX as usize)]);
+                }
+            }
+            s.folded.push(SEP);
+            next = id + 1;
+        }
+        while next < n {
+            s.fold_at.push(s.folded.len() as u32);
+            s.folded.push(SEP);
+            next += 1;
+        }
+        s.fold_at.push(s.folded.len() as u32);
+        for i in 0..n {
+            s.depth[i] = s.depth_of(i as u32);
+        }
+        s.folded.shrink_to_fit();
+        s.orig.shrink_to_fit();
+        Ok(s)
+    }
+
+    fn depth_of(&self, mut i: u32) -> u16 {
+        let mut d = 0u16;
+        while self.parent[i as usize] != NO_PARENT {
+            let p = self.parent[i as usize];
+            if p < i {
+                // Parents come first, so their depth is already known.
+                return self.depth[p as usize].saturating_add(d + 1);
+            }
+            d = d.saturating_add(1);
+            i = p;
+        }
+        d
+    }
+
+    /// Number of entries (roots' own folders included).
+    pub fn len(&self) -> usize {
+        self.entries
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries == 0
+    }
+
+    /// Memory held by this snapshot, for status and benchmarks.
+    pub fn heap_bytes(&self) -> usize {
+        self.parent.capacity() * 4
+            + self.kind.capacity()
+            + self.depth.capacity() * 2
+            + self.size.capacity() * 8
+            + self.mtime.capacity() * 8
+            + self.fold_at.capacity() * 4
+            + self.folded.capacity()
+            + self.orig_at.capacity() * 4
+            + self.orig.capacity()
+    }
+
+    fn folded_name(&self, i: usize) -> &[u8] {
+        &self.folded[self.fold_at[i] as usize..self.fold_at[i + 1] as usize - 1]
+    }
+
+    fn name(&self, i: usize) -> &[u8] {
+        match self.orig_at[i] {
+            SAME => self.folded_name(i),
+            at => {
+                let at = at as usize;
+                let len = u16::from_le_bytes([self.orig[at], self.orig[at + 1]]) as usize;
+                &self.orig[at + 2..at + 2 + len]
+            }
+        }
+    }
+
+    /// The absolute path of entry `i`, byte-exact.
+    pub fn path(&self, i: u32) -> Vec<u8> {
+        let mut chain = Vec::with_capacity(self.depth[i as usize] as usize + 1);
+        let mut cur = i;
+        loop {
+            chain.push(cur);
+            match self.parent[cur as usize] {
+                NO_PARENT => break,
+                p => cur = p,
+            }
+        }
+        let mut out = Vec::with_capacity(64);
+        for (k, id) in chain.iter().rev().enumerate() {
+            if k > 0 && out.last() != Some(&b'/') {
+                out.push(b'/');
+            }
+            out.extend_from_slice(self.name(*id as usize));
+        }
+        out
+    }
+
+    /// Runs a query; returns the total number of matches and the first
+    /// `limit` (0: all) in the requested order.
+    pub fn search(&self, query: &Query, sort: Sort, limit: usize) -> (usize, Vec<Found>) {
+        let n = self.parent.len();
+        let full: u32 = if query.terms.len() == 32 { u32::MAX } else { (1u32 << query.terms.len()) - 1 };
+        // Bit t of own[i]: term t matches entry i's own name (or, for a term
+        // with '/', a span of the path that ends in entry i's name).
+        let mut own = vec![0u32; n];
+        for (t, term) in query.terms.iter().enumerate() {
+            let bit = 1u32 << t;
+            if term.as_bytes().contains(&SEP) {
+                self.mark_slash_term(term.as_bytes(), bit, &mut own);
+            } else {
+                self.mark_name_term(term.as_bytes(), bit, &mut own);
+            }
+        }
+        // Spread matches down the tree: an entry matches a term when its own
+        // name or any folder above it does.
+        let mut path = own.clone();
+        for i in 0..n {
+            let p = self.parent[i];
+            if p == NO_PARENT {
+                continue;
+            }
+            if (p as usize) < i {
+                path[i] |= path[p as usize];
+            } else {
+                let mut q = p;
+                while q != NO_PARENT {
+                    path[i] |= own[q as usize];
+                    q = self.parent[q as usize];
+                }
+            }
+        }
+        let mut hits: Vec<u32> = (0..n as u32)
+            .filter(|&i| path[i as usize] == full && self.kind[i as usize] != HOLE && self.depth[i as usize] > 0)
+            .collect();
+        let total = hits.len();
+        let limit = if limit == 0 { total } else { limit.min(total) };
+
+        match sort {
+            Sort::Relevance => {
+                let keyed: Vec<(RelevanceKey, u32)> =
+                    hits.iter().map(|&i| (self.relevance(i, own[i as usize], query), i)).collect();
+                let mut keyed = keyed;
+                top_k(&mut keyed, limit, |a, b| a.cmp(b));
+                hits = keyed.into_iter().map(|(_, i)| i).collect();
+            }
+            Sort::Name => top_k(&mut hits, limit, |&a, &b| {
+                self.folded_name(a as usize).cmp(self.folded_name(b as usize)).then(a.cmp(&b))
+            }),
+            Sort::Path => {
+                let mut keyed: Vec<(Vec<u8>, u32)> = hits.iter().map(|&i| (self.path(i), i)).collect();
+                top_k(&mut keyed, limit, |a, b| a.cmp(b));
+                hits = keyed.into_iter().map(|(_, i)| i).collect();
+            }
+            Sort::Size => top_k(&mut hits, limit, |&a, &b| {
+                self.size[b as usize].cmp(&self.size[a as usize]).then(a.cmp(&b))
+            }),
+            Sort::Mtime => top_k(&mut hits, limit, |&a, &b| {
+                self.mtime[b as usize].cmp(&self.mtime[a as usize]).then(a.cmp(&b))
+            }),
+        }
+        hits.truncate(limit);
+        let found = hits
+            .into_iter()
+            .map(|i| Found {
+                id: i,
+                path: self.path(i),
+                name: self.name(i as usize).to_vec(),
+                kind: Kind::from_i64(self.kind[i as usize] as i64),
+                size: self.size[i as usize],
+                mtime_ns: self.mtime[i as usize],
+            })
+            .collect();
+        (total, found)
+    }
+
+    /// Sets `bit` on every entry whose folded name contains `term`.
+    fn mark_name_term(&self, term: &[u8], bit: u32, own: &mut [u32]) {
+        let finder = memmem::Finder::new(term);
+        let mut i = 0usize; // entry holding the current position
+        let mut pos = 0usize;
+        while let Some(off) = finder.find(&self.folded[pos..]) {
+            let at = pos + off;
+            // Find the entry whose name holds offset `at`: step forward when
+            // close, binary-search when far.
+            if self.fold_at[(i + 8).min(own.len())] as usize <= at {
+                i = self.fold_at.partition_point(|&s| s as usize <= at) - 1;
+            } else {
+                while self.fold_at[i + 1] as usize <= at {
+                    i += 1;
+                }
+            }
+            own[i] |= bit;
+            // Skip to the next name: one hit per name is enough.
+            pos = self.fold_at[i + 1] as usize;
+            i += 1;
+            if pos >= self.folded.len() {
+                break;
+            }
+        }
+    }
+
+    /// A term with `/` spans several path components: `a0/a1/.../ak` matches
+    /// where one component ends with a0, the next ones equal a1.., and the
+    /// last starts with ak. Marks the entry where such a span ends.
+    fn mark_slash_term(&self, term: &[u8], bit: u32, own: &mut [u32]) {
+        let pieces: Vec<&[u8]> = term.split(|&b| b == SEP).collect();
+        let k = pieces.len() - 1;
+        let last = pieces[k];
+        for i in 0..own.len() {
+            if self.kind[i] == HOLE || (self.depth[i] as usize) < k + 1 {
+                continue;
+            }
+            if !self.folded_name(i).starts_with(last) {
+                continue;
+            }
+            let mut cur = self.parent[i];
+            let mut ok = true;
+            for j in (0..k).rev() {
+                let name = self.folded_name(cur as usize);
+                let fits = if j == 0 { name.ends_with(pieces[0]) } else { name == pieces[j] };
+                if !fits {
+                    ok = false;
+                    break;
+                }
+                if j > 0 {
+                    cur = self.parent[cur as usize];
+                }
+            }
+            if ok {
+                own[i] |= bit;
+            }
+        }
+    }
+
+    fn relevance(&self, i: u32, own: u32, query: &Query) -> RelevanceKey {
+        let name = self.folded_name(i as usize);
+        let exact = query
+            .terms
+            .iter()
+            .enumerate()
+            .filter(|(t, term)| own & (1 << t) != 0 && is_word_match(name, term.as_bytes()))
+            .count();
+        (Reverse(own.count_ones()), Reverse(exact as u32), self.depth[i as usize], Reverse(self.mtime[i as usize]), i)
+    }
+}
+
+/// (own-name matches, exact word matches, depth, newer first, id).
+type RelevanceKey = (Reverse<u32>, Reverse<u32>, u16, Reverse<i64>, u32);
+
+/// True when `term` occurs in `name` bounded by non-alphanumeric characters.
+fn is_word_match(name: &[u8], term: &[u8]) -> bool {
+    let Ok(name) = std::str::from_utf8(name) else { return false };
+    let Ok(term) = std::str::from_utf8(term) else { return false };
+    name.match_indices(term).any(|(at, m)| {
+        let before = name[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+        let after = name[at + m.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric());
+        before && after
+    })
+}
+
+/// Orders the first `k` elements (the rest are left in any order).
+fn top_k<T>(v: &mut [T], k: usize, cmp: impl Fn(&T, &T) -> std::cmp::Ordering) {
+    if k == 0 {
+        return;
+    }
+    if k < v.len() {
+        v.select_nth_unstable_by(k - 1, &cmp);
+    }
+    v[..k].sort_unstable_by(&cmp);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_matches() {
+        assert!(is_word_match(b"tax 2025.pdf", b"2025"));
+        assert!(!is_word_match(b"taxes", b"tax"));
+        assert!(is_word_match(b"my_tax", b"tax"));
+    }
+}

@@ -1,0 +1,280 @@
+//! The tonic service: translates protobuf to engine calls and back, and
+//! nothing more. Blocking work (SQLite, the in-memory search) runs on the
+//! blocking pool.
+
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use fsindex_proto::v1 as pb;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+use crate::Error;
+use crate::daemon::{Engine, RootState, RootView};
+use crate::du;
+use crate::query::Query;
+use crate::search::Sort;
+use crate::store::Kind;
+
+/// The gRPC service over one engine.
+#[derive(Clone, Debug)]
+pub struct IndexService {
+    engine: Arc<Engine>,
+}
+
+impl IndexService {
+    pub fn new(engine: Arc<Engine>) -> Self {
+        IndexService { engine }
+    }
+}
+
+type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+#[cfg(unix)]
+fn to_path(b: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+fn absolute(b: &[u8]) -> Result<PathBuf, Status> {
+    let p = to_path(b);
+    if !p.is_absolute() {
+        return Err(Status::invalid_argument(format!("{}: give an absolute path", p.display())));
+    }
+    Ok(p)
+}
+
+fn entry_type(k: Kind) -> i32 {
+    (match k {
+        Kind::File => pb::EntryType::File,
+        Kind::Dir => pb::EntryType::Dir,
+        Kind::Symlink => pb::EntryType::Symlink,
+        Kind::Other => pb::EntryType::Other,
+    }) as i32
+}
+
+fn root_status(v: RootView) -> pb::RootStatus {
+    pb::RootStatus {
+        path: v.path,
+        state: (match v.state {
+            RootState::Pending => pb::RootState::Pending,
+            RootState::Scanning => pb::RootState::Scanning,
+            RootState::Ready => pb::RootState::Ready,
+            RootState::Error => pb::RootState::Error,
+        }) as i32,
+        entries: v.entries,
+        scanned: v.scanned,
+        errors: v.errors,
+        scanned_at: v.scanned_at,
+        error: v.error.unwrap_or_default(),
+    }
+}
+
+fn usage(u: du::Usage) -> pb::Usage {
+    pb::Usage {
+        path: u.path,
+        r#type: u.kind.map(entry_type).unwrap_or_default(),
+        bytes: u.bytes,
+        apparent_bytes: u.apparent,
+        files: u.files,
+        dirs: u.dirs,
+        incomplete: u.incomplete,
+    }
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, Error> + Send + 'static) -> Result<T, Status> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| Status::internal(e.to_string()))?.map_err(Status::from)
+}
+
+fn rss_bytes() -> u64 {
+    let pid = sysinfo::Pid::from_u32(std::process::id());
+    let Ok(mut sys) = sysinfo::System::new() else { return 0 };
+    sys.refresh_processes_specifics(
+        sysinfo::ProcessesToUpdate::Some(&[pid]),
+        true,
+        sysinfo::ProcessRefreshKind::nothing().with_memory(),
+    );
+    sys.process(pid).map(|p| p.memory()).unwrap_or(0)
+}
+
+#[tonic::async_trait]
+impl pb::index_server::Index for IndexService {
+    async fn status(&self, _req: Request<pb::StatusRequest>) -> Result<Response<pb::StatusResponse>, Status> {
+        let engine = self.engine.clone();
+        let resp = blocking(move || {
+            let roots = engine.root_views()?;
+            let entries: u64 = roots.iter().map(|r| r.entries).sum();
+            let ready = roots.iter().all(|r| r.state == RootState::Ready);
+            let store = &engine.store;
+            Ok(pb::StatusResponse {
+                version: env!("CARGO_PKG_VERSION").into(),
+                protocol: pb::Protocol::V1 as i32,
+                state: if ready { "ready" } else { "scanning" }.into(),
+                entries,
+                roots: roots.into_iter().map(root_status).collect(),
+                db_bytes: store.disk_bytes(),
+                rss_bytes: rss_bytes(),
+                rows_written: store.rows_written.load(Ordering::Relaxed),
+                notices: store.notices.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+                pid: std::process::id(),
+                db_path: store.db_path().as_os_str().as_encoded_bytes().to_vec(),
+                uptime_secs: engine.started.elapsed().as_secs(),
+            })
+        })
+        .await?;
+        Ok(Response::new(resp))
+    }
+
+    type SearchStream = ResponseStream<pb::SearchResponse>;
+
+    async fn search(&self, req: Request<pb::SearchRequest>) -> Result<Response<Self::SearchStream>, Status> {
+        let req = req.into_inner();
+        let query = Query::parse(&req.query)?;
+        let sort = match pb::SortOrder::try_from(req.sort).unwrap_or_default() {
+            pb::SortOrder::Unspecified | pb::SortOrder::Relevance => Sort::Relevance,
+            pb::SortOrder::Name => Sort::Name,
+            pb::SortOrder::Path => Sort::Path,
+            pb::SortOrder::Size => Sort::Size,
+            pb::SortOrder::Mtime => Sort::Mtime,
+        };
+        let limit = usize::try_from(req.limit).unwrap_or(usize::MAX);
+        let snapshot = self.engine.snapshot();
+        let (total, found) = blocking(move || {
+            let t = Instant::now();
+            let out = snapshot.search(&query, sort, limit);
+            tracing::debug!(us = t.elapsed().as_micros() as u64, total = out.0, "search");
+            Ok(out)
+        })
+        .await?;
+        let total = total as u64;
+        let mut chunks: Vec<pb::SearchResponse> = found
+            .chunks(1024)
+            .map(|c| pb::SearchResponse {
+                total,
+                entries: c
+                    .iter()
+                    .map(|f| pb::Entry {
+                        path: f.path.clone(),
+                        name: f.name.clone(),
+                        r#type: entry_type(f.kind),
+                        size: f.size,
+                        mtime_ns: f.mtime_ns,
+                    })
+                    .collect(),
+            })
+            .collect();
+        if chunks.is_empty() {
+            chunks.push(pb::SearchResponse { total, entries: Vec::new() });
+        }
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks.into_iter().map(Ok)))))
+    }
+
+    async fn disk_usage(&self, req: Request<pb::DiskUsageRequest>) -> Result<Response<pb::DiskUsageResponse>, Status> {
+        let req = req.into_inner();
+        let path = absolute(&req.path)?;
+        let engine = self.engine.clone();
+        let report = blocking(move || {
+            engine.store.read(|c| {
+                let (_, id) = du::resolve(c, &path)?;
+                du::disk_usage(c, id, req.path.clone(), req.top as usize, req.apparent)
+            })
+        })
+        .await?;
+        Ok(Response::new(pb::DiskUsageResponse {
+            total: Some(usage(report.total)),
+            children: report.children.into_iter().map(usage).collect(),
+            children_total: report.children_total as u64,
+        }))
+    }
+
+    type RescanStream = ResponseStream<pb::ScanProgress>;
+
+    async fn rescan(&self, req: Request<pb::RescanRequest>) -> Result<Response<Self::RescanStream>, Status> {
+        let req = req.into_inner();
+        let path = if req.path.is_empty() { None } else { Some(absolute(&req.path)?) };
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let progress = self.engine.rescan(path.as_deref(), req.wait.then_some(done_tx))?;
+        let shown = req.path.clone();
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let started = Instant::now();
+        tokio::spawn(async move {
+            let snapshot = |done: bool| {
+                let p = |f: fn(&crate::scan::Progress) -> u64| progress.iter().map(|x| f(x)).sum::<u64>();
+                pb::ScanProgress {
+                    scanned: p(|x| x.scanned.load(Ordering::Relaxed)),
+                    written: p(|x| x.changes.load(Ordering::Relaxed)),
+                    errors: p(|x| x.errors.load(Ordering::Relaxed)),
+                    done,
+                    path: shown.clone(),
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                }
+            };
+            if !req.wait {
+                let _ = tx.send(Ok(snapshot(false))).await;
+                return;
+            }
+            let mut remaining = progress.len();
+            let mut failure = None;
+            while remaining > 0 {
+                while let Ok(r) = done_rx.try_recv() {
+                    remaining -= 1;
+                    if let Err(e) = r {
+                        failure = Some(e);
+                    }
+                }
+                if remaining == 0 {
+                    break;
+                }
+                if tx.send(Ok(snapshot(false))).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let last = match failure {
+                Some(e) => Err(Status::internal(e)),
+                None => Ok(snapshot(true)),
+            };
+            let _ = tx.send(last).await;
+        });
+        Ok(Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))))
+    }
+
+    async fn roots(&self, req: Request<pb::RootsRequest>) -> Result<Response<pb::RootsResponse>, Status> {
+        let req = req.into_inner();
+        let engine = self.engine.clone();
+        let views = blocking(move || {
+            match pb::RootsAction::try_from(req.action).unwrap_or_default() {
+                pb::RootsAction::Unspecified | pb::RootsAction::List => {}
+                pb::RootsAction::Add => engine.add_root(&to_path(&req.path))?,
+                pb::RootsAction::Remove => engine.remove_root(&to_path(&req.path))?,
+            }
+            engine.root_views()
+        })
+        .await?;
+        Ok(Response::new(pb::RootsResponse { roots: views.into_iter().map(root_status).collect() }))
+    }
+}
+
+/// Serves the index service, health and reflection on `listener` until
+/// `shutdown` completes.
+pub async fn serve(
+    service: IndexService,
+    listener: tokio::net::UnixListener,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
+    let (health_reporter, health) = tonic_health::server::health_reporter();
+    health_reporter.set_serving::<pb::index_server::IndexServer<IndexService>>().await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    tonic::transport::Server::builder()
+        .add_service(health)
+        .add_service(reflection)
+        .add_service(pb::index_server::IndexServer::new(service))
+        .serve_with_incoming_shutdown(tokio_stream::wrappers::UnixListenerStream::new(listener), shutdown)
+        .await?;
+    Ok(())
+}
