@@ -117,6 +117,27 @@ fn unchanged(k: &Known, r: &EntryRow) -> bool {
         && k.flags == r.flags
 }
 
+fn known_from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<Known> {
+    Ok(Known {
+        id: r.get(1)?,
+        kind: Kind::from_i64(r.get(2)?),
+        size: r.get::<_, i64>(3)? as u64,
+        blocks: r.get::<_, i64>(4)? as u64,
+        mtime_ns: r.get(5)?,
+        ino: r.get::<_, i64>(6)? as u64,
+        nlink: r.get::<_, i64>(7)? as u64,
+        flags: r.get(8)?,
+    })
+}
+
+fn load_one(conn: &Connection, id: i64) -> Result<Option<Known>, Error> {
+    use rusqlite::OptionalExtension;
+    let mut stmt = conn.prepare_cached(
+        "SELECT name, id, kind, size, blocks, mtime_ns, ino, nlink, flags FROM entries WHERE id=?1",
+    )?;
+    Ok(stmt.query_row([id], known_from_sql).optional()?)
+}
+
 fn load_children(conn: &Connection, id: i64) -> Result<HashMap<Vec<u8>, Known>, Error> {
     let mut stmt = conn.prepare_cached(
         "SELECT name, id, kind, size, blocks, mtime_ns, ino, nlink, flags FROM entries WHERE parent_id=?1",
@@ -124,19 +145,7 @@ fn load_children(conn: &Connection, id: i64) -> Result<HashMap<Vec<u8>, Known>, 
     let mut out = HashMap::new();
     let mut rows = stmt.query([id])?;
     while let Some(r) = rows.next()? {
-        out.insert(
-            r.get::<_, Vec<u8>>(0)?,
-            Known {
-                id: r.get(1)?,
-                kind: Kind::from_i64(r.get(2)?),
-                size: r.get::<_, i64>(3)? as u64,
-                blocks: r.get::<_, i64>(4)? as u64,
-                mtime_ns: r.get(5)?,
-                ino: r.get::<_, i64>(6)? as u64,
-                nlink: r.get::<_, i64>(7)? as u64,
-                flags: r.get(8)?,
-            },
-        );
+        out.insert(r.get::<_, Vec<u8>>(0)?, known_from_sql(r)?);
     }
     Ok(out)
 }
@@ -230,7 +239,9 @@ pub fn scan(store: &Store, writer: &WriteHandle, target: &ScanTarget, progress: 
             }
             let known = match target.start_id {
                 Some(id) => {
-                    out.push(Op::Update(row))?;
+                    if !load_one(&conn, id)?.is_some_and(|k| unchanged(&k, &row)) {
+                        out.push(Op::Update(row))?;
+                    }
                     load_children(&conn, id)?
                 }
                 None => {

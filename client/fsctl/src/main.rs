@@ -1,1 +1,96 @@
-fn main(){}
+//! `fsctl`: the command-line client of fsindex.
+//!
+//! Exit codes, like grep: 0 success (for search: something found), 1 search
+//! found nothing, 2 an error (printed as one line on stderr). A closed
+//! stdout (`fsctl search x | head`) exits 0 quietly.
+
+mod cmd;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use fsindex_client::Target;
+
+/// Command-line client of the fsindex daemon.
+#[derive(Debug, Parser)]
+#[command(version, about, propagate_version = true)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, clap::Args)]
+pub struct Global {
+    /// Print JSON: one object per line for lists, one object otherwise.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Daemon socket (default: the instance's, see FSINDEX_HOME).
+    #[arg(long, global = true, env = "FSINDEX_SOCKET", value_name = "PATH", help_heading = "Connection")]
+    pub socket: Option<PathBuf>,
+    /// Daemon URL for a TCP daemon, e.g. http://127.0.0.1:7475.
+    #[arg(long, global = true, value_name = "URL", conflicts_with = "socket", help_heading = "Connection")]
+    pub endpoint: Option<String>,
+    /// Do not start fsindexd when none is listening.
+    #[arg(long, global = true, env = "FSINDEX_NO_SPAWN", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, help_heading = "Connection")]
+    pub no_spawn: bool,
+}
+
+impl Global {
+    pub async fn client(
+        &self,
+    ) -> anyhow::Result<fsindex_proto::v1::index_client::IndexClient<tonic::transport::Channel>> {
+        let target = match (&self.endpoint, &self.socket) {
+            (Some(url), _) => Target::Url(url.clone()),
+            (None, Some(s)) => Target::Socket(s.clone()),
+            (None, None) => Target::Socket(fsindex_client::default_socket()),
+        };
+        fsindex_client::connect_or_spawn(&target, !self.no_spawn).await
+    }
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Daemon, roots, entry counts, scan state, index size, memory.
+    Status(cmd::status::Args),
+    /// List, add or remove roots.
+    Roots(cmd::roots::Args),
+    /// Rescan every root, or one folder under a root.
+    Scan(cmd::scan::Args),
+    /// Find entries whose path contains every term (case-insensitive).
+    Search(cmd::search::Args),
+    /// Disk usage of a folder and its largest children, from the index.
+    Du(cmd::du::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("fsctl: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = rt.block_on(async {
+        match &cli.command {
+            Command::Status(a) => cmd::status::run(&cli.global, a).await,
+            Command::Roots(a) => cmd::roots::run(&cli.global, a).await,
+            Command::Scan(a) => cmd::scan::run(&cli.global, a).await,
+            Command::Search(a) => cmd::search::run(&cli.global, a).await,
+            Command::Du(a) => cmd::du::run(&cli.global, a).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fsctl: {}", output::error_line(&e));
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! `fsctl status`
+
+use std::process::ExitCode;
+
+use fsindex_proto::v1 as pb;
+use serde_json::json;
+
+use crate::Global;
+use crate::output::{count, lossy, size};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn state_name(s: i32) -> &'static str {
+    match pb::RootState::try_from(s).unwrap_or_default() {
+        pb::RootState::Pending => "pending",
+        pb::RootState::Scanning => "scanning",
+        pb::RootState::Ready => "ready",
+        pb::RootState::Error => "error",
+        pb::RootState::Unspecified => "unknown",
+    }
+}
+
+pub fn root_json(r: &pb::RootStatus) -> serde_json::Value {
+    json!({
+        "path": lossy(&r.path),
+        "entries": r.entries,
+        "state": state_name(r.state),
+        "scanned": r.scanned,
+        "errors": r.errors,
+        "scanned_at": r.scanned_at,
+        "error": if r.error.is_empty() { None } else { Some(&r.error) },
+    })
+}
+
+pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
+    let mut client = g.client().await?;
+    let s = client.status(pb::StatusRequest {}).await?.into_inner();
+    if s.protocol != pb::Protocol::V1 as i32 {
+        anyhow::bail!(
+            "the daemon (version {}) speaks protocol {}, this fsctl speaks {}: restart fsindexd",
+            s.version,
+            s.protocol,
+            pb::Protocol::V1 as i32
+        );
+    }
+    if g.json {
+        let v = json!({
+            "state": s.state,
+            "entries": s.entries,
+            "roots": s.roots.iter().map(root_json).collect::<Vec<_>>(),
+            "db_bytes": s.db_bytes,
+            "rss_bytes": s.rss_bytes,
+            "rows_written": s.rows_written,
+            "notices": s.notices,
+            "version": s.version,
+            "pid": s.pid,
+            "db_path": lossy(&s.db_path),
+            "uptime_secs": s.uptime_secs,
+        });
+        println!("{v}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("fsindexd {} (pid {}), up {} s: {}", s.version, s.pid, s.uptime_secs, s.state);
+    println!("index    {} entries, {} on disk ({})", count(s.entries), size(s.db_bytes), lossy(&s.db_path));
+    println!("memory   {} resident", size(s.rss_bytes));
+    println!("written  {} entry rows since start", count(s.rows_written));
+    for r in &s.roots {
+        let progress = if state_name(r.state) == "scanning" { format!(", {} walked", count(r.scanned)) } else { String::new() };
+        let errors = if r.errors > 0 { format!(", {} unreadable or vanished", count(r.errors)) } else { String::new() };
+        let error = if r.error.is_empty() { String::new() } else { format!(": {}", r.error) };
+        println!("root     {}  {}  {} entries{progress}{errors}{error}", lossy(&r.path), state_name(r.state), count(r.entries));
+    }
+    for n in &s.notices {
+        println!("notice   {n}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,72 @@
+//! Shared output helpers: humanised sizes, times, paths and error lines.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+/// 1024-based, like du -h: "1.5 GiB".
+pub fn size(n: u64) -> String {
+    humansize::format_size(n, humansize::BINARY)
+}
+
+/// RFC 3339 in UTC; nanoseconds since the epoch in.
+pub fn rfc3339(ns: i64) -> String {
+    jiff::Timestamp::from_nanosecond(i128::from(ns)).map(|t| t.to_string()).unwrap_or_default()
+}
+
+/// Display form of a byte-exact path (lossy for names that are not UTF-8).
+pub fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[cfg(unix)]
+pub fn path_bytes(p: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    p.as_os_str().as_bytes().to_vec()
+}
+
+/// An absolute form of a path the user typed, without following a symlink
+/// in its last component (so `du link` measures the link, as du does).
+pub fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
+    let abs = std::path::absolute(p).with_context(|| format!("{}: cannot make it absolute", p.display()))?;
+    let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else { return Ok(abs) };
+    match std::fs::canonicalize(parent) {
+        Ok(parent) => Ok(parent.join(name)),
+        Err(_) => Ok(abs),
+    }
+}
+
+/// The error as one line: a gRPC status becomes its message.
+pub fn error_line(e: &anyhow::Error) -> String {
+    if let Some(status) = e.downcast_ref::<tonic::Status>() {
+        return status.message().to_owned();
+    }
+    format!("{e:#}")
+}
+
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// Thousands separators: 1234567 -> "1,234,567".
+pub fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn type_name(t: i32) -> &'static str {
+    use fsindex_proto::v1::EntryType;
+    match EntryType::try_from(t).unwrap_or_default() {
+        EntryType::Dir => "dir",
+        EntryType::Symlink => "symlink",
+        EntryType::Other => "other",
+        EntryType::File | EntryType::Unspecified => "file",
+    }
+}
