@@ -6,7 +6,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let descriptors = protox::compile(files, ["proto"])?;
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
     let descriptor_path = out.join("fsindex_descriptor.bin");
-    std::fs::write(&descriptor_path, prost::Message::encode_to_vec(&descriptors))?;
+    std::fs::write(
+        &descriptor_path,
+        prost::Message::encode_to_vec(&descriptors),
+    )?;
     tonic_prost_build::configure()
         .file_descriptor_set_path(&descriptor_path)
         .skip_protoc_run()

@@ -28,7 +28,10 @@ impl Paths {
         match dirs {
             Some(d) => {
                 let data = d.data_dir().to_owned();
-                let runtime = d.runtime_dir().map(Path::to_owned).unwrap_or_else(|| data.clone());
+                let runtime = d
+                    .runtime_dir()
+                    .map(Path::to_owned)
+                    .unwrap_or_else(|| data.clone());
                 Paths {
                     config: d.config_dir().join("config.toml"),
                     db: data.join("index.db"),
@@ -66,7 +69,9 @@ pub struct Config {
 impl Config {
     pub fn load(path: &Path) -> anyhow::Result<Config> {
         match std::fs::read_to_string(path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
+            Ok(text) => {
+                toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
             Err(e) => Err(anyhow::anyhow!("{}: {e}", path.display())),
         }

@@ -69,7 +69,9 @@ pub struct Engine {
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("store", &self.store).finish()
+        f.debug_struct("Engine")
+            .field("store", &self.store)
+            .finish()
     }
 }
 
@@ -108,9 +110,11 @@ impl Engine {
         // Serve the previous index at once while the restart scan runs.
         {
             let e = engine.clone();
-            std::thread::Builder::new().name("fsindex-load".into()).spawn(move || e.reload_snapshot())?;
+            std::thread::Builder::new()
+                .name("fsindex-load".into())
+                .spawn(move || e.reload_snapshot())?;
         }
-        let mut recorded = engine.store.read(|c| du::roots(c))?;
+        let mut recorded = engine.store.read(du::roots)?;
         let wanted = match wanted {
             Some(w) => Some(w),
             None if recorded.is_empty() => Some(vec![default_root()]),
@@ -125,15 +129,21 @@ impl Engine {
                 }
             }
             check_no_nesting(&canon)?;
-            for r in recorded.iter().filter(|r| !canon.iter().any(|c| path_bytes(c) == r.path)) {
+            for r in recorded
+                .iter()
+                .filter(|r| !canon.iter().any(|c| path_bytes(c) == r.path))
+            {
                 tracing::info!(root = %String::from_utf8_lossy(&r.path), "root no longer configured; removing");
                 engine.writer.send(vec![Op::RemoveRoot { root_id: r.id }])?;
             }
-            for c in canon.iter().filter(|c| !recorded.iter().any(|r| r.path == path_bytes(c))) {
+            for c in canon
+                .iter()
+                .filter(|c| !recorded.iter().any(|r| r.path == path_bytes(c)))
+            {
                 engine.add_root_row(c)?;
             }
             engine.writer.flush()?;
-            recorded = engine.store.read(|c| du::roots(c))?;
+            recorded = engine.store.read(du::roots)?;
         }
 
         let (tx, rx) = mpsc::channel::<ScanJob>();
@@ -142,30 +152,43 @@ impl Engine {
             engine.queue_scan(r.id, None, None)?;
         }
         let e = engine.clone();
-        std::thread::Builder::new().name("fsindex-scan".into()).spawn(move || e.scanner_loop(rx))?;
+        std::thread::Builder::new()
+            .name("fsindex-scan".into())
+            .spawn(move || e.scanner_loop(rx))?;
         Ok(engine)
     }
 
     fn add_root_row(&self, path: &Path) -> Result<i64, Error> {
         let (tx, rx) = mpsc::channel();
-        self.writer.send(vec![Op::AddRoot { path: path_bytes(path), reply: tx }])?;
+        self.writer.send(vec![Op::AddRoot {
+            path: path_bytes(path),
+            reply: tx,
+        }])?;
         rx.recv().map_err(|_| Error::WriterGone)?
     }
 
     /// The current search snapshot.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.snapshot.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.snapshot
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn reload_snapshot(&self) {
         let generation = self.snapshot_gen.fetch_add(1, Ordering::SeqCst) + 1;
         let t = Instant::now();
-        match self.store.read(|c| Snapshot::load(c)) {
+        match self.store.read(Snapshot::load) {
             Ok(s) => {
                 let mut cur = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
                 // A slower, older load must not replace a newer one.
                 if generation == self.snapshot_gen.load(Ordering::SeqCst) || cur.is_empty() {
-                    tracing::info!(entries = s.len(), heap = s.heap_bytes(), ms = t.elapsed().as_millis() as u64, "search snapshot loaded");
+                    tracing::info!(
+                        entries = s.len(),
+                        heap = s.heap_bytes(),
+                        ms = t.elapsed().as_millis() as u64,
+                        "search snapshot loaded"
+                    );
                     *cur = Arc::new(s);
                 }
             }
@@ -195,7 +218,13 @@ impl Engine {
         }
         let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         let tx = jobs.as_ref().ok_or(Error::WriterGone)?;
-        tx.send(ScanJob { root_id, path, progress: progress.clone(), done }).map_err(|_| Error::WriterGone)?;
+        tx.send(ScanJob {
+            root_id,
+            path,
+            progress: progress.clone(),
+            done,
+        })
+        .map_err(|_| Error::WriterGone)?;
         Ok(progress)
     }
 
@@ -226,12 +255,17 @@ impl Engine {
     fn run_job(&self, job: &ScanJob) -> Result<Outcome, String> {
         let root = self
             .store
-            .read(|c| du::roots(c))
+            .read(du::roots)
             .map_err(|e| e.to_string())?
             .into_iter()
             .find(|r| r.id == job.root_id)
             .ok_or_else(|| "the root was removed".to_string())?;
-        if let Some(rt) = self.roots.lock().unwrap_or_else(|e| e.into_inner()).get_mut(&job.root_id) {
+        if let Some(rt) = self
+            .roots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(&job.root_id)
+        {
             rt.state = RootState::Scanning;
             rt.progress = job.progress.clone();
         }
@@ -253,8 +287,16 @@ impl Engine {
                             };
                         }
                         _ => match at.parent() {
-                            Some(parent) if parent.starts_with(&root_path) => at = parent.to_owned(),
-                            _ => return Err(format!("{} is not under {}", p.display(), root_path.display())),
+                            Some(parent) if parent.starts_with(&root_path) => {
+                                at = parent.to_owned()
+                            }
+                            _ => {
+                                return Err(format!(
+                                    "{} is not under {}",
+                                    p.display(),
+                                    root_path.display()
+                                ));
+                            }
                         },
                     }
                 }
@@ -267,11 +309,12 @@ impl Engine {
                 cross_filesystems: self.cross_filesystems,
             },
         };
-        let outcome = scan::scan(&self.store, &self.writer, &target, &job.progress).map_err(|e| {
-            let msg = format!("scanning {} failed: {e}", target.start.display());
-            tracing::error!("{msg}");
-            msg
-        })?;
+        let outcome =
+            scan::scan(&self.store, &self.writer, &target, &job.progress).map_err(|e| {
+                let msg = format!("scanning {} failed: {e}", target.start.display());
+                tracing::error!("{msg}");
+                msg
+            })?;
         if outcome.changes > 0 || self.snapshot().is_empty() {
             self.reload_snapshot();
         }
@@ -284,7 +327,7 @@ impl Engine {
         path: Option<&Path>,
         done: Option<mpsc::Sender<Result<Outcome, String>>>,
     ) -> Result<Vec<Arc<Progress>>, Error> {
-        let roots = self.store.read(|c| du::roots(c))?;
+        let roots = self.store.read(du::roots)?;
         match path {
             None => {
                 let mut out = Vec::new();
@@ -305,9 +348,12 @@ impl Engine {
     /// Adds a root and queues its first scan.
     pub fn add_root(&self, path: &Path) -> Result<(), Error> {
         let canon = scan::canonical_root(path)?;
-        let roots = self.store.read(|c| du::roots(c))?;
+        let roots = self.store.read(du::roots)?;
         if roots.iter().any(|r| r.path == path_bytes(&canon)) {
-            return Err(Error::InvalidArgument(format!("{} is already a root", canon.display())));
+            return Err(Error::InvalidArgument(format!(
+                "{} is already a root",
+                canon.display()
+            )));
         }
         let mut all: Vec<PathBuf> = roots.iter().map(|r| bytes_path(&r.path)).collect();
         all.push(canon.clone());
@@ -319,22 +365,32 @@ impl Engine {
 
     /// Removes a root and its entries; searches stop returning them at once.
     pub fn remove_root(&self, path: &Path) -> Result<(), Error> {
-        let roots = self.store.read(|c| du::roots(c))?;
+        let roots = self.store.read(du::roots)?;
         let wanted = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
         let root = roots
             .iter()
             .find(|r| r.path == path_bytes(path) || r.path == path_bytes(&wanted))
-            .ok_or_else(|| Error::NotFound(format!("{} is not a root (roots: {})", path.display(), root_list(&roots))))?;
-        self.writer.send(vec![Op::RemoveRoot { root_id: root.id }])?;
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "{} is not a root (roots: {})",
+                    path.display(),
+                    root_list(&roots)
+                ))
+            })?;
+        self.writer
+            .send(vec![Op::RemoveRoot { root_id: root.id }])?;
         self.writer.flush()?;
-        self.roots.lock().unwrap_or_else(|e| e.into_inner()).remove(&root.id);
+        self.roots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&root.id);
         self.reload_snapshot();
         Ok(())
     }
 
     /// Every root with its state.
     pub fn root_views(&self) -> Result<Vec<RootView>, Error> {
-        let rows = self.store.read(|c| du::roots(c))?;
+        let rows = self.store.read(du::roots)?;
         let runtime = self.roots.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::new();
         for r in rows {
@@ -345,9 +401,15 @@ impl Engine {
             };
             out.push(RootView {
                 path: r.path.clone(),
-                state: rt.map(|x| x.state).unwrap_or(if r.entry_id.is_some() { RootState::Ready } else { RootState::Pending }),
+                state: rt.map(|x| x.state).unwrap_or(if r.entry_id.is_some() {
+                    RootState::Ready
+                } else {
+                    RootState::Pending
+                }),
                 entries,
-                scanned: rt.map(|x| x.progress.scanned.load(Ordering::Relaxed)).unwrap_or(0),
+                scanned: rt
+                    .map(|x| x.progress.scanned.load(Ordering::Relaxed))
+                    .unwrap_or(0),
                 errors: rt.map(|x| x.errors).unwrap_or(0),
                 scanned_at: r.scanned_at,
                 error: rt.and_then(|x| x.error.clone()),
@@ -366,7 +428,11 @@ fn root_list(roots: &[RootRow]) -> String {
     if roots.is_empty() {
         return "none".into();
     }
-    roots.iter().map(|r| String::from_utf8_lossy(&r.path).into_owned()).collect::<Vec<_>>().join(", ")
+    roots
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.path).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Roots may not contain one another: every entry belongs to one root.

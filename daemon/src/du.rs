@@ -45,9 +45,15 @@ pub struct RootRow {
 }
 
 pub fn roots(conn: &Connection) -> Result<Vec<RootRow>, Error> {
-    let mut stmt = conn.prepare_cached("SELECT id, path, entry_id, scanned_at FROM roots ORDER BY path")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT id, path, entry_id, scanned_at FROM roots ORDER BY path")?;
     let rows = stmt.query_map([], |r| {
-        Ok(RootRow { id: r.get(0)?, path: r.get(1)?, entry_id: r.get(2)?, scanned_at: r.get(3)? })
+        Ok(RootRow {
+            id: r.get(0)?,
+            path: r.get(1)?,
+            entry_id: r.get(2)?,
+            scanned_at: r.get(3)?,
+        })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -66,7 +72,10 @@ fn from_bytes(b: &[u8]) -> &Path {
 
 /// The root holding `path`, if any (component-wise prefix).
 pub fn root_of<'r>(roots: &'r [RootRow], path: &Path) -> Option<&'r RootRow> {
-    roots.iter().filter(|r| path.starts_with(from_bytes(&r.path))).max_by_key(|r| r.path.len())
+    roots
+        .iter()
+        .filter(|r| path.starts_with(from_bytes(&r.path)))
+        .max_by_key(|r| r.path.len())
 }
 
 /// Resolves an absolute path to its entry id.
@@ -74,20 +83,40 @@ pub fn resolve(conn: &Connection, path: &Path) -> Result<(RootRow, i64), Error> 
     let all = roots(conn)?;
     let shown = || String::from_utf8_lossy(as_bytes(path)).into_owned();
     let Some(root) = root_of(&all, path) else {
-        let list: Vec<String> = all.iter().map(|r| String::from_utf8_lossy(&r.path).into_owned()).collect();
-        return Err(Error::NotUnderRoot(shown(), if list.is_empty() { "none".into() } else { list.join(", ") }));
+        let list: Vec<String> = all
+            .iter()
+            .map(|r| String::from_utf8_lossy(&r.path).into_owned())
+            .collect();
+        return Err(Error::NotUnderRoot(
+            shown(),
+            if list.is_empty() {
+                "none".into()
+            } else {
+                list.join(", ")
+            },
+        ));
     };
     let Some(mut id) = root.entry_id else {
-        return Err(Error::NotFound(format!("{} (its root is not scanned yet)", shown())));
+        return Err(Error::NotFound(format!(
+            "{} (its root is not scanned yet)",
+            shown()
+        )));
     };
-    let rest = path.strip_prefix(from_bytes(&root.path)).unwrap_or(Path::new(""));
+    let rest = path
+        .strip_prefix(from_bytes(&root.path))
+        .unwrap_or(Path::new(""));
     let mut stmt = conn.prepare_cached("SELECT id FROM entries WHERE parent_id=?1 AND name=?2")?;
     for comp in rest.components() {
         let Component::Normal(name) = comp else {
-            return Err(Error::InvalidArgument(format!("{}: give an absolute path without `..`", shown())));
+            return Err(Error::InvalidArgument(format!(
+                "{}: give an absolute path without `..`",
+                shown()
+            )));
         };
         id = stmt
-            .query_row(rusqlite::params![id, as_bytes(Path::new(name))], |r| r.get(0))
+            .query_row(rusqlite::params![id, as_bytes(Path::new(name))], |r| {
+                r.get(0)
+            })
             .optional()?
             .ok_or_else(|| Error::NotFound(shown()))?;
     }
@@ -103,6 +132,26 @@ enum Branch {
     Child(i64),
 }
 
+/// Multi-link files of one subtree, each inode counted once.
+#[derive(Default)]
+struct LinkedSum {
+    seen: HashSet<(i64, i64)>,
+    bytes: u64,
+    apparent: u64,
+    files: u64,
+}
+
+impl LinkedSum {
+    /// Adds (dev, ino, allocated bytes, apparent bytes) unless already seen.
+    fn add(&mut self, (dev, ino, bytes, apparent): (i64, i64, u64, u64)) {
+        if self.seen.insert((dev, ino)) {
+            self.bytes += bytes;
+            self.apparent += apparent;
+            self.files += 1;
+        }
+    }
+}
+
 /// Finds, with memoisation, where folders sit relative to one target folder.
 struct Ancestry<'c> {
     parent_of: rusqlite::CachedStatement<'c>,
@@ -112,7 +161,10 @@ struct Ancestry<'c> {
 impl<'c> Ancestry<'c> {
     fn new(conn: &'c Connection, target: i64) -> Result<Self, Error> {
         let parent_of = conn.prepare_cached("SELECT parent_id FROM entries WHERE id=?1")?;
-        Ok(Ancestry { parent_of, memo: HashMap::from([(target, Branch::Target)]) })
+        Ok(Ancestry {
+            parent_of,
+            memo: HashMap::from([(target, Branch::Target)]),
+        })
     }
 
     fn branch(&mut self, dir: i64) -> Result<Branch, Error> {
@@ -123,7 +175,12 @@ impl<'c> Ancestry<'c> {
                 break *b;
             }
             chain.push(cur);
-            match self.parent_of.query_row([cur], |r| r.get::<_, Option<i64>>(0)).optional()?.flatten() {
+            match self
+                .parent_of
+                .query_row([cur], |r| r.get::<_, Option<i64>>(0))
+                .optional()?
+                .flatten()
+            {
                 Some(p) => cur = p,
                 None => break Branch::Outside,
             }
@@ -145,7 +202,8 @@ impl<'c> Ancestry<'c> {
 pub fn entry_count(conn: &Connection, id: i64) -> Result<u64, Error> {
     let t = dir_totals(conn, id)?.unwrap_or_default();
     let mut ancestry = Ancestry::new(conn, id)?;
-    let mut stmt = conn.prepare_cached("SELECT parent_id FROM entries WHERE nlink > 1 AND kind <> 1")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT parent_id FROM entries WHERE nlink > 1 AND kind <> 1")?;
     let mut rows = stmt.query([])?;
     let mut linked = 0u64;
     while let Some(r) = rows.next()? {
@@ -161,12 +219,20 @@ pub fn entry_count(conn: &Connection, id: i64) -> Result<u64, Error> {
 /// Disk usage of entry `id` (whose absolute path is `path`) and of its
 /// children; `top` children are returned (0: all), ranked by allocated
 /// bytes or, with `apparent`, by apparent size.
-pub fn disk_usage(conn: &Connection, id: i64, path: Vec<u8>, top: usize, apparent: bool) -> Result<Report, Error> {
+pub fn disk_usage(
+    conn: &Connection,
+    id: i64,
+    path: Vec<u8>,
+    top: usize,
+    apparent: bool,
+) -> Result<Report, Error> {
     let tx = conn.unchecked_transaction()?; // one consistent read
     let (kind, size, blocks, flags): (i64, i64, i64, u32) = tx
-        .query_row("SELECT kind, size, blocks, flags FROM entries WHERE id=?1", [id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
+        .query_row(
+            "SELECT kind, size, blocks, flags FROM entries WHERE id=?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
         .optional()?
         .ok_or_else(|| Error::NotFound(String::from_utf8_lossy(&path).into_owned()))?;
     let kind = Kind::from_i64(kind);
@@ -180,40 +246,40 @@ pub fn disk_usage(conn: &Connection, id: i64, path: Vec<u8>, top: usize, apparen
             dirs: 0,
             incomplete: false,
         };
-        return Ok(Report { total, children: Vec::new(), children_total: 0 });
+        return Ok(Report {
+            total,
+            children: Vec::new(),
+            children_total: 0,
+        });
     }
 
     // Multi-link files under the target, grouped by the child they are under.
     let mut ancestry = Ancestry::new(&tx, id)?;
-    let mut total_seen: HashSet<(i64, i64)> = HashSet::new();
-    let mut extra_total = (0u64, 0u64, 0u64);
-    let mut per_child: HashMap<i64, (HashSet<(i64, i64)>, u64, u64, u64)> = HashMap::new();
+    let mut linked_total = LinkedSum::default();
+    let mut linked_per_child: HashMap<i64, LinkedSum> = HashMap::new();
     {
         let mut stmt = tx.prepare_cached(
             "SELECT id, parent_id, dev, ino, blocks, size FROM entries WHERE nlink > 1 AND kind <> 1",
         )?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
-            let (fid, parent, dev, ino, blocks, size): (i64, Option<i64>, i64, i64, i64, i64) =
-                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?);
+            let (fid, parent, dev, ino, blocks, size): (i64, Option<i64>, i64, i64, i64, i64) = (
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            );
             let Some(parent) = parent else { continue };
             let child = match ancestry.branch(parent)? {
                 Branch::Outside => continue,
                 Branch::Target => fid,
                 Branch::Child(c) => c,
             };
-            let (bytes, app) = (blocks as u64 * 512, size as u64);
-            if total_seen.insert((dev, ino)) {
-                extra_total.0 += bytes;
-                extra_total.1 += app;
-                extra_total.2 += 1;
-            }
-            let e = per_child.entry(child).or_default();
-            if e.0.insert((dev, ino)) {
-                e.1 += bytes;
-                e.2 += app;
-                e.3 += 1;
-            }
+            let inode = (dev, ino, blocks as u64 * 512, size as u64);
+            linked_total.add(inode);
+            linked_per_child.entry(child).or_default().add(inode);
         }
     }
 
@@ -221,9 +287,9 @@ pub fn disk_usage(conn: &Connection, id: i64, path: Vec<u8>, top: usize, apparen
     let total = Usage {
         path: path.clone(),
         kind: Some(Kind::Dir),
-        bytes: t.bytes as u64 + extra_total.0,
-        apparent: t.apparent as u64 + extra_total.1,
-        files: t.files as u64 + extra_total.2,
+        bytes: t.bytes as u64 + linked_total.bytes,
+        apparent: t.apparent as u64 + linked_total.apparent,
+        files: t.files as u64 + linked_total.files,
         dirs: t.dirs as u64,
         incomplete: t.incomplete > 0 || flags & FLAG_UNREADABLE != 0,
     };
@@ -245,13 +311,13 @@ pub fn disk_usage(conn: &Connection, id: i64, path: Vec<u8>, top: usize, apparen
             }
             child_path.extend_from_slice(&name);
             let u = if kind == Kind::Dir {
-                let extra = per_child.get(&cid).map(|e| (e.1, e.2, e.3)).unwrap_or_default();
+                let extra = linked_per_child.remove(&cid).unwrap_or_default();
                 Usage {
                     path: child_path,
                     kind: Some(kind),
-                    bytes: r.get::<_, Option<i64>>(6)?.unwrap_or(0) as u64 + extra.0,
-                    apparent: r.get::<_, Option<i64>>(7)?.unwrap_or(0) as u64 + extra.1,
-                    files: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64 + extra.2,
+                    bytes: r.get::<_, Option<i64>>(6)?.unwrap_or(0) as u64 + extra.bytes,
+                    apparent: r.get::<_, Option<i64>>(7)?.unwrap_or(0) as u64 + extra.apparent,
+                    files: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64 + extra.files,
                     dirs: r.get::<_, Option<i64>>(9)?.unwrap_or(0) as u64,
                     incomplete: r.get::<_, Option<i64>>(10)?.unwrap_or(0) > 0,
                 }
@@ -269,11 +335,21 @@ pub fn disk_usage(conn: &Connection, id: i64, path: Vec<u8>, top: usize, apparen
             children.push(u);
         }
     }
-    let key = |u: &Usage| if apparent { (u.apparent, u.bytes) } else { (u.bytes, u.apparent) };
+    let key = |u: &Usage| {
+        if apparent {
+            (u.apparent, u.bytes)
+        } else {
+            (u.bytes, u.apparent)
+        }
+    };
     children.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.path.cmp(&b.path)));
     let children_total = children.len();
     if top > 0 {
         children.truncate(top);
     }
-    Ok(Report { total, children, children_total })
+    Ok(Report {
+        total,
+        children,
+        children_total,
+    })
 }

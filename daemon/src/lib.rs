@@ -23,8 +23,14 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    #[error("{path} was written by a newer fsindex (schema {found}, this binary knows up to {known}); refusing to open or modify it. Upgrade fsindex, or use another FSINDEX_HOME")]
-    NewerSchema { path: PathBuf, found: u32, known: u32 },
+    #[error(
+        "{path} was written by a newer fsindex (schema {found}, this binary knows up to {known}); refusing to open or modify it. Upgrade fsindex, or use another FSINDEX_HOME"
+    )]
+    NewerSchema {
+        path: PathBuf,
+        found: u32,
+        known: u32,
+    },
     #[error("another fsindexd already runs for this instance (lock {0} is held)")]
     AlreadyRunning(PathBuf),
     #[error("{0}")]
@@ -47,9 +53,13 @@ impl From<Error> for tonic::Status {
     fn from(e: Error) -> Self {
         let msg = e.to_string();
         match e {
-            Error::InvalidQuery(_) | Error::InvalidArgument(_) => tonic::Status::invalid_argument(msg),
+            Error::InvalidQuery(_) | Error::InvalidArgument(_) => {
+                tonic::Status::invalid_argument(msg)
+            }
             Error::NotUnderRoot(..) | Error::NotFound(_) => tonic::Status::not_found(msg),
-            Error::AlreadyRunning(_) | Error::NewerSchema { .. } => tonic::Status::failed_precondition(msg),
+            Error::AlreadyRunning(_) | Error::NewerSchema { .. } => {
+                tonic::Status::failed_precondition(msg)
+            }
             Error::WriterGone | Error::Sqlite(_) | Error::Io(_) => tonic::Status::internal(msg),
         }
     }

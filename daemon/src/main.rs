@@ -34,7 +34,10 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     if args.print_config {
-        print!("{}", toml::to_string(&Config::default()).unwrap_or_default());
+        print!(
+            "{}",
+            toml::to_string(&Config::default()).unwrap_or_default()
+        );
         return ExitCode::SUCCESS;
     }
     match run(args) {
@@ -53,7 +56,10 @@ fn main() -> ExitCode {
 fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     if !dir.exists() {
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
     }
     let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     Ok(())
@@ -65,7 +71,14 @@ fn run(args: Args) -> anyhow::Result<()> {
     let config_path = args.config.clone().unwrap_or_else(|| paths.config.clone());
     let config = Config::load(&config_path)?;
     let socket = args.socket.clone().unwrap_or_else(|| paths.socket.clone());
-    for dir in [paths.db.parent(), socket.parent(), Some(paths.logs.as_path())].into_iter().flatten() {
+    for dir in [
+        paths.db.parent(),
+        socket.parent(),
+        Some(paths.logs.as_path()),
+    ]
+    .into_iter()
+    .flatten()
+    {
         if !dir.as_os_str().is_empty() {
             private_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
@@ -98,7 +111,11 @@ fn run(args: Args) -> anyhow::Result<()> {
         .with_ansi(false)
         .with_writer(writer)
         .init();
-    tracing::info!(version = env!("CARGO_PKG_VERSION"), pid = std::process::id(), "fsindexd starting");
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        pid = std::process::id(),
+        "fsindexd starting"
+    );
 
     let (store, writer) = Store::open(&paths.db)?;
     let wanted = if !args.roots.is_empty() {
@@ -110,7 +127,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     };
     let engine = Engine::start(store, writer.handle(), wanted, config.cross_filesystems)?;
 
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     rt.block_on(async {
         // We hold the lock, so any socket file left here is stale.
         let _ = std::fs::remove_file(&socket);
@@ -122,7 +142,12 @@ fn run(args: Args) -> anyhow::Result<()> {
             std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
         }
         tracing::info!(socket = %socket.display(), "listening");
-        fsindexd::server::serve(IndexService::new(engine.clone()), listener, shutdown_signal()).await
+        fsindexd::server::serve(
+            IndexService::new(engine.clone()),
+            listener,
+            shutdown_signal(),
+        )
+        .await
     })?;
     tracing::info!("shutting down");
     engine.stop();

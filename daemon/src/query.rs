@@ -57,10 +57,15 @@ impl Query {
             terms.push(fold_str(&term).into_owned());
         }
         if terms.is_empty() {
-            return Err(Error::InvalidQuery("empty query: give at least one term, e.g. `fsctl search report`".into()));
+            return Err(Error::InvalidQuery(
+                "empty query: give at least one term, e.g. `fsctl search report`".into(),
+            ));
         }
         if terms.len() > MAX_TERMS {
-            return Err(Error::InvalidQuery(format!("too many terms ({}); at most {MAX_TERMS}", terms.len())));
+            return Err(Error::InvalidQuery(format!(
+                "too many terms ({}); at most {MAX_TERMS}",
+                terms.len()
+            )));
         }
         Ok(Query { terms })
     }
@@ -73,7 +78,10 @@ mod tests {
     #[test]
     fn splits_terms_and_phrases() {
         assert_eq!(Query::parse("Tax  2025").unwrap().terms, ["tax", "2025"]);
-        assert_eq!(Query::parse("\"total due\" ÄRGER").unwrap().terms, ["total due", "ärger"]);
+        assert_eq!(
+            Query::parse("\"total due\" ÄRGER").unwrap().terms,
+            ["total due", "ärger"]
+        );
         assert_eq!(Query::parse("a\"b c\"d").unwrap().terms, ["ab cd"]);
     }
 
@@ -83,6 +91,11 @@ mod tests {
             let err = Query::parse(bad).unwrap_err().to_string();
             assert!(!err.is_empty(), "{bad:?}");
         }
-        assert!(Query::parse("\"open phrase").unwrap_err().to_string().contains("`\"open phrase`"));
+        assert!(
+            Query::parse("\"open phrase")
+                .unwrap_err()
+                .to_string()
+                .contains("`\"open phrase`")
+        );
     }
 }

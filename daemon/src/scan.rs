@@ -86,7 +86,10 @@ fn row_from_meta(id: i64, parent_id: Option<i64>, name: Vec<u8>, m: &Metadata) -
         kind: Kind::from_file_type(m.file_type()),
         size: m.size(),
         blocks: m.blocks(),
-        mtime_ns: m.mtime().saturating_mul(1_000_000_000).saturating_add(m.mtime_nsec()),
+        mtime_ns: m
+            .mtime()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(m.mtime_nsec()),
         dev: m.dev(),
         ino: m.ino(),
         nlink: m.nlink(),
@@ -175,12 +178,20 @@ impl Emitter<'_> {
 
 /// Walks `target` and writes the differences to the index. Returns once
 /// every change is committed.
-pub fn scan(store: &Store, writer: &WriteHandle, target: &ScanTarget, progress: &Progress) -> Result<Outcome, Error> {
+pub fn scan(
+    store: &Store,
+    writer: &WriteHandle,
+    target: &ScanTarget,
+    progress: &Progress,
+) -> Result<Outcome, Error> {
     let started = std::time::Instant::now();
     let conn = store.open_reader()?;
     let start_meta = std::fs::symlink_metadata(&target.start)?;
     if !start_meta.is_dir() {
-        return Err(Error::InvalidArgument(format!("{} is not a folder", target.start.display())));
+        return Err(Error::InvalidArgument(format!(
+            "{} is not a folder",
+            target.start.display()
+        )));
     }
     let root_dev = dev_of(&start_meta);
     let cross = target.cross_filesystems;
@@ -204,7 +215,11 @@ pub fn scan(store: &Store, writer: &WriteHandle, target: &ScanTarget, progress: 
             }
         });
 
-    let mut out = Emitter { writer, ops: Vec::with_capacity(BATCH), progress };
+    let mut out = Emitter {
+        writer,
+        ops: Vec::with_capacity(BATCH),
+        progress,
+    };
     let mut stack: Vec<Frame> = Vec::new();
     let mut start_id = 0i64;
 
@@ -227,7 +242,11 @@ pub fn scan(store: &Store, writer: &WriteHandle, target: &ScanTarget, progress: 
             };
             let parent_id = match target.start_id {
                 Some(id) if !target.is_root => store.read(|c| {
-                    Ok(c.query_row("SELECT parent_id FROM entries WHERE id=?1", [id], |r| r.get::<_, Option<i64>>(0))?)
+                    Ok(
+                        c.query_row("SELECT parent_id FROM entries WHERE id=?1", [id], |r| {
+                            r.get::<_, Option<i64>>(0)
+                        })?,
+                    )
                 })?,
                 _ => None,
             };
@@ -257,7 +276,9 @@ pub fn scan(store: &Store, writer: &WriteHandle, target: &ScanTarget, progress: 
         while stack.len() > depth {
             pop_frame(&mut stack, &mut out)?;
         }
-        let Some(frame) = stack.last_mut() else { continue };
+        let Some(frame) = stack.last_mut() else {
+            continue;
+        };
         let name = name_bytes(&entry.file_name);
         let meta = match entry.client_state.take() {
             Some(Ok(m)) => m,
@@ -267,7 +288,8 @@ pub fn scan(store: &Store, writer: &WriteHandle, target: &ScanTarget, progress: 
                     _ => "no metadata".to_owned(),
                 };
                 progress.errors.fetch_add(1, Ordering::Relaxed);
-                let vanished = std::fs::symlink_metadata(entry.path()).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+                let vanished = std::fs::symlink_metadata(entry.path())
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
                 if vanished {
                     tracing::debug!("scan: {} vanished during the scan", entry.path().display());
                 } else {
@@ -297,7 +319,11 @@ pub fn scan(store: &Store, writer: &WriteHandle, target: &ScanTarget, progress: 
                 if !unchanged(&k, &row) {
                     out.push(Op::Update(row))?;
                 }
-                let known = if is_dir { load_children(&conn, k.id)? } else { HashMap::new() };
+                let known = if is_dir {
+                    load_children(&conn, k.id)?
+                } else {
+                    HashMap::new()
+                };
                 (k.id, known)
             }
             other => {
@@ -318,7 +344,11 @@ pub fn scan(store: &Store, writer: &WriteHandle, target: &ScanTarget, progress: 
         pop_frame(&mut stack, &mut out)?;
     }
     if target.is_root {
-        out.push(Op::RootScanned { root_id: target.root_id, entry_id: start_id, at: unix_now() })?;
+        out.push(Op::RootScanned {
+            root_id: target.root_id,
+            entry_id: start_id,
+            at: unix_now(),
+        })?;
         progress.changes.fetch_sub(1, Ordering::Relaxed);
     }
     out.finish()?;
@@ -352,10 +382,14 @@ fn pop_frame(stack: &mut Vec<Frame>, out: &mut Emitter<'_>) -> Result<(), Error>
 
 /// Canonical absolute form of a root path.
 pub fn canonical_root(path: &Path) -> Result<PathBuf, Error> {
-    let p = std::fs::canonicalize(path)
-        .map_err(|e| Error::InvalidArgument(format!("cannot use {} as a root: {e}", path.display())))?;
+    let p = std::fs::canonicalize(path).map_err(|e| {
+        Error::InvalidArgument(format!("cannot use {} as a root: {e}", path.display()))
+    })?;
     if !p.is_dir() {
-        return Err(Error::InvalidArgument(format!("cannot use {} as a root: not a folder", path.display())));
+        return Err(Error::InvalidArgument(format!(
+            "cannot use {} as a root: not a folder",
+            path.display()
+        )));
     }
     Ok(p)
 }

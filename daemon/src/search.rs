@@ -72,18 +72,23 @@ pub struct Snapshot {
 
 impl std::fmt::Debug for Snapshot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Snapshot").field("entries", &self.entries).finish()
+        f.debug_struct("Snapshot")
+            .field("entries", &self.entries)
+            .finish()
     }
 }
 
 impl Snapshot {
     /// Loads every entry from the index.
     pub fn load(conn: &Connection) -> Result<Snapshot, Error> {
-        let max_id: i64 = conn.query_row("SELECT COALESCE(MAX(id), 0) FROM entries", [], |r| r.get(0))?;
+        let max_id: i64 =
+            conn.query_row("SELECT COALESCE(MAX(id), 0) FROM entries", [], |r| r.get(0))?;
         let count: i64 = conn.query_row("SELECT COUNT(*) FROM entries", [], |r| r.get(0))?;
         let n = usize::try_from(max_id).unwrap_or(0) + 1;
         if n >= NO_PARENT as usize {
-            return Err(Error::InvalidArgument("index ids exceed 2^32; rebuild the index".into()));
+            return Err(Error::InvalidArgument(
+                "index ids exceed 2^32; rebuild the index".into(),
+            ));
         }
         let mut s = Snapshot {
             parent: vec![NO_PARENT; n],
@@ -97,7 +102,8 @@ impl Snapshot {
             orig: Vec::new(),
             entries: count as usize,
         };
-        let mut stmt = conn.prepare("SELECT id, parent_id, name, kind, size, mtime_ns FROM entries ORDER BY id")?;
+        let mut stmt = conn
+            .prepare("SELECT id, parent_id, name, kind, size, mtime_ns FROM entries ORDER BY id")?;
         let mut rows = stmt.query([])?;
         let mut next = 0usize;
         while let Some(r) = rows.next()? {
@@ -120,15 +126,21 @@ impl Snapshot {
                     s.folded.extend_from_slice(&f);
                     if *f != *name {
                         s.orig_at[id] = s.orig.len() as u32;
-                        s.orig.extend_from_slice(&(name.len().min(u16::MAX as usize) as u16).to_le_bytes());
-                        s.orig.extend_from_slice(&name[..name.len().min(u16::MAX as usize)]);
+                        s.orig.extend_from_slice(
+                            &(name.len().min(u16::MAX as usize) as u16).to_le_bytes(),
+                        );
+                        s.orig
+                            .extend_from_slice(&name[..name.len().min(u16::MAX as usize)]);
                     }
                 }
                 None => {
                     // A root's own folder: its stored name is the absolute path.
                     s.orig_at[id] = s.orig.len() as u32;
-                    s.orig.extend_from_slice(&(name.len().min(u16::MAX as usize) as u16).to_le_bytes());
-                    s.orig.extend_from_slice(&name[..name.len().min(u16::MAX as usize)]);
+                    s.orig.extend_from_slice(
+                        &(name.len().min(u16::MAX as usize) as u16).to_le_bytes(),
+                    );
+                    s.orig
+                        .extend_from_slice(&name[..name.len().min(u16::MAX as usize)]);
                 }
             }
             s.folded.push(SEP);
@@ -224,7 +236,11 @@ impl Snapshot {
     /// `limit` (0: all) in the requested order.
     pub fn search(&self, query: &Query, sort: Sort, limit: usize) -> (usize, Vec<Found>) {
         let n = self.parent.len();
-        let full: u32 = if query.terms.len() == 32 { u32::MAX } else { (1u32 << query.terms.len()) - 1 };
+        let full: u32 = if query.terms.len() == 32 {
+            u32::MAX
+        } else {
+            (1u32 << query.terms.len()) - 1
+        };
         // Bit t of own[i]: term t matches entry i's own name (or, for a term
         // with '/', a span of the path that ends in entry i's name).
         let mut own = vec![0u32; n];
@@ -255,32 +271,45 @@ impl Snapshot {
             }
         }
         let mut hits: Vec<u32> = (0..n as u32)
-            .filter(|&i| path[i as usize] == full && self.kind[i as usize] != HOLE && self.depth[i as usize] > 0)
+            .filter(|&i| {
+                path[i as usize] == full
+                    && self.kind[i as usize] != HOLE
+                    && self.depth[i as usize] > 0
+            })
             .collect();
         let total = hits.len();
         let limit = if limit == 0 { total } else { limit.min(total) };
 
         match sort {
             Sort::Relevance => {
-                let keyed: Vec<(RelevanceKey, u32)> =
-                    hits.iter().map(|&i| (self.relevance(i, own[i as usize], query), i)).collect();
+                let keyed: Vec<(RelevanceKey, u32)> = hits
+                    .iter()
+                    .map(|&i| (self.relevance(i, own[i as usize], query), i))
+                    .collect();
                 let mut keyed = keyed;
                 top_k(&mut keyed, limit, |a, b| a.cmp(b));
                 hits = keyed.into_iter().map(|(_, i)| i).collect();
             }
             Sort::Name => top_k(&mut hits, limit, |&a, &b| {
-                self.folded_name(a as usize).cmp(self.folded_name(b as usize)).then(a.cmp(&b))
+                self.folded_name(a as usize)
+                    .cmp(self.folded_name(b as usize))
+                    .then(a.cmp(&b))
             }),
             Sort::Path => {
-                let mut keyed: Vec<(Vec<u8>, u32)> = hits.iter().map(|&i| (self.path(i), i)).collect();
+                let mut keyed: Vec<(Vec<u8>, u32)> =
+                    hits.iter().map(|&i| (self.path(i), i)).collect();
                 top_k(&mut keyed, limit, |a, b| a.cmp(b));
                 hits = keyed.into_iter().map(|(_, i)| i).collect();
             }
             Sort::Size => top_k(&mut hits, limit, |&a, &b| {
-                self.size[b as usize].cmp(&self.size[a as usize]).then(a.cmp(&b))
+                self.size[b as usize]
+                    .cmp(&self.size[a as usize])
+                    .then(a.cmp(&b))
             }),
             Sort::Mtime => top_k(&mut hits, limit, |&a, &b| {
-                self.mtime[b as usize].cmp(&self.mtime[a as usize]).then(a.cmp(&b))
+                self.mtime[b as usize]
+                    .cmp(&self.mtime[a as usize])
+                    .then(a.cmp(&b))
             }),
         }
         hits.truncate(limit);
@@ -331,7 +360,7 @@ impl Snapshot {
         let pieces: Vec<&[u8]> = term.split(|&b| b == SEP).collect();
         let k = pieces.len() - 1;
         let last = pieces[k];
-        for i in 0..own.len() {
+        for (i, own) in own.iter_mut().enumerate() {
             if self.kind[i] == HOLE || (self.depth[i] as usize) < k + 1 {
                 continue;
             }
@@ -342,7 +371,11 @@ impl Snapshot {
             let mut ok = true;
             for j in (0..k).rev() {
                 let name = self.folded_name(cur as usize);
-                let fits = if j == 0 { name.ends_with(pieces[0]) } else { name == pieces[j] };
+                let fits = if j == 0 {
+                    name.ends_with(pieces[0])
+                } else {
+                    name == pieces[j]
+                };
                 if !fits {
                     ok = false;
                     break;
@@ -352,7 +385,7 @@ impl Snapshot {
                 }
             }
             if ok {
-                own[i] |= bit;
+                *own |= bit;
             }
         }
     }
@@ -365,7 +398,13 @@ impl Snapshot {
             .enumerate()
             .filter(|(t, term)| own & (1 << t) != 0 && is_word_match(name, term.as_bytes()))
             .count();
-        (Reverse(own.count_ones()), Reverse(exact as u32), self.depth[i as usize], Reverse(self.mtime[i as usize]), i)
+        (
+            Reverse(own.count_ones()),
+            Reverse(exact as u32),
+            self.depth[i as usize],
+            Reverse(self.mtime[i as usize]),
+            i,
+        )
     }
 }
 
@@ -374,11 +413,21 @@ type RelevanceKey = (Reverse<u32>, Reverse<u32>, u16, Reverse<i64>, u32);
 
 /// True when `term` occurs in `name` bounded by non-alphanumeric characters.
 fn is_word_match(name: &[u8], term: &[u8]) -> bool {
-    let Ok(name) = std::str::from_utf8(name) else { return false };
-    let Ok(term) = std::str::from_utf8(term) else { return false };
+    let Ok(name) = std::str::from_utf8(name) else {
+        return false;
+    };
+    let Ok(term) = std::str::from_utf8(term) else {
+        return false;
+    };
     name.match_indices(term).any(|(at, m)| {
-        let before = name[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
-        let after = name[at + m.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric());
+        let before = name[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric());
+        let after = name[at + m.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !c.is_alphanumeric());
         before && after
     })
 }

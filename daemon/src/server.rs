@@ -42,7 +42,10 @@ fn to_path(b: &[u8]) -> PathBuf {
 fn absolute(b: &[u8]) -> Result<PathBuf, Status> {
     let p = to_path(b);
     if !p.is_absolute() {
-        return Err(Status::invalid_argument(format!("{}: give an absolute path", p.display())));
+        return Err(Status::invalid_argument(format!(
+            "{}: give an absolute path",
+            p.display()
+        )));
     }
     Ok(p)
 }
@@ -85,13 +88,20 @@ fn usage(u: du::Usage) -> pb::Usage {
     }
 }
 
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, Error> + Send + 'static) -> Result<T, Status> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| Status::internal(e.to_string()))?.map_err(Status::from)
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> Result<T, Status> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+        .map_err(Status::from)
 }
 
 fn rss_bytes() -> u64 {
     let pid = sysinfo::Pid::from_u32(std::process::id());
-    let Ok(mut sys) = sysinfo::System::new() else { return 0 };
+    let Ok(mut sys) = sysinfo::System::new() else {
+        return 0;
+    };
     sys.refresh_processes_specifics(
         sysinfo::ProcessesToUpdate::Some(&[pid]),
         true,
@@ -102,7 +112,10 @@ fn rss_bytes() -> u64 {
 
 #[tonic::async_trait]
 impl pb::index_server::Index for IndexService {
-    async fn status(&self, _req: Request<pb::StatusRequest>) -> Result<Response<pb::StatusResponse>, Status> {
+    async fn status(
+        &self,
+        _req: Request<pb::StatusRequest>,
+    ) -> Result<Response<pb::StatusResponse>, Status> {
         let engine = self.engine.clone();
         let resp = blocking(move || {
             let roots = engine.root_views()?;
@@ -118,7 +131,11 @@ impl pb::index_server::Index for IndexService {
                 db_bytes: store.disk_bytes(),
                 rss_bytes: rss_bytes(),
                 rows_written: store.rows_written.load(Ordering::Relaxed),
-                notices: store.notices.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+                notices: store
+                    .notices
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone(),
                 pid: std::process::id(),
                 db_path: store.db_path().as_os_str().as_encoded_bytes().to_vec(),
                 uptime_secs: engine.started.elapsed().as_secs(),
@@ -130,7 +147,10 @@ impl pb::index_server::Index for IndexService {
 
     type SearchStream = ResponseStream<pb::SearchResponse>;
 
-    async fn search(&self, req: Request<pb::SearchRequest>) -> Result<Response<Self::SearchStream>, Status> {
+    async fn search(
+        &self,
+        req: Request<pb::SearchRequest>,
+    ) -> Result<Response<Self::SearchStream>, Status> {
         let req = req.into_inner();
         let query = Query::parse(&req.query)?;
         let sort = match pb::SortOrder::try_from(req.sort).unwrap_or_default() {
@@ -167,12 +187,20 @@ impl pb::index_server::Index for IndexService {
             })
             .collect();
         if chunks.is_empty() {
-            chunks.push(pb::SearchResponse { total, entries: Vec::new() });
+            chunks.push(pb::SearchResponse {
+                total,
+                entries: Vec::new(),
+            });
         }
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks.into_iter().map(Ok)))))
+        Ok(Response::new(Box::pin(tokio_stream::iter(
+            chunks.into_iter().map(Ok),
+        ))))
     }
 
-    async fn disk_usage(&self, req: Request<pb::DiskUsageRequest>) -> Result<Response<pb::DiskUsageResponse>, Status> {
+    async fn disk_usage(
+        &self,
+        req: Request<pb::DiskUsageRequest>,
+    ) -> Result<Response<pb::DiskUsageResponse>, Status> {
         let req = req.into_inner();
         let path = absolute(&req.path)?;
         let engine = self.engine.clone();
@@ -192,17 +220,28 @@ impl pb::index_server::Index for IndexService {
 
     type RescanStream = ResponseStream<pb::ScanProgress>;
 
-    async fn rescan(&self, req: Request<pb::RescanRequest>) -> Result<Response<Self::RescanStream>, Status> {
+    async fn rescan(
+        &self,
+        req: Request<pb::RescanRequest>,
+    ) -> Result<Response<Self::RescanStream>, Status> {
         let req = req.into_inner();
-        let path = if req.path.is_empty() { None } else { Some(absolute(&req.path)?) };
+        let path = if req.path.is_empty() {
+            None
+        } else {
+            Some(absolute(&req.path)?)
+        };
         let (done_tx, done_rx) = std::sync::mpsc::channel();
-        let progress = self.engine.rescan(path.as_deref(), req.wait.then_some(done_tx))?;
+        let progress = self
+            .engine
+            .rescan(path.as_deref(), req.wait.then_some(done_tx))?;
         let shown = req.path.clone();
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let started = Instant::now();
         tokio::spawn(async move {
             let snapshot = |done: bool| {
-                let p = |f: fn(&crate::scan::Progress) -> u64| progress.iter().map(|x| f(x)).sum::<u64>();
+                let p = |f: fn(&crate::scan::Progress) -> u64| {
+                    progress.iter().map(|x| f(x)).sum::<u64>()
+                };
                 pb::ScanProgress {
                     scanned: p(|x| x.scanned.load(Ordering::Relaxed)),
                     written: p(|x| x.changes.load(Ordering::Relaxed)),
@@ -239,10 +278,15 @@ impl pb::index_server::Index for IndexService {
             };
             let _ = tx.send(last).await;
         });
-        Ok(Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))))
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
     }
 
-    async fn roots(&self, req: Request<pb::RootsRequest>) -> Result<Response<pb::RootsResponse>, Status> {
+    async fn roots(
+        &self,
+        req: Request<pb::RootsRequest>,
+    ) -> Result<Response<pb::RootsResponse>, Status> {
         let req = req.into_inner();
         let engine = self.engine.clone();
         let views = blocking(move || {
@@ -254,7 +298,9 @@ impl pb::index_server::Index for IndexService {
             engine.root_views()
         })
         .await?;
-        Ok(Response::new(pb::RootsResponse { roots: views.into_iter().map(root_status).collect() }))
+        Ok(Response::new(pb::RootsResponse {
+            roots: views.into_iter().map(root_status).collect(),
+        }))
     }
 }
 
@@ -266,7 +312,9 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     let (health_reporter, health) = tonic_health::server::health_reporter();
-    health_reporter.set_serving::<pb::index_server::IndexServer<IndexService>>().await;
+    health_reporter
+        .set_serving::<pb::index_server::IndexServer<IndexService>>()
+        .await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
@@ -274,7 +322,10 @@ pub async fn serve(
         .add_service(health)
         .add_service(reflection)
         .add_service(pb::index_server::IndexServer::new(service))
-        .serve_with_incoming_shutdown(tokio_stream::wrappers::UnixListenerStream::new(listener), shutdown)
+        .serve_with_incoming_shutdown(
+            tokio_stream::wrappers::UnixListenerStream::new(listener),
+            shutdown,
+        )
         .await?;
     Ok(())
 }

@@ -144,9 +144,16 @@ pub enum Op {
     /// Remove an entry and its whole subtree.
     Delete { id: i64 },
     /// A root's scan finished: record its root entry and the time.
-    RootScanned { root_id: i64, entry_id: i64, at: i64 },
+    RootScanned {
+        root_id: i64,
+        entry_id: i64,
+        at: i64,
+    },
     /// Add a root (the row; scanning is queued separately).
-    AddRoot { path: Vec<u8>, reply: mpsc::Sender<Result<i64, Error>> },
+    AddRoot {
+        path: Vec<u8>,
+        reply: mpsc::Sender<Result<i64, Error>>,
+    },
     /// Remove a root and everything under it.
     RemoveRoot { root_id: i64 },
     /// Acknowledged once everything sent before it is committed.
@@ -166,7 +173,9 @@ pub struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("db_path", &self.db_path).finish()
+        f.debug_struct("Store")
+            .field("db_path", &self.db_path)
+            .finish()
     }
 }
 
@@ -184,14 +193,25 @@ fn migrate(conn: &mut Connection, db_path: &Path) -> Result<(), Error> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
     )?;
-    let current: u32 = conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_version", [], |r| r.get(0))?;
+    let current: u32 = conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+        [],
+        |r| r.get(0),
+    )?;
     if current > SCHEMA_VERSION {
-        return Err(Error::NewerSchema { path: db_path.to_owned(), found: current, known: SCHEMA_VERSION });
+        return Err(Error::NewerSchema {
+            path: db_path.to_owned(),
+            found: current,
+            known: SCHEMA_VERSION,
+        });
     }
     for &(version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)?;
         tx.execute_batch(sql)?;
-        tx.execute("INSERT INTO schema_version (version, applied_at) VALUES (?1, ?2)", params![version, unix_now()])?;
+        tx.execute(
+            "INSERT INTO schema_version (version, applied_at) VALUES (?1, ?2)",
+            params![version, unix_now()],
+        )?;
         tx.commit()?;
         tracing::info!(version, "applied migration");
     }
@@ -199,14 +219,22 @@ fn migrate(conn: &mut Connection, db_path: &Path) -> Result<(), Error> {
 }
 
 pub fn unix_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 /// Reads the schema version without modifying anything; `None` when the file
 /// is not a database we can read at all.
 fn peek_schema_version(db_path: &Path) -> Option<u32> {
     let conn = Connection::open_with_flags(db_path, OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
-    conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_version", [], |r| r.get(0)).ok()
+    conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+        [],
+        |r| r.get(0),
+    )
+    .ok()
 }
 
 /// Opens the writer connection, checking integrity first. A database that
@@ -218,7 +246,11 @@ fn open_checked(db_path: &Path) -> Result<(Connection, Option<String>), Error> {
         if let Some(found) = peek_schema_version(db_path)
             && found > SCHEMA_VERSION
         {
-            return Err(Error::NewerSchema { path: db_path.to_owned(), found, known: SCHEMA_VERSION });
+            return Err(Error::NewerSchema {
+                path: db_path.to_owned(),
+                found,
+                known: SCHEMA_VERSION,
+            });
         }
         let problem = match Connection::open(db_path) {
             Err(e) => Some(e.to_string()),
@@ -234,7 +266,10 @@ fn open_checked(db_path: &Path) -> Result<(Connection, Option<String>), Error> {
             for ext in ["db-wal", "db-shm"] {
                 let side = db_path.with_extension(ext);
                 if side.exists() {
-                    let _ = std::fs::rename(&side, aside.with_extension(format!("{}-{ext}", unix_now())));
+                    let _ = std::fs::rename(
+                        &side,
+                        aside.with_extension(format!("{}-{ext}", unix_now())),
+                    );
                 }
             }
             let notice = format!(
@@ -274,7 +309,8 @@ impl Store {
         let (mut conn, notice) = open_checked(db_path)?;
         set_pragmas(&conn, 16 * 1024)?;
         migrate(&mut conn, db_path)?;
-        let max_id: i64 = conn.query_row("SELECT COALESCE(MAX(id), 0) FROM entries", [], |r| r.get(0))?;
+        let max_id: i64 =
+            conn.query_row("SELECT COALESCE(MAX(id), 0) FROM entries", [], |r| r.get(0))?;
         let store = Arc::new(Store {
             db_path: db_path.to_owned(),
             readers: Mutex::new(Vec::new()),
@@ -287,7 +323,13 @@ impl Store {
         let handle = std::thread::Builder::new()
             .name("fsindex-writer".into())
             .spawn(move || writer_loop(conn, rx, thread_store))?;
-        Ok((store, Writer { tx: Some(tx), handle: Some(handle) }))
+        Ok((
+            store,
+            Writer {
+                tx: Some(tx),
+                handle: Some(handle),
+            },
+        ))
     }
 
     pub fn db_path(&self) -> &Path {
@@ -329,12 +371,19 @@ impl Store {
     /// Bytes on disk: index.db plus its WAL.
     pub fn disk_bytes(&self) -> u64 {
         let wal = self.db_path.with_extension("db-wal");
-        [&self.db_path, &wal].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+        [&self.db_path, &wal]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum()
     }
 
     /// Adds a notice shown by `status`.
     pub fn notice(&self, msg: String) {
-        self.notices.lock().unwrap_or_else(|e| e.into_inner()).push(msg);
+        self.notices
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(msg);
     }
 }
 
@@ -376,7 +425,9 @@ impl WriteHandle {
 
 impl Writer {
     pub fn handle(&self) -> WriteHandle {
-        WriteHandle { tx: self.tx.clone().expect("writer open") }
+        WriteHandle {
+            tx: self.tx.clone().expect("writer open"),
+        }
     }
 
     /// Flushes, checkpoints and joins the writer thread.
@@ -428,9 +479,15 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Vec<Op>>, store: Arc<Sto
 }
 
 /// Applies one batch in one transaction; returns the entry rows written.
-fn apply_batch(conn: &mut Connection, batch: Vec<Op>, acks: &mut Vec<mpsc::Sender<()>>) -> Result<u64, Error> {
+fn apply_batch(
+    conn: &mut Connection,
+    batch: Vec<Op>,
+    acks: &mut Vec<mpsc::Sender<()>>,
+) -> Result<u64, Error> {
     let tx = conn.transaction()?;
     let mut written = 0u64;
+    // Answered only after the commit, so the new root is visible to readers.
+    let mut added_roots: Vec<(mpsc::Sender<Result<i64, Error>>, i64)> = Vec::new();
     {
         let mut agg = Aggregates::default();
         let mut insert = tx.prepare_cached(
@@ -440,7 +497,8 @@ fn apply_batch(conn: &mut Connection, batch: Vec<Op>, acks: &mut Vec<mpsc::Sende
         let mut update = tx.prepare_cached(
             "UPDATE entries SET size=?2, blocks=?3, mtime_ns=?4, dev=?5, ino=?6, nlink=?7, mode=?8, flags=?9 WHERE id=?1",
         )?;
-        let mut insert_totals = tx.prepare_cached("INSERT INTO dir_totals VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+        let mut insert_totals =
+            tx.prepare_cached("INSERT INTO dir_totals VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
         for op in batch {
             match op {
                 Op::Insert(row) => {
@@ -460,7 +518,14 @@ fn apply_batch(conn: &mut Connection, batch: Vec<Op>, acks: &mut Vec<mpsc::Sende
                     ])?;
                     let c = row.contribution();
                     if row.kind == Kind::Dir {
-                        insert_totals.execute(params![row.id, c.bytes, c.apparent, c.files, c.dirs, c.incomplete])?;
+                        insert_totals.execute(params![
+                            row.id,
+                            c.bytes,
+                            c.apparent,
+                            c.files,
+                            c.dirs,
+                            c.incomplete
+                        ])?;
                         agg.parents.insert(row.id, row.parent_id);
                     }
                     if let Some(p) = row.parent_id {
@@ -469,7 +534,9 @@ fn apply_batch(conn: &mut Connection, batch: Vec<Op>, acks: &mut Vec<mpsc::Sende
                     written += 1;
                 }
                 Op::Update(row) => {
-                    let Some(old) = load_row(&tx, row.id)? else { continue };
+                    let Some(old) = load_row(&tx, row.id)? else {
+                        continue;
+                    };
                     update.execute(params![
                         row.id,
                         row.size as i64,
@@ -497,20 +564,33 @@ fn apply_batch(conn: &mut Connection, batch: Vec<Op>, acks: &mut Vec<mpsc::Sende
                     agg.apply(&tx)?;
                     written += delete_subtree(&tx, id, &mut agg)?;
                 }
-                Op::RootScanned { root_id, entry_id, at } => {
-                    tx.execute("UPDATE roots SET entry_id=?2, scanned_at=?3 WHERE id=?1", params![root_id, entry_id, at])?;
+                Op::RootScanned {
+                    root_id,
+                    entry_id,
+                    at,
+                } => {
+                    tx.execute(
+                        "UPDATE roots SET entry_id=?2, scanned_at=?3 WHERE id=?1",
+                        params![root_id, entry_id, at],
+                    )?;
                 }
                 Op::AddRoot { path, reply } => {
                     let r = tx
-                        .execute("INSERT INTO roots (path, added_at) VALUES (?1, ?2)", params![path, unix_now()])
+                        .execute(
+                            "INSERT INTO roots (path, added_at) VALUES (?1, ?2)",
+                            params![path, unix_now()],
+                        )
                         .map(|_| tx.last_insert_rowid())
                         .map_err(Error::from);
                     let _ = reply.send(r);
                 }
                 Op::RemoveRoot { root_id } => {
                     agg.apply(&tx)?;
-                    let entry: Option<Option<i64>> =
-                        tx.query_row("SELECT entry_id FROM roots WHERE id=?1", [root_id], |r| r.get(0)).optional()?;
+                    let entry: Option<Option<i64>> = tx
+                        .query_row("SELECT entry_id FROM roots WHERE id=?1", [root_id], |r| {
+                            r.get(0)
+                        })
+                        .optional()?;
                     if let Some(Some(entry_id)) = entry {
                         written += delete_subtree(&tx, entry_id, &mut agg)?;
                     }
@@ -522,6 +602,9 @@ fn apply_batch(conn: &mut Connection, batch: Vec<Op>, acks: &mut Vec<mpsc::Sende
         agg.apply(&tx)?;
     }
     tx.commit()?;
+    for (reply, id) in added_roots {
+        let _ = reply.send(Ok(id));
+    }
     Ok(written)
 }
 
@@ -551,8 +634,14 @@ pub fn row_from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<EntryRow> {
 
 /// Deletes an entry and its subtree, taking its totals off every ancestor.
 fn delete_subtree(tx: &Connection, id: i64, agg: &mut Aggregates) -> Result<u64, Error> {
-    let Some(row) = load_row(tx, id)? else { return Ok(0) };
-    let totals = if row.kind == Kind::Dir { dir_totals(tx, id)?.unwrap_or_default() } else { row.contribution() };
+    let Some(row) = load_row(tx, id)? else {
+        return Ok(0);
+    };
+    let totals = if row.kind == Kind::Dir {
+        dir_totals(tx, id)?.unwrap_or_default()
+    } else {
+        row.contribution()
+    };
     if let Some(p) = row.parent_id {
         agg.add(p, totals.neg());
         agg.apply(tx)?;
@@ -560,25 +649,40 @@ fn delete_subtree(tx: &Connection, id: i64, agg: &mut Aggregates) -> Result<u64,
     if row.kind != Kind::Dir {
         return Ok(tx.execute("DELETE FROM entries WHERE id=?1", [id])? as u64);
     }
-    tx.execute_batch("CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY); DELETE FROM doomed;")?;
+    tx.execute_batch(
+        "CREATE TEMP TABLE IF NOT EXISTS doomed (id INTEGER PRIMARY KEY); DELETE FROM doomed;",
+    )?;
     tx.execute(
         "WITH RECURSIVE sub(id) AS (SELECT ?1 UNION ALL SELECT e.id FROM entries e JOIN sub ON e.parent_id = sub.id)
          INSERT INTO doomed SELECT id FROM sub",
         [id],
     )?;
-    tx.execute("DELETE FROM dir_totals WHERE id IN (SELECT id FROM doomed)", [])?;
-    let n = tx.execute("DELETE FROM entries WHERE id IN (SELECT id FROM doomed)", [])?;
+    tx.execute(
+        "DELETE FROM dir_totals WHERE id IN (SELECT id FROM doomed)",
+        [],
+    )?;
+    let n = tx.execute(
+        "DELETE FROM entries WHERE id IN (SELECT id FROM doomed)",
+        [],
+    )?;
     tx.execute("DELETE FROM doomed", [])?;
     agg.parents.clear();
     Ok(n as u64)
 }
 
 pub fn dir_totals(conn: &Connection, id: i64) -> Result<Option<Totals>, Error> {
-    let mut stmt =
-        conn.prepare_cached("SELECT bytes, apparent, files, dirs, incomplete FROM dir_totals WHERE id=?1")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT bytes, apparent, files, dirs, incomplete FROM dir_totals WHERE id=?1",
+    )?;
     Ok(stmt
         .query_row([id], |r| {
-            Ok(Totals { bytes: r.get(0)?, apparent: r.get(1)?, files: r.get(2)?, dirs: r.get(3)?, incomplete: r.get(4)? })
+            Ok(Totals {
+                bytes: r.get(0)?,
+                apparent: r.get(1)?,
+                files: r.get(2)?,
+                dirs: r.get(3)?,
+                incomplete: r.get(4)?,
+            })
         })
         .optional()?)
 }
@@ -610,7 +714,10 @@ impl Aggregates {
                 cur = match self.parents.get(&id) {
                     Some(p) => *p,
                     None => {
-                        let p: Option<i64> = parent_of.query_row([id], |r| r.get(0)).optional()?.flatten();
+                        let p: Option<i64> = parent_of
+                            .query_row([id], |r| r.get(0))
+                            .optional()?
+                            .flatten();
                         self.parents.insert(id, p);
                         p
                     }
@@ -622,7 +729,14 @@ impl Aggregates {
         )?;
         for (id, d) in total {
             if !d.is_zero() {
-                upd.execute(params![id, d.bytes, d.apparent, d.files, d.dirs, d.incomplete])?;
+                upd.execute(params![
+                    id,
+                    d.bytes,
+                    d.apparent,
+                    d.files,
+                    d.dirs,
+                    d.incomplete
+                ])?;
             }
         }
         Ok(())

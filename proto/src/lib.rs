@@ -9,5 +9,6 @@ pub mod v1 {
     tonic::include_proto!("fsindex.v1");
 
     /// Encoded file descriptor set, for the gRPC reflection service.
-    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("fsindex_descriptor");
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        tonic::include_file_descriptor_set!("fsindex_descriptor");
 }

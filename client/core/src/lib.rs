@@ -21,7 +21,10 @@ pub fn default_socket() -> PathBuf {
         return Path::new(&home).join("fsindexd.sock");
     }
     match directories::ProjectDirs::from("", "", "fsindex") {
-        Some(d) => d.runtime_dir().unwrap_or_else(|| d.data_dir()).join("fsindexd.sock"),
+        Some(d) => d
+            .runtime_dir()
+            .unwrap_or_else(|| d.data_dir())
+            .join("fsindexd.sock"),
         None => PathBuf::from(".fsindex/fsindexd.sock"),
     }
 }
@@ -42,7 +45,11 @@ pub async fn connect(target: &Target) -> anyhow::Result<IndexClient<Channel>> {
             Endpoint::try_from("http://[::]:50051")?
                 .connect_with_connector(tower::service_fn(move |_: Uri| {
                     let path = path.clone();
-                    async move { Ok::<_, std::io::Error>(TokioIo::new(tokio::net::UnixStream::connect(path).await?)) }
+                    async move {
+                        Ok::<_, std::io::Error>(TokioIo::new(
+                            tokio::net::UnixStream::connect(path).await?,
+                        ))
+                    }
                 }))
                 .await?
         }
@@ -62,12 +69,19 @@ pub fn find_daemon() -> Option<PathBuf> {
             return Some(beside);
         }
     }
-    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(&name)).find(|p| p.is_file()))
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(&name))
+            .find(|p| p.is_file())
+    })
 }
 
 /// Connects; when nothing listens on a unix socket and `spawn` is set,
 /// starts `fsindexd` for this instance and waits until it answers.
-pub async fn connect_or_spawn(target: &Target, spawn: bool) -> anyhow::Result<IndexClient<Channel>> {
+pub async fn connect_or_spawn(
+    target: &Target,
+    spawn: bool,
+) -> anyhow::Result<IndexClient<Channel>> {
     let first = match connect(target).await {
         Ok(c) => return Ok(c),
         Err(e) => e,
@@ -82,20 +96,27 @@ pub async fn connect_or_spawn(target: &Target, spawn: bool) -> anyhow::Result<In
         ));
     }
     let exe = find_daemon().ok_or_else(|| {
-        anyhow!("no fsindexd is listening on {} and none was found beside fsctl or on PATH", socket.display())
+        anyhow!(
+            "no fsindexd is listening on {} and none was found beside fsctl or on PATH",
+            socket.display()
+        )
     })?;
     let mut cmd = Command::new(&exe);
     if *socket != default_socket() {
         cmd.arg("--socket").arg(socket);
     }
-    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
         // Its own process group: a Ctrl-C meant for fsctl must not stop it.
         cmd.process_group(0);
     }
-    let mut child = cmd.spawn().with_context(|| format!("starting {}", exe.display()))?;
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("starting {}", exe.display()))?;
     let deadline = Instant::now() + SPAWN_DEADLINE;
     loop {
         if let Ok(c) = connect(target).await {
@@ -116,7 +137,11 @@ pub async fn connect_or_spawn(target: &Target, spawn: bool) -> anyhow::Result<In
             bail!("fsindexd exited ({status}) before listening: {err}");
         }
         if Instant::now() > deadline {
-            bail!("started {} but it did not listen on {} within {SPAWN_DEADLINE:?}", exe.display(), socket.display());
+            bail!(
+                "started {} but it did not listen on {} within {SPAWN_DEADLINE:?}",
+                exe.display(),
+                socket.display()
+            );
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }

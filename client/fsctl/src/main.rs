@@ -30,10 +30,22 @@ pub struct Global {
     #[arg(long, global = true)]
     pub json: bool,
     /// Daemon socket (default: the instance's, see FSINDEX_HOME).
-    #[arg(long, global = true, env = "FSINDEX_SOCKET", value_name = "PATH", help_heading = "Connection")]
+    #[arg(
+        long,
+        global = true,
+        env = "FSINDEX_SOCKET",
+        value_name = "PATH",
+        help_heading = "Connection"
+    )]
     pub socket: Option<PathBuf>,
     /// Daemon URL for a TCP daemon, e.g. http://127.0.0.1:7475.
-    #[arg(long, global = true, value_name = "URL", conflicts_with = "socket", help_heading = "Connection")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        conflicts_with = "socket",
+        help_heading = "Connection"
+    )]
     pub endpoint: Option<String>,
     /// Do not start fsindexd when none is listening.
     #[arg(long, global = true, env = "FSINDEX_NO_SPAWN", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, help_heading = "Connection")]
@@ -43,7 +55,8 @@ pub struct Global {
 impl Global {
     pub async fn client(
         &self,
-    ) -> anyhow::Result<fsindex_proto::v1::index_client::IndexClient<tonic::transport::Channel>> {
+    ) -> anyhow::Result<fsindex_proto::v1::index_client::IndexClient<tonic::transport::Channel>>
+    {
         let target = match (&self.endpoint, &self.socket) {
             (Some(url), _) => Target::Url(url.clone()),
             (None, Some(s)) => Target::Socket(s.clone()),
@@ -69,7 +82,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("fsctl: {e}");

@@ -11,7 +11,9 @@ pub fn size(n: u64) -> String {
 
 /// RFC 3339 in UTC; nanoseconds since the epoch in.
 pub fn rfc3339(ns: i64) -> String {
-    jiff::Timestamp::from_nanosecond(i128::from(ns)).map(|t| t.to_string()).unwrap_or_default()
+    jiff::Timestamp::from_nanosecond(i128::from(ns))
+        .map(|t| t.to_string())
+        .unwrap_or_default()
 }
 
 /// Display form of a byte-exact path (lossy for names that are not UTF-8).
@@ -28,8 +30,11 @@ pub fn path_bytes(p: &Path) -> Vec<u8> {
 /// An absolute form of a path the user typed, without following a symlink
 /// in its last component (so `du link` measures the link, as du does).
 pub fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
-    let abs = std::path::absolute(p).with_context(|| format!("{}: cannot make it absolute", p.display()))?;
-    let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else { return Ok(abs) };
+    let abs = std::path::absolute(p)
+        .with_context(|| format!("{}: cannot make it absolute", p.display()))?;
+    let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
+        return Ok(abs);
+    };
     match std::fs::canonicalize(parent) {
         Ok(parent) => Ok(parent.join(name)),
         Err(_) => Ok(abs),
@@ -45,7 +50,10 @@ pub fn error_line(e: &anyhow::Error) -> String {
 }
 
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Thousands separators: 1234567 -> "1,234,567".
@@ -53,7 +61,7 @@ pub fn count(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

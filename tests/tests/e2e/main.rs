@@ -1,1 +1,9 @@
-fn main(){}
+//! End-to-end tests: the real `fsindexd` and `fsctl` binaries, real SQLite
+//! files, real temp trees, gRPC over a real unix socket. Oracles are
+//! independent of fsindex: GNU `find` for the walk, GNU `du` for sizes.
+
+mod bad_input;
+mod du;
+mod restart;
+mod search;
+mod util;

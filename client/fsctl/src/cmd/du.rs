@@ -44,7 +44,11 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let mut client = g.client().await?;
     let top = if a.all { 0 } else { a.top };
     let r = client
-        .disk_usage(pb::DiskUsageRequest { path: path_bytes(&path), top, apparent: a.apparent })
+        .disk_usage(pb::DiskUsageRequest {
+            path: path_bytes(&path),
+            top,
+            apparent: a.apparent,
+        })
         .await?
         .into_inner();
     let total = r.total.unwrap_or_default();
@@ -55,7 +59,13 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         println!("{v}");
         return Ok(ExitCode::SUCCESS);
     }
-    let main = |u: &pb::Usage| if a.apparent { u.apparent_bytes } else { u.bytes };
+    let main = |u: &pb::Usage| {
+        if a.apparent {
+            u.apparent_bytes
+        } else {
+            u.bytes
+        }
+    };
     println!(
         "{}  {} allocated, {} apparent, {} files, {} folders{}",
         lossy(&total.path),
@@ -63,12 +73,19 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         size(total.apparent_bytes),
         count(total.files),
         count(total.dirs),
-        if total.incomplete { "  (incomplete: some folders could not be read)" } else { "" }
+        if total.incomplete {
+            "  (incomplete: some folders could not be read)"
+        } else {
+            ""
+        }
     );
     if r.children.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:>11}  {:>11}  {:>6}  {:>9}  {:>7}  NAME", "SIZE", "APPARENT", "SHARE", "FILES", "DIRS");
+    println!(
+        "{:>11}  {:>11}  {:>6}  {:>9}  {:>7}  NAME",
+        "SIZE", "APPARENT", "SHARE", "FILES", "DIRS"
+    );
     let parent = main(&total).max(1) as f64;
     for c in &r.children {
         let name = lossy(&c.path);
@@ -87,7 +104,10 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     if (r.children.len() as u64) < r.children_total {
-        println!("({} more; --all shows every child)", r.children_total - r.children.len() as u64);
+        println!(
+            "({} more; --all shows every child)",
+            r.children_total - r.children.len() as u64
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

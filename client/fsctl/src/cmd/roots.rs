@@ -32,12 +32,23 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         Action::Remove { path } => (pb::RootsAction::Remove, path_bytes(&absolute(path)?)),
     };
     let mut client = g.client().await?;
-    let r = client.roots(pb::RootsRequest { action: action as i32, path }).await?.into_inner();
+    let r = client
+        .roots(pb::RootsRequest {
+            action: action as i32,
+            path,
+        })
+        .await?
+        .into_inner();
     for root in &r.roots {
         if g.json {
             println!("{}", root_json(root));
         } else {
-            println!("{}  {}  {} entries", lossy(&root.path), state_name(root.state), count(root.entries));
+            println!(
+                "{}  {}  {} entries",
+                lossy(&root.path),
+                state_name(root.state),
+                count(root.entries)
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -25,7 +25,10 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         None => Vec::new(),
     };
     let mut client = g.client().await?;
-    let mut stream = client.rescan(pb::RescanRequest { path, wait: a.wait }).await?.into_inner();
+    let mut stream = client
+        .rescan(pb::RescanRequest { path, wait: a.wait })
+        .await?
+        .into_inner();
     let bar = (a.wait && !g.json && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
@@ -38,7 +41,12 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let mut last = pb::ScanProgress::default();
     while let Some(p) = stream.message().await? {
         if let Some(b) = &bar {
-            b.set_message(format!("{} entries walked, {} changes, {} errors", count(p.scanned), count(p.written), count(p.errors)));
+            b.set_message(format!(
+                "{} entries walked, {} changes, {} errors",
+                count(p.scanned),
+                count(p.written),
+                count(p.errors)
+            ));
         }
         last = p;
     }

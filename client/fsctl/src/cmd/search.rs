@@ -39,10 +39,20 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let query = a
         .query
         .iter()
-        .map(|q| if q.contains(char::is_whitespace) && !q.contains('"') { format!("\"{q}\"") } else { q.clone() })
+        .map(|q| {
+            if q.contains(char::is_whitespace) && !q.contains('"') {
+                format!("\"{q}\"")
+            } else {
+                q.clone()
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ");
-    let query = if a.query.len() == 1 { a.query[0].clone() } else { query };
+    let query = if a.query.len() == 1 {
+        a.query[0].clone()
+    } else {
+        query
+    };
     let sort = match a.sort {
         SortBy::Relevance => pb::SortOrder::Relevance,
         SortBy::Name => pb::SortOrder::Name,
@@ -51,8 +61,14 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         SortBy::Mtime => pb::SortOrder::Mtime,
     };
     let mut client = g.client().await?;
-    let mut stream =
-        client.search(pb::SearchRequest { query, limit: a.limit, sort: sort as i32 }).await?.into_inner();
+    let mut stream = client
+        .search(pb::SearchRequest {
+            query,
+            limit: a.limit,
+            sort: sort as i32,
+        })
+        .await?
+        .into_inner();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(64 << 10, stdout.lock());
     let mut total = 0u64;
@@ -84,5 +100,9 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     if shown < total && !g.json && !a.print0 {
         eprintln!("({shown} of {total} matches shown; --limit 0 shows all)");
     }
-    Ok(if total > 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if total > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

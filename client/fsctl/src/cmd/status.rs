@@ -61,15 +61,40 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
         println!("{v}");
         return Ok(ExitCode::SUCCESS);
     }
-    println!("fsindexd {} (pid {}), up {} s: {}", s.version, s.pid, s.uptime_secs, s.state);
-    println!("index    {} entries, {} on disk ({})", count(s.entries), size(s.db_bytes), lossy(&s.db_path));
+    println!(
+        "fsindexd {} (pid {}), up {} s: {}",
+        s.version, s.pid, s.uptime_secs, s.state
+    );
+    println!(
+        "index    {} entries, {} on disk ({})",
+        count(s.entries),
+        size(s.db_bytes),
+        lossy(&s.db_path)
+    );
     println!("memory   {} resident", size(s.rss_bytes));
     println!("written  {} entry rows since start", count(s.rows_written));
     for r in &s.roots {
-        let progress = if state_name(r.state) == "scanning" { format!(", {} walked", count(r.scanned)) } else { String::new() };
-        let errors = if r.errors > 0 { format!(", {} unreadable or vanished", count(r.errors)) } else { String::new() };
-        let error = if r.error.is_empty() { String::new() } else { format!(": {}", r.error) };
-        println!("root     {}  {}  {} entries{progress}{errors}{error}", lossy(&r.path), state_name(r.state), count(r.entries));
+        let progress = if state_name(r.state) == "scanning" {
+            format!(", {} walked", count(r.scanned))
+        } else {
+            String::new()
+        };
+        let errors = if r.errors > 0 {
+            format!(", {} unreadable or vanished", count(r.errors))
+        } else {
+            String::new()
+        };
+        let error = if r.error.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", r.error)
+        };
+        println!(
+            "root     {}  {}  {} entries{progress}{errors}{error}",
+            lossy(&r.path),
+            state_name(r.state),
+            count(r.entries)
+        );
     }
     for n in &s.notices {
         println!("notice   {n}");

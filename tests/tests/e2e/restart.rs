@@ -1,0 +1,140 @@
+//! Restarts: an unchanged tree writes no entry rows; changes made while the
+//! daemon was down are all reflected after the restart reconcile.
+
+use std::collections::BTreeSet;
+
+use crate::util::{Instance, Runner, diff, find_oracle, gnu_du, odd_tree, search_oracle};
+
+fn rows_written(inst: &Instance) -> u64 {
+    inst.status()["rows_written"].as_u64().unwrap()
+}
+
+#[test]
+fn unchanged_restart_writes_no_rows_and_changes_are_reconciled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    odd_tree(&tree);
+    let runner = Runner::current();
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner.clone());
+    inst.start();
+    let first = inst.status();
+    assert!(rows_written(&inst) > 60);
+    let entries = first["entries"].as_u64().unwrap();
+    assert_eq!(
+        entries,
+        find_oracle(&runner, &tree).len() as u64 + 1,
+        "entries = walk + the root folder"
+    );
+    assert_eq!(first["roots"][0]["entries"].as_u64(), Some(entries));
+    assert_eq!(first["roots"][0]["state"], "ready");
+    inst.stop();
+
+    // Unchanged: the reconcile writes nothing.
+    inst.start();
+    assert_eq!(
+        rows_written(&inst),
+        0,
+        "an unchanged restart must not write entry rows"
+    );
+    assert_eq!(inst.status()["entries"].as_u64(), Some(entries));
+    inst.stop();
+
+    // Adds, deletes, size changes, a renamed folder, a file replaced by a folder.
+    std::fs::write(tree.join("added.txt"), b"new file").unwrap();
+    std::fs::create_dir_all(tree.join("new folder/inner")).unwrap();
+    std::fs::write(tree.join("new folder/inner/fresh.md"), b"fresh").unwrap();
+    std::fs::remove_file(tree.join("Taxes/2024/w2.pdf")).unwrap();
+    std::fs::remove_dir_all(tree.join("deep/level0/level1/level2")).unwrap();
+    std::fs::write(tree.join("src/lib.rs"), vec![b'y'; 200_000]).unwrap();
+    std::fs::rename(tree.join("My Documents"), tree.join("Renamed Docs")).unwrap();
+    std::fs::remove_file(tree.join("empty.txt")).unwrap();
+    std::fs::create_dir(tree.join("empty.txt")).unwrap();
+    std::fs::write(tree.join("empty.txt/now-a-folder"), b"").unwrap();
+
+    inst.start();
+    assert!(rows_written(&inst) > 0);
+    let all = find_oracle(&runner, &tree);
+    assert_eq!(
+        inst.status()["entries"].as_u64(),
+        Some(all.len() as u64 + 1)
+    );
+    for terms in [
+        &["added"][..],
+        &["fresh"],
+        &["w2"],
+        &["level"],
+        &["renamed"],
+        &["my documents"],
+        &["now-a-folder"],
+        &["e"],
+    ] {
+        let expected = search_oracle(&all, &tree, terms);
+        let got: BTreeSet<Vec<u8>> = inst.search0(terms).into_iter().collect();
+        assert_eq!(
+            expected,
+            got,
+            "after restart, query {terms:?}:\n{}",
+            diff(&expected, &got)
+        );
+    }
+    assert!(
+        inst.search0(&["my documents"]).is_empty(),
+        "the old folder name is gone"
+    );
+    for f in ["", "src", "Renamed Docs", "deep"] {
+        let path = tree.join(f);
+        let v = inst.json(&["du", path.to_str().unwrap()]);
+        let (blocks, apparent) = gnu_du(&runner, &path);
+        assert_eq!(
+            (v["bytes"].as_u64(), v["apparent_bytes"].as_u64()),
+            (Some(blocks), Some(apparent)),
+            "du {f:?}"
+        );
+    }
+}
+
+#[test]
+fn scan_wait_picks_up_changes_while_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    odd_tree(&tree);
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.start();
+    std::fs::write(tree.join("src/late.rs"), b"late").unwrap();
+    assert!(inst.search0(&["late.rs"]).is_empty());
+    let out = inst.fsctl(&[
+        "scan",
+        tree.join("src").to_str().unwrap(),
+        "--wait",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["done"], true);
+    assert_eq!(inst.search0(&["late.rs"]).len(), 1);
+
+    // roots add / remove take effect at once.
+    let other = tmp.path().join("other");
+    std::fs::create_dir_all(other.join("x")).unwrap();
+    std::fs::write(other.join("x/unique-marker.txt"), b"m").unwrap();
+    let out = inst.fsctl(&["roots", "add", other.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    inst.wait_ready();
+    assert_eq!(inst.search0(&["unique-marker"]).len(), 1);
+    let out = inst.fsctl(&["roots", "remove", other.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(inst.search0(&["unique-marker"]).is_empty());
+    assert_eq!(inst.status()["roots"].as_array().unwrap().len(), 1);
+}

@@ -1,0 +1,449 @@
+//! Test harness: temp trees, an isolated daemon instance per test, and
+//! walk-based oracles. Everything runs the real binaries over a real socket.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Directory holding the built binaries (target/debug).
+pub fn bin_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("FSINDEX_BIN_DIR") {
+        return PathBuf::from(d);
+    }
+    let exe = std::env::current_exe().expect("test exe");
+    // target/debug/deps/e2e-HASH -> target/debug
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .to_owned();
+    assert!(
+        dir.join("fsindexd").is_file() && dir.join("fsctl").is_file(),
+        "fsindexd and fsctl must be built first: `cargo build --workspace --bins` (looked in {})",
+        dir.display()
+    );
+    dir
+}
+
+pub fn is_root() -> bool {
+    // The crate denies unsafe code (no libc::geteuid), so ask `id`.
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0\n"))
+        .unwrap_or(false)
+}
+
+/// The uid/gid unprivileged processes run as when the tests run as root.
+pub const NOBODY: u32 = 65534;
+
+/// Who runs the daemon, fsctl and the oracles (du, find).
+#[derive(Clone, Debug)]
+pub struct Runner {
+    /// Some when commands are wrapped in setpriv to drop root.
+    drop_to: Option<u32>,
+    bins: PathBuf,
+}
+
+impl Runner {
+    /// Runs as the current user.
+    pub fn current() -> Runner {
+        Runner {
+            drop_to: None,
+            bins: bin_dir(),
+        }
+    }
+
+    /// Runs as a user that permission bits apply to: as root, drops to
+    /// nobody (root reads folders with mode 000). `owned` is chowned to that
+    /// user, and the binaries are copied where that user can run them.
+    pub fn unprivileged(owned: &[&Path], scratch: &Path) -> Runner {
+        if !is_root() {
+            return Runner::current();
+        }
+        let bins = scratch.join("bin");
+        std::fs::create_dir_all(&bins).unwrap();
+        for b in ["fsindexd", "fsctl"] {
+            std::fs::copy(bin_dir().join(b), bins.join(b)).unwrap();
+        }
+        chown_r(&bins);
+        for p in owned {
+            chown_r(p);
+        }
+        // Every ancestor of the scratch dir must be traversable.
+        std::fs::set_permissions(scratch, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Runner {
+            drop_to: Some(NOBODY),
+            bins,
+        }
+    }
+
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        match self.drop_to {
+            None => Command::new(program),
+            Some(uid) => {
+                let mut c = Command::new("setpriv");
+                c.arg(format!("--reuid={uid}"))
+                    .arg(format!("--regid={uid}"))
+                    .arg("--clear-groups")
+                    .arg("--");
+                c.arg(program);
+                c
+            }
+        }
+    }
+
+    pub fn bin(&self, name: &str) -> PathBuf {
+        self.bins.join(name)
+    }
+}
+
+fn chown_r(p: &Path) {
+    let st = Command::new("chown")
+        .arg("-R")
+        .arg("-h")
+        .arg(format!("{NOBODY}:{NOBODY}"))
+        .arg(p)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// An isolated fsindex instance: its own FSINDEX_HOME, daemon and socket.
+pub struct Instance {
+    pub home: PathBuf,
+    pub roots: Vec<PathBuf>,
+    pub runner: Runner,
+    daemon: Option<Child>,
+}
+
+impl Instance {
+    /// Creates the instance directory without starting a daemon.
+    pub fn new(home: PathBuf, roots: &[&Path], runner: Runner) -> Instance {
+        std::fs::create_dir_all(&home).unwrap();
+        if runner.drop_to.is_some() {
+            chown_r(&home);
+        }
+        Instance {
+            home,
+            roots: roots.iter().map(|p| p.to_path_buf()).collect(),
+            runner,
+            daemon: None,
+        }
+    }
+
+    /// Starts fsindexd with `--root` for every root and waits until ready.
+    pub fn start(&mut self) {
+        self.spawn();
+        self.wait_ready();
+    }
+
+    /// Starts fsindexd without waiting.
+    pub fn spawn(&mut self) {
+        let mut cmd = self.runner.command(self.runner.bin("fsindexd"));
+        for r in &self.roots {
+            cmd.arg("--root").arg(r);
+        }
+        cmd.env("FSINDEX_HOME", &self.home)
+            .env_remove("FSINDEX_SOCKET");
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        self.daemon = Some(cmd.spawn().expect("spawn fsindexd"));
+    }
+
+    /// Runs fsindexd in the foreground and returns its output (for start-up
+    /// errors).
+    pub fn run_daemon(&self) -> Output {
+        let mut cmd = self.runner.command(self.runner.bin("fsindexd"));
+        for r in &self.roots {
+            cmd.arg("--root").arg(r);
+        }
+        cmd.env("FSINDEX_HOME", &self.home);
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_output(child, Duration::from_secs(30))
+    }
+
+    pub fn fsctl_cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = self.runner.command(self.runner.bin("fsctl"));
+        cmd.args(args)
+            .env("FSINDEX_HOME", &self.home)
+            .env("FSINDEX_NO_SPAWN", "1")
+            .env_remove("FSINDEX_SOCKET");
+        cmd
+    }
+
+    pub fn fsctl(&self, args: &[&str]) -> Output {
+        self.fsctl_cmd(args).output().expect("run fsctl")
+    }
+
+    /// Runs fsctl with `--json` and parses its single object.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut a = args.to_vec();
+        a.push("--json");
+        let out = self.fsctl(&a);
+        assert!(
+            out.status.success(),
+            "fsctl {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "fsctl {args:?}: bad JSON ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        })
+    }
+
+    pub fn status(&self) -> Value {
+        self.json(&["status"])
+    }
+
+    /// Polls status until every root is scanned (no sleeps on a guess).
+    pub fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut last = String::new();
+        loop {
+            if let Some(child) = self.daemon.as_mut()
+                && let Ok(Some(st)) = child.try_wait()
+            {
+                let mut err = String::new();
+                if let Some(mut e) = child.stderr.take() {
+                    use std::io::Read;
+                    let _ = e.read_to_string(&mut err);
+                }
+                panic!("fsindexd exited early ({st}): {err}");
+            }
+            let out = self.fsctl(&["status", "--json"]);
+            if out.status.success() {
+                let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+                if v["state"] == "ready" {
+                    return;
+                }
+                last = v.to_string();
+            } else {
+                last = String::from_utf8_lossy(&out.stderr).into_owned();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "daemon not ready in time; last status: {last}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGTERM, then wait for a clean exit.
+    pub fn stop(&mut self) {
+        if let Some(child) = self.daemon.take() {
+            let st = Command::new("kill")
+                .arg("-TERM")
+                .arg(child.id().to_string())
+                .status()
+                .unwrap();
+            assert!(st.success());
+            let out = wait_output(child, Duration::from_secs(30));
+            assert!(
+                out.status.success(),
+                "fsindexd did not stop cleanly: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+
+    /// Search with `-0`: byte-exact paths, in result order.
+    pub fn search0(&self, query: &[&str]) -> Vec<Vec<u8>> {
+        let mut args = vec!["search", "-0"];
+        args.extend_from_slice(query);
+        let out = self.fsctl(&args);
+        assert!(
+            out.status.code() == Some(0) || out.status.code() == Some(1),
+            "fsctl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+            .split(|&b| b == 0)
+            .filter(|s| !s.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.home.join("index.db")
+    }
+}
+
+/// Waits for a child (polling, so a hung one is killed after `limit`).
+fn wait_output(mut child: Child, limit: Duration) -> Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.daemon.take() {
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .arg(c.id().to_string())
+                .status();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Builds the awkward tree every capability is tested on. Returns the path
+/// of the folder that is made unreadable (callers chmod it last, after any
+/// chown).
+pub fn odd_tree(root: &Path) -> PathBuf {
+    let w = |p: &str, content: &[u8]| {
+        let path = root.join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    };
+    w("Taxes/2025/w2.pdf", b"wages");
+    w("Taxes/2024/w2.pdf", b"old wages");
+    w("2025_tax_return.pdf", &[7u8; 5000]);
+    w("My Documents/tax return 2025.pdf", b"spaces in names");
+    w("My Documents/notes.txt", b"plain");
+    w("Café/menu.txt", b"composed");
+    w("Cafe\u{301} Noir/menu.txt", b"decomposed");
+    w("ärger/ÄRGER.txt", b"umlaut");
+    w("Straße.md", b"sharp s");
+    w(".hidden/secret.txt", b"hidden");
+    w(".bashrc", b"export X=1");
+    w("src/main.rs", b"fn main() {}");
+    w("src/lib.rs", &vec![b'x'; 70_000]);
+    w("empty.txt", b"");
+    std::fs::create_dir_all(root.join("empty folder")).unwrap();
+    // Not UTF-8.
+    let bad = root.join(OsStr::from_bytes(b"bad\xffname.txt"));
+    std::fs::write(&bad, b"latin-1 name").unwrap();
+    // Deep nesting.
+    let mut deep = root.join("deep");
+    for i in 0..40 {
+        deep = deep.join(format!("level{i}"));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("bottom.txt"), b"deep").unwrap();
+    // Symlinks: dangling, a loop, one to a folder (never followed).
+    symlink("does-not-exist", root.join("dangling")).unwrap();
+    symlink("loop", root.join("loop")).unwrap();
+    symlink("..", root.join("src/up")).unwrap();
+    // Hard links: both inside; one with its twin in another folder.
+    w("links/a/original.bin", &vec![1u8; 20_000]);
+    std::fs::hard_link(
+        root.join("links/a/original.bin"),
+        root.join("links/b-twin.bin"),
+    )
+    .unwrap();
+    std::fs::hard_link(
+        root.join("links/a/original.bin"),
+        root.join("links/a/same-dir-twin.bin"),
+    )
+    .unwrap();
+    // A sparse file: 8 MiB apparent, almost nothing allocated.
+    let f = std::fs::File::create(root.join("sparse.img")).unwrap();
+    f.set_len(8 << 20).unwrap();
+    // A fifo (kind "other").
+    assert!(
+        Command::new("mkfifo")
+            .arg(root.join("pipe"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    // A folder that will be unreadable.
+    w("locked/inside.txt", b"cannot see me");
+    w("locked/sub/deeper.txt", b"nor me");
+    root.join("locked")
+}
+
+pub fn make_unreadable(p: &Path) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o000)).unwrap();
+}
+
+/// Every path under `root` as `find` sees it when run by `runner`
+/// (independent of fsindex's walker), root excluded.
+pub fn find_oracle(runner: &Runner, root: &Path) -> BTreeSet<Vec<u8>> {
+    let out = runner
+        .command("find")
+        .arg(root)
+        .arg("-mindepth")
+        .arg("1")
+        .arg("-print0")
+        .output()
+        .unwrap();
+    out.stdout
+        .split(|&b| b == 0)
+        .filter(|s| !s.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// The entries of `all` whose path relative to `root`, folded, contains
+/// every term (the DESIGN's search semantics, computed independently).
+pub fn search_oracle(all: &BTreeSet<Vec<u8>>, root: &Path, terms: &[&str]) -> BTreeSet<Vec<u8>> {
+    let prefix = root.as_os_str().as_bytes().len() + 1;
+    let terms: Vec<String> = terms.iter().map(|t| fold(t)).collect();
+    all.iter()
+        .filter(|p| {
+            let rel = fold(&String::from_utf8_lossy(&p[prefix..]));
+            terms.iter().all(|t| rel.contains(t.as_str()))
+        })
+        .cloned()
+        .collect()
+}
+
+fn fold(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let nfc: String = s.nfc().collect();
+    caseless::default_case_fold_str(&nfc).nfc().collect()
+}
+
+/// `du -s -B1` and `du -s -b` of `path`, as `runner` (GNU du is the oracle).
+pub fn gnu_du(runner: &Runner, path: &Path) -> (u64, u64) {
+    let get = |flag: &str| {
+        let out = runner
+            .command("du")
+            .arg("-s")
+            .arg(flag)
+            .arg(path)
+            .output()
+            .unwrap();
+        let s = String::from_utf8_lossy(&out.stdout);
+        s.split_whitespace()
+            .next()
+            .unwrap_or_else(|| panic!("du {flag} {}: no output", path.display()))
+            .parse::<u64>()
+            .unwrap()
+    };
+    (get("-B1"), get("-b"))
+}
+
+pub fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Shows set differences readably.
+pub fn diff(expected: &BTreeSet<Vec<u8>>, got: &BTreeSet<Vec<u8>>) -> String {
+    let missing: Vec<String> = expected.difference(got).map(|p| lossy(p)).collect();
+    let extra: Vec<String> = got.difference(expected).map(|p| lossy(p)).collect();
+    format!("missing {missing:#?}\nextra {extra:#?}")
+}
