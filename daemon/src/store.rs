@@ -575,14 +575,11 @@ fn apply_batch(
                     )?;
                 }
                 Op::AddRoot { path, reply } => {
-                    let r = tx
-                        .execute(
-                            "INSERT INTO roots (path, added_at) VALUES (?1, ?2)",
-                            params![path, unix_now()],
-                        )
-                        .map(|_| tx.last_insert_rowid())
-                        .map_err(Error::from);
-                    let _ = reply.send(r);
+                    tx.execute(
+                        "INSERT INTO roots (path, added_at) VALUES (?1, ?2)",
+                        params![path, unix_now()],
+                    )?;
+                    added_roots.push((reply, tx.last_insert_rowid()));
                 }
                 Op::RemoveRoot { root_id } => {
                     agg.apply(&tx)?;
