@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, mpsc};
 use std::time::Instant;
 
@@ -65,6 +65,9 @@ pub struct Engine {
     jobs: Mutex<Option<mpsc::Sender<ScanJob>>>,
     pub started: Instant,
     cross_filesystems: bool,
+    /// Set at shutdown: a running scan stops at its next entry.
+    cancel: AtomicBool,
+    scanner: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -106,6 +109,8 @@ impl Engine {
             jobs: Mutex::new(None),
             started: Instant::now(),
             cross_filesystems,
+            cancel: AtomicBool::new(false),
+            scanner: Mutex::new(None),
         });
         // Serve the previous index at once while the restart scan runs.
         {
@@ -152,9 +157,10 @@ impl Engine {
             engine.queue_scan(r.id, None, None)?;
         }
         let e = engine.clone();
-        std::thread::Builder::new()
+        let handle = std::thread::Builder::new()
             .name("fsindex-scan".into())
             .spawn(move || e.scanner_loop(rx))?;
+        *engine.scanner.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
         Ok(engine)
     }
 
@@ -309,12 +315,18 @@ impl Engine {
                 cross_filesystems: self.cross_filesystems,
             },
         };
-        let outcome =
-            scan::scan(&self.store, &self.writer, &target, &job.progress).map_err(|e| {
-                let msg = format!("scanning {} failed: {e}", target.start.display());
-                tracing::error!("{msg}");
-                msg
-            })?;
+        let outcome = scan::scan(
+            &self.store,
+            &self.writer,
+            &target,
+            &job.progress,
+            &self.cancel,
+        )
+        .map_err(|e| {
+            let msg = format!("scanning {} failed: {e}", target.start.display());
+            tracing::error!("{msg}");
+            msg
+        })?;
         if outcome.changes > 0 || self.snapshot().is_empty() {
             self.reload_snapshot();
         }
@@ -418,9 +430,19 @@ impl Engine {
         Ok(out)
     }
 
-    /// Stops accepting scans. Called at shutdown.
+    /// Stops accepting scans, cancels a running one and waits for the
+    /// scanner to finish. Called at shutdown, before the writer closes.
     pub fn stop(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
         self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let handle = self
+            .scanner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
     }
 }
 

@@ -43,6 +43,8 @@ pub enum Error {
     InvalidArgument(String),
     #[error("index writer stopped")]
     WriterGone,
+    #[error("cancelled: the daemon is shutting down")]
+    Cancelled,
     #[error("database: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("{0}")]
@@ -60,6 +62,7 @@ impl From<Error> for tonic::Status {
             Error::AlreadyRunning(_) | Error::NewerSchema { .. } => {
                 tonic::Status::failed_precondition(msg)
             }
+            Error::Cancelled => tonic::Status::cancelled(msg),
             Error::WriterGone | Error::Sqlite(_) | Error::Io(_) => tonic::Status::internal(msg),
         }
     }

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use jwalk::WalkDirGeneric;
 use rusqlite::Connection;
@@ -183,6 +183,7 @@ pub fn scan(
     writer: &WriteHandle,
     target: &ScanTarget,
     progress: &Progress,
+    cancel: &AtomicBool,
 ) -> Result<Outcome, Error> {
     let started = std::time::Instant::now();
     let conn = store.open_reader()?;
@@ -232,6 +233,12 @@ pub fn scan(
                 continue;
             }
         };
+        if cancel.load(Ordering::Relaxed) {
+            // What was sent is committed; the next start's reconcile
+            // finishes the job.
+            out.finish()?;
+            return Err(Error::Cancelled);
+        }
         progress.scanned.fetch_add(1, Ordering::Relaxed);
         let depth = entry.depth;
 

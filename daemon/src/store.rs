@@ -158,6 +158,8 @@ pub enum Op {
     RemoveRoot { root_id: i64 },
     /// Acknowledged once everything sent before it is committed.
     Barrier(mpsc::Sender<()>),
+    /// Commit what came before, checkpoint the WAL and stop.
+    Shutdown,
 }
 
 /// Where the index lives and how it was opened.
@@ -436,7 +438,11 @@ impl Writer {
     }
 
     fn shutdown(&mut self) {
-        self.tx.take();
+        // Other handles (a scan being cancelled) may still exist: stop
+        // explicitly rather than waiting for every sender to go.
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(vec![Op::Shutdown]);
+        }
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
@@ -461,6 +467,7 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Vec<Op>>, store: Arc<Sto
             }
         }
         let mut acks = Vec::new();
+        let stop = batch.iter().any(|op| matches!(op, Op::Shutdown));
         match apply_batch(&mut conn, batch, &mut acks) {
             Ok(written) => {
                 store.rows_written.fetch_add(written, Ordering::Relaxed);
@@ -470,8 +477,11 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Vec<Op>>, store: Arc<Sto
         for ack in acks {
             let _ = ack.send(());
         }
+        if stop {
+            break;
+        }
     }
-    // Every sender is gone: shut down cleanly.
+    // Asked to stop, or every sender is gone: shut down cleanly.
     if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
         tracing::warn!("WAL checkpoint at shutdown failed: {e}");
     }
@@ -594,6 +604,7 @@ fn apply_batch(
                     tx.execute("DELETE FROM roots WHERE id=?1", [root_id])?;
                 }
                 Op::Barrier(ack) => acks.push(ack),
+                Op::Shutdown => {}
             }
         }
         agg.apply(&tx)?;

@@ -138,3 +138,71 @@ fn scan_wait_picks_up_changes_while_running() {
     assert!(inst.search0(&["unique-marker"]).is_empty());
     assert_eq!(inst.status()["roots"].as_array().unwrap().len(), 1);
 }
+
+/// Stopping mid-scan: SIGTERM exits promptly and cleanly; SIGKILL leaves an
+/// index that opens without recovery. Either way the next start's
+/// reconcile makes the index exact.
+#[test]
+fn stopped_or_killed_mid_scan_then_restart_is_exact() {
+    use crate::util::wide_tree;
+    use std::time::{Duration, Instant};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    wide_tree(&tree, 300, 200);
+    let runner = Runner::current();
+    let all = find_oracle(&runner, &tree);
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner.clone());
+
+    for how in ["sigterm", "sigkill"] {
+        inst.spawn();
+        let first = inst.wait_listening();
+        let t = Instant::now();
+        if how == "sigterm" {
+            inst.stop(); // asserts a clean exit
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "SIGTERM mid-scan took {:?}",
+                t.elapsed()
+            );
+        } else {
+            inst.kill9();
+        }
+        eprintln!("{how}: stopped at {}", first["roots"][0]["scanned"]);
+        inst.start();
+        let status = inst.status();
+        assert_eq!(
+            status["notices"].as_array().unwrap().len(),
+            0,
+            "no recovery needed: {status}"
+        );
+        assert_eq!(
+            status["entries"].as_u64(),
+            Some(all.len() as u64 + 1),
+            "{how}: entries after restart"
+        );
+        for terms in [&["file-7-"][..], &["d0299", "inner"], &["199.txt"]] {
+            let expected = search_oracle(&all, &tree, terms);
+            let got: BTreeSet<Vec<u8>> = inst.search0(terms).into_iter().collect();
+            assert_eq!(
+                expected,
+                got,
+                "{how}: query {terms:?}:\n{}",
+                diff(&expected, &got)
+            );
+        }
+        let v = inst.json(&["du", tree.to_str().unwrap()]);
+        let (blocks, apparent) = gnu_du(&runner, &tree);
+        assert_eq!(
+            (v["bytes"].as_u64(), v["apparent_bytes"].as_u64()),
+            (Some(blocks), Some(apparent))
+        );
+        assert_eq!(v["files"].as_u64(), Some(60_000));
+        inst.stop();
+        // Start over from an empty index for the next round.
+        std::fs::remove_file(inst.db()).unwrap();
+        for side in ["index.db-wal", "index.db-shm"] {
+            let _ = std::fs::remove_file(inst.home.join(side));
+        }
+    }
+}

@@ -261,6 +261,31 @@ impl Instance {
         }
     }
 
+    /// SIGKILL: no chance to flush or checkpoint.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.daemon.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+
+    /// Waits until the daemon answers status (not necessarily ready).
+    pub fn wait_listening(&self) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let out = self.fsctl(&["status", "--json"]);
+            if out.status.success() {
+                return serde_json::from_slice(&out.stdout).unwrap();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "daemon not listening: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Search with `-0`: byte-exact paths, in result order.
     pub fn search0(&self, query: &[&str]) -> Vec<Vec<u8>> {
         let mut args = vec!["search", "-0"];
@@ -373,6 +398,17 @@ pub fn odd_tree(root: &Path) -> PathBuf {
     w("locked/inside.txt", b"cannot see me");
     w("locked/sub/deeper.txt", b"nor me");
     root.join("locked")
+}
+
+/// A wide tree of `dirs` x `files` empty files, for scans that take a while.
+pub fn wide_tree(root: &Path, dirs: usize, files: usize) {
+    for d in 0..dirs {
+        let dir = root.join(format!("d{d:04}")).join("inner");
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..files {
+            std::fs::File::create(dir.join(format!("file-{d}-{f}.txt"))).unwrap();
+        }
+    }
 }
 
 pub fn make_unreadable(p: &Path) {
