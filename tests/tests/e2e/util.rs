@@ -213,7 +213,6 @@ impl Instance {
     /// Polls status until every root is scanned (no sleeps on a guess).
     pub fn wait_ready(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(60);
-        let mut last = String::new();
         loop {
             if let Some(child) = self.daemon.as_mut()
                 && let Ok(Some(st)) = child.try_wait()
@@ -226,15 +225,15 @@ impl Instance {
                 panic!("fsindexd exited early ({st}): {err}");
             }
             let out = self.fsctl(&["status", "--json"]);
-            if out.status.success() {
+            let last = if out.status.success() {
                 let v: Value = serde_json::from_slice(&out.stdout).unwrap();
                 if v["state"] == "ready" {
                     return;
                 }
-                last = v.to_string();
+                v.to_string()
             } else {
-                last = String::from_utf8_lossy(&out.stderr).into_owned();
-            }
+                String::from_utf8_lossy(&out.stderr).into_owned()
+            };
             assert!(
                 Instant::now() < deadline,
                 "daemon not ready in time; last status: {last}"
