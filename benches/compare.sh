@@ -173,6 +173,7 @@ wait_idle() {
         ((same >= 2)) && break
     done
     IDLE_STATUS=$s
+    IDLE_RSS_ANON=$(awk '/RssAnon/ { print $2 * 1024 }' "/proc/$DAEMON_PID/status")
 }
 
 # The daemon log lines that time the phases (scan walk+write, snapshot load).
@@ -198,6 +199,7 @@ INIT_PHASES=$(phase_lines "$HOME_DIR")
 HWM_INIT=$(awk '/VmHWM/ {print $2 * 1024}' "/proc/$DAEMON_PID/status")
 wait_idle "$HOME_DIR"
 IDLE1=$IDLE_STATUS
+ANON1=$IDLE_RSS_ANON
 log "  idle: $IDLE1"
 
 log "initial index: updatedb x$RUNS (database removed before each run)"
@@ -257,6 +259,7 @@ done
 RESTART_PHASES=$(cat "$HOME_DIR"/logs/* | awk '/fsindexd starting/ { buf = "" } { buf = buf "    " $0 "\n" } END { printf "%s", buf }' | grep -E 'scan done|snapshot loaded|listening|starting' || true)
 wait_idle "$HOME_DIR"
 IDLE2=$IDLE_STATUS
+ANON2=$IDLE_RSS_ANON
 log "  idle: $IDLE2"
 
 log "rescan of a running, idle daemon: fsctl scan --wait x$RUNS"
@@ -367,8 +370,10 @@ def rss_target(b):
     if ent < 999_000:
         return "< 64 MiB at 1M (not checked below 1M)"
     return f"< 64 MiB at 1M: {ok(b < 64 * 2**20)}"
-row("daemon RSS, idle after initial index", mib(rss1), "", "", rss_target(rss1), "\`fsctl status --json\` rss_bytes")
-row("daemon RSS, idle after restart", mib(rss2), "", "", rss_target(rss2), "same")
+anon1, anon2 = int("$ANON1" or 0), int("$ANON2" or 0)
+row("daemon RSS, idle after initial index", f"{mib(rss1)} ({mib(anon1)} anonymous)", "", "", rss_target(rss1),
+    "\`fsctl status --json\` rss_bytes; RssAnon in /proc/PID/status")
+row("daemon RSS, idle after restart", f"{mib(rss2)} ({mib(anon2)} anonymous)", "", "", rss_target(rss2), "same")
 row("daemon peak RSS during initial index", mib(hwm_init), "", "", "", "VmHWM in /proc/PID/status")
 row("daemon shutdown (SIGTERM to exit)", fmt_ms(statistics.median(shutdown_ms)), "", "", "", "")
 p("")

@@ -200,6 +200,8 @@ impl Engine {
             }
             Err(e) => tracing::error!("loading the search snapshot failed: {e}"),
         }
+        // The previous snapshot and the load's temporaries are freed now.
+        crate::store::release_memory();
     }
 
     /// Queues a scan of a root (or a folder under it).
@@ -330,6 +332,8 @@ impl Engine {
         if outcome.changes > 0 || self.snapshot().is_empty() {
             self.reload_snapshot();
         }
+        let _ = self.writer.send(vec![Op::Idle]);
+        crate::store::release_memory();
         Ok(outcome)
     }
 

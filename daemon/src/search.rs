@@ -246,37 +246,41 @@ impl Snapshot {
         let mut own = vec![0u32; n];
         for (t, term) in query.terms.iter().enumerate() {
             let bit = 1u32 << t;
-            if term.as_bytes().contains(&SEP) {
-                self.mark_slash_term(term.as_bytes(), bit, &mut own);
+            let marked = if term.as_bytes().contains(&SEP) {
+                self.mark_slash_term(term.as_bytes(), bit, &mut own)
             } else {
-                self.mark_name_term(term.as_bytes(), bit, &mut own);
+                self.mark_name_term(term.as_bytes(), bit, &mut own)
+            };
+            if marked == 0 {
+                // No name holds this term, so no path does: nothing matches.
+                return (0, Vec::new());
             }
         }
-        // Spread matches down the tree: an entry matches a term when its own
-        // name or any folder above it does.
-        let mut path = own.clone();
+        // Spread matches down the tree (an entry matches a term when its own
+        // name or any folder above it does) and collect hits in one pass.
+        let mut path = vec![0u32; n];
+        let mut hits: Vec<u32> = Vec::new();
         for i in 0..n {
             let p = self.parent[i];
             if p == NO_PARENT {
-                continue;
+                continue; // a root's own folder: empty relative path
             }
-            if (p as usize) < i {
-                path[i] |= path[p as usize];
+            let m = if (p as usize) < i {
+                own[i] | path[p as usize]
             } else {
+                let mut m = own[i];
                 let mut q = p;
                 while q != NO_PARENT {
-                    path[i] |= own[q as usize];
+                    m |= own[q as usize];
                     q = self.parent[q as usize];
                 }
+                m
+            };
+            path[i] = m;
+            if m == full && self.kind[i] != HOLE {
+                hits.push(i as u32);
             }
         }
-        let mut hits: Vec<u32> = (0..n as u32)
-            .filter(|&i| {
-                path[i as usize] == full
-                    && self.kind[i as usize] != HOLE
-                    && self.depth[i as usize] > 0
-            })
-            .collect();
         let total = hits.len();
         let limit = if limit == 0 { total } else { limit.min(total) };
 
@@ -327,8 +331,10 @@ impl Snapshot {
         (total, found)
     }
 
-    /// Sets `bit` on every entry whose folded name contains `term`.
-    fn mark_name_term(&self, term: &[u8], bit: u32, own: &mut [u32]) {
+    /// Sets `bit` on every entry whose folded name contains `term`; returns
+    /// how many.
+    fn mark_name_term(&self, term: &[u8], bit: u32, own: &mut [u32]) -> usize {
+        let mut marked = 0;
         let finder = memmem::Finder::new(term);
         let mut i = 0usize; // entry holding the current position
         let mut pos = 0usize;
@@ -344,6 +350,7 @@ impl Snapshot {
                 }
             }
             own[i] |= bit;
+            marked += 1;
             // Skip to the next name: one hit per name is enough.
             pos = self.fold_at[i + 1] as usize;
             i += 1;
@@ -351,12 +358,14 @@ impl Snapshot {
                 break;
             }
         }
+        marked
     }
 
     /// A term with `/` spans several path components: `a0/a1/.../ak` matches
     /// where one component ends with a0, the next ones equal a1.., and the
     /// last starts with ak. Marks the entry where such a span ends.
-    fn mark_slash_term(&self, term: &[u8], bit: u32, own: &mut [u32]) {
+    fn mark_slash_term(&self, term: &[u8], bit: u32, own: &mut [u32]) -> usize {
+        let mut marked = 0;
         let pieces: Vec<&[u8]> = term.split(|&b| b == SEP).collect();
         let k = pieces.len() - 1;
         let last = pieces[k];
@@ -386,8 +395,10 @@ impl Snapshot {
             }
             if ok {
                 *own |= bit;
+                marked += 1;
             }
         }
+        marked
     }
 
     fn relevance(&self, i: u32, own: u32, query: &Query) -> RelevanceKey {

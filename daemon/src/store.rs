@@ -160,6 +160,9 @@ pub enum Op {
     Barrier(mpsc::Sender<()>),
     /// Commit what came before, checkpoint the WAL and stop.
     Shutdown,
+    /// Bulk work is over: checkpoint the WAL (so it does not stay large)
+    /// and give the page cache back.
+    Idle,
 }
 
 /// Where the index lives and how it was opened.
@@ -468,6 +471,7 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Vec<Op>>, store: Arc<Sto
         }
         let mut acks = Vec::new();
         let stop = batch.iter().any(|op| matches!(op, Op::Shutdown));
+        let idle = batch.iter().any(|op| matches!(op, Op::Idle));
         match apply_batch(&mut conn, batch, &mut acks) {
             Ok(written) => {
                 store.rows_written.fetch_add(written, Ordering::Relaxed);
@@ -479,6 +483,13 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Vec<Op>>, store: Arc<Sto
         }
         if stop {
             break;
+        }
+        if idle {
+            if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
+                tracing::warn!("WAL checkpoint failed: {e}");
+            }
+            let _ = conn.execute_batch("PRAGMA shrink_memory");
+            release_memory();
         }
     }
     // Asked to stop, or every sender is gone: shut down cleanly.
@@ -604,7 +615,7 @@ fn apply_batch(
                     tx.execute("DELETE FROM roots WHERE id=?1", [root_id])?;
                 }
                 Op::Barrier(ack) => acks.push(ack),
-                Op::Shutdown => {}
+                Op::Shutdown | Op::Idle => {}
             }
         }
         agg.apply(&tx)?;
@@ -748,5 +759,17 @@ impl Aggregates {
             }
         }
         Ok(())
+    }
+}
+
+/// Returns freed heap pages to the OS. glibc keeps them otherwise, and a
+/// scan of a million entries frees a lot: without this the idle daemon's
+/// RSS stays at its scan-time peak.
+#[allow(unsafe_code)]
+pub fn release_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes no pointers; it only walks glibc's own arenas.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
