@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use crate::util::{Instance, Runner, odd_tree};
+use crate::util::{Instance, OddSetup, Runner, odd_instance, odd_tree};
 
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -10,11 +10,11 @@ fn stderr(o: &std::process::Output) -> String {
 
 #[test]
 fn malformed_arguments_and_paths_outside_roots() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    odd_tree(&tree);
-    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
-    inst.start();
+    let OddSetup {
+        tmp: _tmp,
+        tree,
+        mut inst,
+    } = odd_instance(false);
 
     // The user sees which part of the query is wrong.
     let o = inst.fsctl(&["search", "\"unclosed phrase"]);
@@ -86,11 +86,11 @@ fn malformed_arguments_and_paths_outside_roots() {
 
 #[test]
 fn corrupt_index_is_moved_aside_and_rebuilt() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    odd_tree(&tree);
-    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
-    inst.start();
+    let OddSetup {
+        tmp: _tmp,
+        tree: _,
+        mut inst,
+    } = odd_instance(false);
     let entries = inst.status()["entries"].as_u64().unwrap();
     inst.stop();
     // Overwrite the middle of the database with garbage.
@@ -224,11 +224,11 @@ fn fsctl_starts_the_daemon_when_none_listens() {
 
 #[test]
 fn a_root_that_vanishes_is_reported_not_fatal() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    odd_tree(&tree);
-    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
-    inst.start();
+    let OddSetup {
+        tmp,
+        tree,
+        mut inst,
+    } = odd_instance(false);
     inst.stop();
     std::fs::rename(&tree, tmp.path().join("moved-away")).unwrap();
     // The configured root no longer exists: the daemon says so and exits 1.

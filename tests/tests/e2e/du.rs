@@ -1,17 +1,16 @@
 //! Disk usage equals GNU du on a tree with hard links, sparse files,
 //! symlinks, empty and unreadable folders.
 
-use crate::util::{Instance, Runner, gnu_du, make_unreadable, odd_tree};
+use crate::util::{OddSetup, gnu_du, odd_instance};
 
 #[test]
 fn du_equals_gnu_du_for_root_subfolders_and_children() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    let locked = odd_tree(&tree);
-    let runner = Runner::unprivileged(&[&tree], tmp.path());
-    make_unreadable(&locked);
-    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner.clone());
-    inst.start();
+    let OddSetup {
+        tmp: _tmp,
+        tree,
+        inst,
+    } = odd_instance(true);
+    let runner = inst.runner.clone();
 
     let folders = [
         "",
@@ -78,11 +77,11 @@ fn du_equals_gnu_du_for_root_subfolders_and_children() {
 
 #[test]
 fn du_human_output_shows_sizes_and_shares() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    odd_tree(&tree);
-    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
-    inst.start();
+    let OddSetup {
+        tmp: _tmp,
+        tree,
+        inst,
+    } = odd_instance(false);
     let out = inst.fsctl(&["du", tree.to_str().unwrap(), "--top", "3"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::util::{Instance, Runner, diff, find_oracle, gnu_du, odd_tree, search_oracle};
+use crate::util::{
+    Instance, OddSetup, Runner, diff, find_oracle, gnu_du, odd_instance, odd_tree, search_oracle,
+};
 
 fn rows_written(inst: &Instance) -> u64 {
     inst.status()["rows_written"].as_u64().unwrap()
@@ -95,11 +97,11 @@ fn unchanged_restart_writes_no_rows_and_changes_are_reconciled() {
 
 #[test]
 fn scan_wait_picks_up_changes_while_running() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    odd_tree(&tree);
-    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
-    inst.start();
+    let OddSetup {
+        tmp,
+        tree,
+        mut inst,
+    } = odd_instance(false);
     std::fs::write(tree.join("src/late.rs"), b"late").unwrap();
     assert!(inst.search0(&["late.rs"]).is_empty());
     let out = inst.fsctl(&[

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::util::{Instance, Runner, diff, find_oracle, make_unreadable, odd_tree, search_oracle};
+use crate::util::{OddSetup, diff, find_oracle, odd_instance, search_oracle};
 
 /// (query as typed, the terms it means).
 const QUERIES: &[(&[&str], &[&str])] = &[
@@ -44,13 +44,12 @@ const QUERIES: &[(&[&str], &[&str])] = &[
 
 #[test]
 fn search_equals_walk_oracle_on_an_awkward_tree() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    let locked = odd_tree(&tree);
-    let runner = Runner::unprivileged(&[&tree], tmp.path());
-    make_unreadable(&locked);
-    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner.clone());
-    inst.start();
+    let OddSetup {
+        tmp: _tmp,
+        tree,
+        inst,
+    } = odd_instance(true);
+    let runner = inst.runner.clone();
 
     let all = find_oracle(&runner, &tree);
     assert!(all.len() > 60, "the tree has {} entries", all.len());
@@ -66,11 +65,11 @@ fn search_equals_walk_oracle_on_an_awkward_tree() {
 
 #[test]
 fn ranking_limit_sort_json_and_exit_codes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    odd_tree(&tree);
-    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
-    inst.start();
+    let OddSetup {
+        tmp: _tmp,
+        tree: _,
+        inst,
+    } = odd_instance(false);
 
     // Own-name matches rank above matches through a parent folder.
     let ranked = inst.search0(&["tax", "2025"]);

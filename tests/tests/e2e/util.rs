@@ -482,3 +482,31 @@ pub fn diff(expected: &BTreeSet<Vec<u8>>, got: &BTreeSet<Vec<u8>>) -> String {
     let extra: Vec<String> = got.difference(expected).map(|p| lossy(p)).collect();
     format!("missing {missing:#?}\nextra {extra:#?}")
 }
+
+/// A started instance indexing a fresh [`odd_tree`].
+pub struct OddSetup {
+    /// Holds the temp dir until the test ends.
+    pub tmp: tempfile::TempDir,
+    pub tree: PathBuf,
+    pub inst: Instance,
+}
+
+/// Builds an awkward tree and starts a daemon on it. With `unreadable`, the
+/// `locked` folder is made unreadable and everything runs as a user that
+/// permission bits apply to.
+pub fn odd_instance(unreadable: bool) -> OddSetup {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    let locked = odd_tree(&tree);
+    let runner = if unreadable {
+        Runner::unprivileged(&[&tree], tmp.path())
+    } else {
+        Runner::current()
+    };
+    if unreadable {
+        make_unreadable(&locked);
+    }
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner);
+    inst.start();
+    OddSetup { tmp, tree, inst }
+}
