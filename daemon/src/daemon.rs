@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, mpsc};
 use std::time::Instant;
 
@@ -59,8 +59,7 @@ struct ScanJob {
 pub struct Engine {
     pub store: Arc<Store>,
     writer: WriteHandle,
-    snapshot: RwLock<Arc<Snapshot>>,
-    snapshot_gen: AtomicU64,
+    snapshot: Arc<RwLock<Snapshot>>,
     roots: Mutex<HashMap<i64, RootRuntime>>,
     jobs: Mutex<Option<mpsc::Sender<ScanJob>>>,
     pub started: Instant,
@@ -97,14 +96,14 @@ impl Engine {
     pub fn start(
         store: Arc<Store>,
         writer: WriteHandle,
+        snapshot: Arc<RwLock<Snapshot>>,
         wanted: Option<Vec<PathBuf>>,
         cross_filesystems: bool,
     ) -> Result<Arc<Engine>, Error> {
         let engine = Arc::new(Engine {
             store,
             writer,
-            snapshot: RwLock::new(Arc::new(Snapshot::default())),
-            snapshot_gen: AtomicU64::new(0),
+            snapshot,
             roots: Mutex::new(HashMap::new()),
             jobs: Mutex::new(None),
             started: Instant::now(),
@@ -112,13 +111,6 @@ impl Engine {
             cancel: AtomicBool::new(false),
             scanner: Mutex::new(None),
         });
-        // Serve the previous index at once while the restart scan runs.
-        {
-            let e = engine.clone();
-            std::thread::Builder::new()
-                .name("fsindex-load".into())
-                .spawn(move || e.reload_snapshot())?;
-        }
         let mut recorded = engine.store.read(du::roots)?;
         let wanted = match wanted {
             Some(w) => Some(w),
@@ -173,35 +165,9 @@ impl Engine {
         rx.recv().map_err(|_| Error::WriterGone)?
     }
 
-    /// The current search snapshot.
-    pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.snapshot
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    fn reload_snapshot(&self) {
-        let generation = self.snapshot_gen.fetch_add(1, Ordering::SeqCst) + 1;
-        let t = Instant::now();
-        match self.store.read(Snapshot::load) {
-            Ok(s) => {
-                let mut cur = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
-                // A slower, older load must not replace a newer one.
-                if generation == self.snapshot_gen.load(Ordering::SeqCst) || cur.is_empty() {
-                    tracing::info!(
-                        entries = s.len(),
-                        heap = s.heap_bytes(),
-                        ms = t.elapsed().as_millis() as u64,
-                        "search snapshot loaded"
-                    );
-                    *cur = Arc::new(s);
-                }
-            }
-            Err(e) => tracing::error!("loading the search snapshot failed: {e}"),
-        }
-        // The previous snapshot and the load's temporaries are freed now.
-        crate::store::release_memory();
+    /// The search snapshot (kept current by the writer).
+    pub fn snapshot(&self) -> Arc<RwLock<Snapshot>> {
+        self.snapshot.clone()
     }
 
     /// Queues a scan of a root (or a folder under it).
@@ -329,9 +295,6 @@ impl Engine {
             tracing::error!("{msg}");
             msg
         })?;
-        if outcome.changes > 0 || self.snapshot().is_empty() {
-            self.reload_snapshot();
-        }
         let _ = self.writer.send(vec![Op::Idle]);
         crate::store::release_memory();
         Ok(outcome)
@@ -400,7 +363,6 @@ impl Engine {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&root.id);
-        self.reload_snapshot();
         Ok(())
     }
 
@@ -483,4 +445,31 @@ fn default_root() -> PathBuf {
         .map(|d| d.home_dir().to_owned())
         .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// Keeps the search snapshot equal to the index (see [`crate::store::Mirror`]).
+#[derive(Debug)]
+pub struct SnapshotMirror(pub Arc<RwLock<Snapshot>>);
+
+impl crate::store::Mirror for SnapshotMirror {
+    fn load(&mut self, conn: &rusqlite::Connection) -> Result<(), Error> {
+        let t = Instant::now();
+        let loaded = Snapshot::load(conn)?;
+        tracing::info!(
+            entries = loaded.len(),
+            heap = loaded.heap_bytes(),
+            ms = t.elapsed().as_millis() as u64,
+            "search snapshot loaded"
+        );
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = loaded;
+        crate::store::release_memory();
+        Ok(())
+    }
+
+    fn apply(&mut self, changes: Vec<crate::store::Change>) {
+        self.0
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .apply(changes);
+    }
 }

@@ -8,7 +8,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use fsindexd::config::{Config, Paths};
-use fsindexd::daemon::Engine;
+use std::sync::{Arc, RwLock};
+
+use fsindexd::daemon::{Engine, SnapshotMirror};
+use fsindexd::search::Snapshot;
 use fsindexd::server::IndexService;
 use fsindexd::store::Store;
 
@@ -117,7 +120,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         "fsindexd starting"
     );
 
-    let (store, writer) = Store::open(&paths.db)?;
+    let snapshot = Arc::new(RwLock::new(Snapshot::default()));
+    let (store, writer) = Store::open(&paths.db, Box::new(SnapshotMirror(snapshot.clone())))?;
     let wanted = if !args.roots.is_empty() {
         Some(args.roots.clone())
     } else if !config.roots.is_empty() {
@@ -125,7 +129,13 @@ fn run(args: Args) -> anyhow::Result<()> {
     } else {
         None
     };
-    let engine = Engine::start(store, writer.handle(), wanted, config.cross_filesystems)?;
+    let engine = Engine::start(
+        store,
+        writer.handle(),
+        snapshot,
+        wanted,
+        config.cross_filesystems,
+    )?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -11,6 +11,7 @@
 //! from it and replaced after every scan that changed something.
 
 use std::cmp::Reverse;
+use std::collections::HashMap;
 
 use memchr::memmem;
 use rusqlite::Connection;
@@ -18,7 +19,7 @@ use rusqlite::Connection;
 use crate::Error;
 use crate::fold::fold_bytes;
 use crate::query::Query;
-use crate::store::Kind;
+use crate::store::{Change, EntryRow, Kind};
 
 const NO_PARENT: u32 = u32::MAX;
 /// `kind` of an id that has no entry (deleted rows leave holes).
@@ -50,8 +51,11 @@ pub struct Found {
     pub mtime_ns: i64,
 }
 
-/// An immutable, searchable copy of the entry tree.
-#[derive(Default)]
+/// A relocated name: (folded, original).
+type Relocated = (Box<[u8]>, Box<[u8]>);
+
+/// A searchable copy of the entry tree, kept equal to the index by the
+/// writer (loaded before its first commit, then given every commit).
 pub struct Snapshot {
     parent: Vec<u32>,
     kind: Vec<u8>,
@@ -68,6 +72,31 @@ pub struct Snapshot {
     orig_at: Vec<u32>,
     orig: Vec<u8>,
     entries: usize,
+    /// Names that no longer sit at their id's place in the arena (an entry
+    /// renamed, or an id below the arena's end given a name): folded and
+    /// original. Compacted back into the arena when it grows.
+    relocated: HashMap<u32, Relocated>,
+    /// Arena bytes of removed or relocated names.
+    garbage: usize,
+}
+
+impl Default for Snapshot {
+    fn default() -> Self {
+        Snapshot {
+            parent: Vec::new(),
+            kind: Vec::new(),
+            depth: Vec::new(),
+            size: Vec::new(),
+            mtime: Vec::new(),
+            fold_at: vec![0],
+            folded: Vec::new(),
+            orig_at: Vec::new(),
+            orig: Vec::new(),
+            entries: 0,
+            relocated: HashMap::new(),
+            garbage: 0,
+        }
+    }
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -101,6 +130,8 @@ impl Snapshot {
             orig_at: vec![SAME; n],
             orig: Vec::new(),
             entries: count as usize,
+            relocated: HashMap::new(),
+            garbage: 0,
         };
         let mut stmt = conn
             .prepare("SELECT id, parent_id, name, kind, size, mtime_ns FROM entries ORDER BY id")?;
@@ -197,10 +228,20 @@ impl Snapshot {
     }
 
     fn folded_name(&self, i: usize) -> &[u8] {
+        if !self.relocated.is_empty()
+            && let Some((folded, _)) = self.relocated.get(&(i as u32))
+        {
+            return folded;
+        }
         &self.folded[self.fold_at[i] as usize..self.fold_at[i + 1] as usize - 1]
     }
 
     fn name(&self, i: usize) -> &[u8] {
+        if !self.relocated.is_empty()
+            && let Some((_, orig)) = self.relocated.get(&(i as u32))
+        {
+            return orig;
+        }
         match self.orig_at[i] {
             SAME => self.folded_name(i),
             at => {
@@ -209,6 +250,139 @@ impl Snapshot {
                 &self.orig[at + 2..at + 2 + len]
             }
         }
+    }
+
+    /// Applies committed changes.
+    pub fn apply(&mut self, changes: Vec<Change>) {
+        for change in changes {
+            match change {
+                Change::Upsert(row) => self.upsert(row),
+                Change::Removed(ids) => {
+                    for id in ids {
+                        self.remove(id as usize);
+                    }
+                }
+            }
+        }
+        if self.garbage > (1 << 20) && self.garbage > self.folded.len() / 2 {
+            self.compact();
+        }
+    }
+
+    fn upsert(&mut self, row: EntryRow) {
+        let i = row.id as usize;
+        let parent = row.parent_id.map_or(NO_PARENT, |p| p as u32);
+        let folded: Vec<u8> = if parent == NO_PARENT {
+            Vec::new()
+        } else {
+            fold_bytes(&row.name).into_owned()
+        };
+        if i >= self.parent.len() {
+            while self.parent.len() < i {
+                self.push(NO_PARENT, HOLE, 0, 0, &[], &[]);
+            }
+            self.push(
+                parent,
+                row.kind as u8,
+                row.size,
+                row.mtime_ns,
+                &folded,
+                &row.name,
+            );
+            self.entries += 1;
+            return;
+        }
+        let same_place =
+            self.kind[i] != HOLE && self.parent[i] == parent && self.name(i) == row.name.as_slice();
+        if !same_place {
+            // A new name for an existing id: it moves to the side table.
+            if self.kind[i] == HOLE {
+                self.entries += 1;
+            }
+            self.blank(i);
+            self.parent[i] = parent;
+            self.relocated.insert(
+                i as u32,
+                (folded.into_boxed_slice(), row.name.into_boxed_slice()),
+            );
+            self.depth[i] = self.depth_of(i as u32);
+        }
+        self.kind[i] = row.kind as u8;
+        self.size[i] = row.size;
+        self.mtime[i] = row.mtime_ns;
+    }
+
+    /// Appends the entry whose id is the current length.
+    fn push(&mut self, parent: u32, kind: u8, size: u64, mtime: i64, folded: &[u8], orig: &[u8]) {
+        let i = self.parent.len() as u32;
+        self.parent.push(parent);
+        self.kind.push(kind);
+        self.size.push(size);
+        self.mtime.push(mtime);
+        self.depth.push(0);
+        self.depth[i as usize] = self.depth_of(i);
+        self.folded.extend_from_slice(folded);
+        self.folded.push(SEP);
+        self.fold_at.push(self.folded.len() as u32);
+        if kind != HOLE && orig != folded {
+            self.orig_at.push(self.orig.len() as u32);
+            let len = orig.len().min(u16::MAX as usize);
+            self.orig.extend_from_slice(&(len as u16).to_le_bytes());
+            self.orig.extend_from_slice(&orig[..len]);
+        } else {
+            self.orig_at.push(SAME);
+        }
+    }
+
+    fn remove(&mut self, i: usize) {
+        if i >= self.kind.len() || self.kind[i] == HOLE {
+            return;
+        }
+        self.kind[i] = HOLE;
+        self.entries -= 1;
+        self.blank(i);
+    }
+
+    /// Makes entry i's arena slot match nothing (a term never contains SEP).
+    fn blank(&mut self, i: usize) {
+        self.relocated.remove(&(i as u32));
+        let (start, end) = (self.fold_at[i] as usize, self.fold_at[i + 1] as usize - 1);
+        if self.folded[start..end].iter().any(|&b| b != SEP) {
+            self.folded[start..end].fill(SEP);
+            self.garbage += end - start;
+        }
+        self.orig_at[i] = SAME;
+    }
+
+    /// Rebuilds the arenas without removed and relocated names.
+    fn compact(&mut self) {
+        let n = self.parent.len();
+        let mut folded = Vec::with_capacity(self.folded.len() - self.garbage);
+        let mut fold_at = Vec::with_capacity(n + 1);
+        let mut orig = Vec::new();
+        let mut orig_at = vec![SAME; n];
+        for (i, slot) in orig_at.iter_mut().enumerate() {
+            fold_at.push(folded.len() as u32);
+            if self.kind[i] != HOLE {
+                let f = self.folded_name(i);
+                folded.extend_from_slice(f);
+                let o = self.name(i);
+                if o != f {
+                    *slot = orig.len() as u32;
+                    let len = o.len().min(u16::MAX as usize);
+                    orig.extend_from_slice(&(len as u16).to_le_bytes());
+                    orig.extend_from_slice(&o[..len]);
+                }
+            }
+            folded.push(SEP);
+        }
+        fold_at.push(folded.len() as u32);
+        self.folded = folded;
+        self.fold_at = fold_at;
+        self.orig = orig;
+        self.orig_at = orig_at;
+        self.relocated.clear();
+        self.garbage = 0;
     }
 
     /// The absolute path of entry `i`, byte-exact.
@@ -358,6 +532,12 @@ impl Snapshot {
                 break;
             }
         }
+        for (&i, (folded, _)) in &self.relocated {
+            if self.kind[i as usize] != HOLE && finder.find(folded).is_some() {
+                own[i as usize] |= bit;
+                marked += 1;
+            }
+        }
         marked
     }
 
@@ -457,6 +637,54 @@ fn top_k<T>(v: &mut [T], k: usize, cmp: impl Fn(&T, &T) -> std::cmp::Ordering) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(id: i64, parent: Option<i64>, name: &str, kind: Kind) -> EntryRow {
+        EntryRow {
+            id,
+            parent_id: parent,
+            name: name.as_bytes().to_vec(),
+            kind,
+            size: id as u64,
+            blocks: 0,
+            mtime_ns: 0,
+            dev: 0,
+            ino: id as u64,
+            nlink: 1,
+            mode: 0,
+            flags: 0,
+        }
+    }
+
+    fn paths(s: &Snapshot, q: &str) -> Vec<String> {
+        let (_, found) = s.search(&Query::parse(q).unwrap(), Sort::Path, 0);
+        found.into_iter().map(|f| String::from_utf8(f.path).unwrap()).collect()
+    }
+
+    #[test]
+    fn applied_changes_are_searchable_and_survive_compaction() {
+        let mut s = Snapshot::default();
+        s.apply(vec![
+            Change::Upsert(row(1, None, "/r", Kind::Dir)),
+            Change::Upsert(row(2, Some(1), "Taxes", Kind::Dir)),
+            Change::Upsert(row(3, Some(2), "w2.pdf", Kind::File)),
+            Change::Upsert(row(5, Some(1), "Notes.TXT", Kind::File)),
+        ]);
+        assert_eq!(s.len(), 4);
+        assert_eq!(paths(&s, "tax"), ["/r/Taxes", "/r/Taxes/w2.pdf"]);
+        assert_eq!(paths(&s, "notes.txt"), ["/r/Notes.TXT"]);
+        // A metadata update keeps the name; a new name relocates it.
+        s.apply(vec![Change::Upsert(row(3, Some(2), "w2.pdf", Kind::File))]);
+        s.apply(vec![Change::Upsert(row(2, Some(1), "Receipts", Kind::Dir))]);
+        assert!(paths(&s, "tax").is_empty());
+        assert_eq!(paths(&s, "receipts w2"), ["/r/Receipts/w2.pdf"]);
+        s.apply(vec![Change::Removed(vec![5])]);
+        assert!(paths(&s, "notes").is_empty());
+        assert_eq!(s.len(), 3);
+        s.compact();
+        assert_eq!(paths(&s, "receipts"), ["/r/Receipts", "/r/Receipts/w2.pdf"]);
+        assert_eq!(paths(&s, "receipts/w2"), ["/r/Receipts/w2.pdf"]);
+        assert!(paths(&s, "notes").is_empty());
+    }
 
     #[test]
     fn word_matches() {

@@ -164,7 +164,10 @@ impl pb::index_server::Index for IndexService {
         let snapshot = self.engine.snapshot();
         let (total, found) = blocking(move || {
             let t = Instant::now();
-            let out = snapshot.search(&query, sort, limit);
+            let out = snapshot
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .search(&query, sort, limit);
             tracing::debug!(us = t.elapsed().as_micros() as u64, total = out.0, "search");
             Ok(out)
         })

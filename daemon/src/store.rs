@@ -134,6 +134,23 @@ impl Totals {
     }
 }
 
+/// A committed change, as the in-memory mirror of the index needs it.
+#[derive(Debug)]
+pub enum Change {
+    /// A new entry, or new metadata for an existing one.
+    Upsert(EntryRow),
+    /// Entries gone (whole subtrees, every id listed).
+    Removed(Vec<i64>),
+}
+
+/// Something kept equal to the index: loaded by the writer thread before
+/// its first commit, then given every commit's changes right after the
+/// commit, so it never drifts from SQLite (the search snapshot).
+pub trait Mirror: Send + 'static {
+    fn load(&mut self, conn: &Connection) -> Result<(), Error>;
+    fn apply(&mut self, changes: Vec<Change>);
+}
+
 /// One change to the index.
 #[derive(Debug)]
 pub enum Op {
@@ -310,7 +327,7 @@ fn restrict_mode(_path: &Path) -> std::io::Result<()> {
 
 impl Store {
     /// Opens (or creates) the index and starts the writer thread.
-    pub fn open(db_path: &Path) -> Result<(Arc<Store>, Writer), Error> {
+    pub fn open(db_path: &Path, mirror: Box<dyn Mirror>) -> Result<(Arc<Store>, Writer), Error> {
         let (mut conn, notice) = open_checked(db_path)?;
         set_pragmas(&conn, 16 * 1024)?;
         migrate(&mut conn, db_path)?;
@@ -327,7 +344,7 @@ impl Store {
         let thread_store = store.clone();
         let handle = std::thread::Builder::new()
             .name("fsindex-writer".into())
-            .spawn(move || writer_loop(conn, rx, thread_store))?;
+            .spawn(move || writer_loop(conn, rx, thread_store, mirror))?;
         Ok((
             store,
             Writer {
@@ -458,7 +475,15 @@ impl Drop for Writer {
     }
 }
 
-fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Vec<Op>>, store: Arc<Store>) {
+fn writer_loop(
+    mut conn: Connection,
+    rx: mpsc::Receiver<Vec<Op>>,
+    store: Arc<Store>,
+    mut mirror: Box<dyn Mirror>,
+) {
+    if let Err(e) = mirror.load(&conn) {
+        tracing::error!("loading the in-memory index failed: {e}");
+    }
     while let Ok(first) = rx.recv() {
         // Merge whatever else is already queued into the same transaction,
         // up to a bound, so bursts commit in few, large transactions.
@@ -472,9 +497,13 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Vec<Op>>, store: Arc<Sto
         let mut acks = Vec::new();
         let stop = batch.iter().any(|op| matches!(op, Op::Shutdown));
         let idle = batch.iter().any(|op| matches!(op, Op::Idle));
-        match apply_batch(&mut conn, batch, &mut acks) {
+        let mut changes = Vec::new();
+        match apply_batch(&mut conn, batch, &mut acks, &mut changes) {
             Ok(written) => {
                 store.rows_written.fetch_add(written, Ordering::Relaxed);
+                if !changes.is_empty() {
+                    mirror.apply(changes);
+                }
             }
             Err(e) => tracing::error!("index write failed, batch dropped: {e}"),
         }
@@ -504,6 +533,7 @@ fn apply_batch(
     conn: &mut Connection,
     batch: Vec<Op>,
     acks: &mut Vec<mpsc::Sender<()>>,
+    changes: &mut Vec<Change>,
 ) -> Result<u64, Error> {
     let tx = conn.transaction()?;
     let mut written = 0u64;
@@ -553,8 +583,9 @@ fn apply_batch(
                         agg.add(p, c);
                     }
                     written += 1;
+                    changes.push(Change::Upsert(row));
                 }
-                Op::Update(row) => {
+                Op::Update(mut row) => {
                     let Some(old) = load_row(&tx, row.id)? else {
                         continue;
                     };
@@ -579,11 +610,15 @@ fn apply_batch(
                         }
                     }
                     written += 1;
+                    // Name and place are the stored ones: an update never moves.
+                    row.parent_id = old.parent_id;
+                    row.name = old.name;
+                    changes.push(Change::Upsert(row));
                 }
                 Op::Delete { id } => {
                     // The subtree's totals must include everything pending.
                     agg.apply(&tx)?;
-                    written += delete_subtree(&tx, id, &mut agg)?;
+                    written += delete_subtree(&tx, id, &mut agg, changes)?;
                 }
                 Op::RootScanned {
                     root_id,
@@ -610,7 +645,7 @@ fn apply_batch(
                         })
                         .optional()?;
                     if let Some(Some(entry_id)) = entry {
-                        written += delete_subtree(&tx, entry_id, &mut agg)?;
+                        written += delete_subtree(&tx, entry_id, &mut agg, changes)?;
                     }
                     tx.execute("DELETE FROM roots WHERE id=?1", [root_id])?;
                 }
@@ -652,7 +687,12 @@ pub fn row_from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<EntryRow> {
 }
 
 /// Deletes an entry and its subtree, taking its totals off every ancestor.
-fn delete_subtree(tx: &Connection, id: i64, agg: &mut Aggregates) -> Result<u64, Error> {
+fn delete_subtree(
+    tx: &Connection,
+    id: i64,
+    agg: &mut Aggregates,
+    changes: &mut Vec<Change>,
+) -> Result<u64, Error> {
     let Some(row) = load_row(tx, id)? else {
         return Ok(0);
     };
@@ -666,6 +706,7 @@ fn delete_subtree(tx: &Connection, id: i64, agg: &mut Aggregates) -> Result<u64,
         agg.apply(tx)?;
     }
     if row.kind != Kind::Dir {
+        changes.push(Change::Removed(vec![id]));
         return Ok(tx.execute("DELETE FROM entries WHERE id=?1", [id])? as u64);
     }
     tx.execute_batch(
@@ -676,6 +717,11 @@ fn delete_subtree(tx: &Connection, id: i64, agg: &mut Aggregates) -> Result<u64,
          INSERT INTO doomed SELECT id FROM sub",
         [id],
     )?;
+    let ids: Vec<i64> = tx
+        .prepare_cached("SELECT id FROM doomed")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    changes.push(Change::Removed(ids));
     tx.execute(
         "DELETE FROM dir_totals WHERE id IN (SELECT id FROM doomed)",
         [],
