@@ -35,6 +35,14 @@ pub struct RootRuntime {
     pub error: Option<String>,
 }
 
+/// What `verify` found.
+#[derive(Debug, Default)]
+pub struct Verified {
+    pub differences: Vec<scan::Difference>,
+    pub checked: u64,
+    pub fixed: u64,
+}
+
 /// A root with its row and runtime state, for status and `roots list`.
 #[derive(Clone, Debug)]
 pub struct RootView {
@@ -243,12 +251,33 @@ impl Engine {
             rt.state = RootState::Scanning;
             rt.progress = job.progress.clone();
         }
+        let target = self.target_for(&root, job.path.as_deref())?;
+        let outcome = scan::scan(
+            &self.store,
+            &self.writer,
+            &target,
+            &job.progress,
+            &self.cancel,
+        )
+        .map_err(|e| {
+            let msg = format!("scanning {} failed: {e}", target.start.display());
+            tracing::error!("{msg}");
+            msg
+        })?;
+        let _ = self.writer.send(vec![Op::Idle]);
+        crate::store::release_memory();
+        Ok(outcome)
+    }
+
+    /// What to walk for `path` (a root or a folder under it; `None` for
+    /// the whole root): the nearest folder the index already has.
+    fn target_for(&self, root: &RootRow, path: Option<&Path>) -> Result<ScanTarget, String> {
         let root_path = bytes_path(&root.path);
-        let target = match &job.path {
-            Some(p) if *p != root_path && root.entry_id.is_some() => {
+        let target = match path {
+            Some(p) if p != root_path && root.entry_id.is_some() => {
                 // The nearest folder the index has: a brand-new folder is
                 // scanned from its parent.
-                let mut at = p.clone();
+                let mut at = p.to_owned();
                 loop {
                     match self.store.read(|c| du::resolve(c, &at)) {
                         Ok((_, id)) if at.is_dir() => {
@@ -283,21 +312,49 @@ impl Engine {
                 cross_filesystems: self.cross_filesystems,
             },
         };
-        let outcome = scan::scan(
-            &self.store,
-            &self.writer,
-            &target,
-            &job.progress,
-            &self.cancel,
-        )
-        .map_err(|e| {
-            let msg = format!("scanning {} failed: {e}", target.start.display());
-            tracing::error!("{msg}");
-            msg
-        })?;
-        let _ = self.writer.send(vec![Op::Idle]);
-        crate::store::release_memory();
-        Ok(outcome)
+        Ok(target)
+    }
+
+    /// Walks `path` (or every root) afresh and compares it with the index.
+    /// With `fix`, rescans what was verified and waits for it.
+    pub fn verify(&self, path: Option<&Path>, fix: bool) -> Result<Verified, Error> {
+        let roots = self.store.read(du::roots)?;
+        let mut targets = Vec::new();
+        match path {
+            None => {
+                for r in &roots {
+                    targets.push(self.target_for(r, None).map_err(Error::InvalidArgument)?);
+                }
+            }
+            Some(p) => {
+                let root = du::root_of(&roots, p).ok_or_else(|| {
+                    Error::NotUnderRoot(p.display().to_string(), root_list(&roots))
+                })?;
+                targets.push(
+                    self.target_for(root, Some(p))
+                        .map_err(Error::InvalidArgument)?,
+                );
+            }
+        }
+        let mut out = Verified::default();
+        for target in &targets {
+            let progress = Progress::default();
+            out.differences
+                .extend(scan::verify(&self.store, target, &progress)?);
+            out.checked += progress.scanned.load(Ordering::Relaxed);
+        }
+        if fix && !out.differences.is_empty() {
+            for target in &targets {
+                let (tx, rx) = mpsc::channel();
+                self.queue_scan(target.root_id, Some(target.start.clone()), Some(tx))?;
+                match rx.recv() {
+                    Ok(Ok(o)) => out.fixed += o.changes,
+                    Ok(Err(e)) => return Err(Error::InvalidArgument(e)),
+                    Err(_) => return Err(Error::Cancelled),
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Rescans `path` (a root or a folder under one), or every root.

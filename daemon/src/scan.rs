@@ -72,6 +72,7 @@ struct Known {
 /// A folder whose children are being reconciled.
 struct Frame {
     id: i64,
+    path: PathBuf,
     /// Children the index has and the walk has not (yet) seen.
     known: HashMap<Vec<u8>, Known>,
 }
@@ -153,14 +154,45 @@ fn load_children(conn: &Connection, id: i64) -> Result<HashMap<Vec<u8>, Known>, 
     Ok(out)
 }
 
+/// A difference between the disk and the index, as `verify` reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Difference {
+    pub kind: DiffKind,
+    pub path: PathBuf,
+    /// What differs, in words (e.g. "size 10 -> 12").
+    pub detail: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffKind {
+    /// On disk, not in the index.
+    Missing,
+    /// In the index, not on disk.
+    Extra,
+    /// In both, with different metadata or type.
+    Stale,
+}
+
+/// Where the reconcile's findings go: the writer (scan) or a report (verify).
+trait Sink {
+    /// Whether `path` arguments are used (building them costs an allocation
+    /// per entry, which a scan of millions does not need).
+    fn wants_paths(&self) -> bool;
+    fn new_id(&mut self) -> i64;
+    fn insert(&mut self, row: EntryRow, path: &Path) -> Result<(), Error>;
+    fn update(&mut self, row: EntryRow, old: Option<&Known>, path: &Path) -> Result<(), Error>;
+    fn delete(&mut self, old: &Known, path: &Path) -> Result<(), Error>;
+}
+
 /// Sends batches to the writer and counts what it sent.
-struct Emitter<'a> {
+struct WriteSink<'a> {
+    store: &'a Store,
     writer: &'a WriteHandle,
     ops: Vec<Op>,
     progress: &'a Progress,
 }
 
-impl Emitter<'_> {
+impl WriteSink<'_> {
     fn push(&mut self, op: Op) -> Result<(), Error> {
         self.ops.push(op);
         self.progress.changes.fetch_add(1, Ordering::Relaxed);
@@ -176,6 +208,108 @@ impl Emitter<'_> {
     }
 }
 
+impl Sink for WriteSink<'_> {
+    fn wants_paths(&self) -> bool {
+        false
+    }
+    fn new_id(&mut self) -> i64 {
+        self.store.alloc_id()
+    }
+    fn insert(&mut self, row: EntryRow, _path: &Path) -> Result<(), Error> {
+        self.push(Op::Insert(row))
+    }
+    fn update(&mut self, row: EntryRow, _old: Option<&Known>, _path: &Path) -> Result<(), Error> {
+        self.push(Op::Update(row))
+    }
+    fn delete(&mut self, old: &Known, _path: &Path) -> Result<(), Error> {
+        self.push(Op::Delete { id: old.id })
+    }
+}
+
+/// Collects differences instead of writing them.
+#[derive(Default)]
+struct VerifySink {
+    next_id: i64,
+    found: Vec<Difference>,
+}
+
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::File => "file",
+        Kind::Dir => "folder",
+        Kind::Symlink => "symlink",
+        Kind::Other => "special file",
+    }
+}
+
+impl Sink for VerifySink {
+    fn wants_paths(&self) -> bool {
+        true
+    }
+    fn new_id(&mut self) -> i64 {
+        self.next_id -= 1;
+        self.next_id
+    }
+    fn insert(&mut self, row: EntryRow, path: &Path) -> Result<(), Error> {
+        // A delete and an insert of one path is a change of type.
+        if let Some(last) = self.found.last_mut()
+            && last.kind == DiffKind::Extra
+            && last.path == path
+        {
+            last.kind = DiffKind::Stale;
+            last.detail = format!("type {} -> {}", last.detail, kind_name(row.kind));
+            return Ok(());
+        }
+        self.found.push(Difference {
+            kind: DiffKind::Missing,
+            path: path.to_owned(),
+            detail: kind_name(row.kind).into(),
+        });
+        Ok(())
+    }
+    fn update(&mut self, row: EntryRow, old: Option<&Known>, path: &Path) -> Result<(), Error> {
+        let mut what = Vec::new();
+        if let Some(k) = old {
+            if k.size != row.size {
+                what.push(format!("size {} -> {}", k.size, row.size));
+            }
+            if k.mtime_ns != row.mtime_ns {
+                what.push(format!("mtime {} -> {}", k.mtime_ns, row.mtime_ns));
+            }
+            if k.ino != row.ino {
+                what.push(format!("inode {} -> {}", k.ino, row.ino));
+            }
+            if k.nlink != row.nlink {
+                what.push(format!("links {} -> {}", k.nlink, row.nlink));
+            }
+            if k.blocks != row.blocks {
+                what.push(format!("blocks {} -> {}", k.blocks, row.blocks));
+            }
+            if k.flags != row.flags {
+                what.push(format!(
+                    "readable {} -> {}",
+                    k.flags & FLAG_UNREADABLE == 0,
+                    row.flags & FLAG_UNREADABLE == 0
+                ));
+            }
+        }
+        self.found.push(Difference {
+            kind: DiffKind::Stale,
+            path: path.to_owned(),
+            detail: what.join(", "),
+        });
+        Ok(())
+    }
+    fn delete(&mut self, old: &Known, path: &Path) -> Result<(), Error> {
+        self.found.push(Difference {
+            kind: DiffKind::Extra,
+            path: path.to_owned(),
+            detail: kind_name(old.kind).into(),
+        });
+        Ok(())
+    }
+}
+
 /// Walks `target` and writes the differences to the index. Returns once
 /// every change is committed.
 pub fn scan(
@@ -186,6 +320,70 @@ pub fn scan(
     cancel: &AtomicBool,
 ) -> Result<Outcome, Error> {
     let started = std::time::Instant::now();
+    let mut sink = WriteSink {
+        store,
+        writer,
+        ops: Vec::with_capacity(BATCH),
+        progress,
+    };
+    let result = reconcile(store, target, progress, cancel, &mut sink);
+    if let Ok(start_id) = result
+        && target.is_root
+    {
+        sink.ops.push(Op::RootScanned {
+            root_id: target.root_id,
+            entry_id: start_id,
+            at: unix_now(),
+        });
+    }
+    // What was sent is committed even when cancelled; the next start's
+    // reconcile finishes the job.
+    sink.finish()?;
+    let start_id = result?;
+    let outcome = Outcome {
+        start_id,
+        scanned: progress.scanned.load(Ordering::Relaxed),
+        errors: progress.errors.load(Ordering::Relaxed),
+        changes: progress.changes.load(Ordering::Relaxed),
+    };
+    tracing::info!(
+        path = %target.start.display(),
+        scanned = outcome.scanned,
+        changes = outcome.changes,
+        errors = outcome.errors,
+        ms = started.elapsed().as_millis() as u64,
+        "scan done"
+    );
+    Ok(outcome)
+}
+
+/// Walks `target` afresh and returns every difference from the index,
+/// changing nothing.
+pub fn verify(
+    store: &Store,
+    target: &ScanTarget,
+    progress: &Progress,
+) -> Result<Vec<Difference>, Error> {
+    let mut sink = VerifySink::default();
+    reconcile(store, target, progress, &AtomicBool::new(false), &mut sink)?;
+    Ok(sink.found)
+}
+
+#[cfg(unix)]
+fn os_name(b: &[u8]) -> &std::ffi::OsStr {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(b)
+}
+
+/// The walk-and-compare loop shared by scan and verify; returns the start
+/// folder's entry id.
+fn reconcile(
+    store: &Store,
+    target: &ScanTarget,
+    progress: &Progress,
+    cancel: &AtomicBool,
+    out: &mut dyn Sink,
+) -> Result<i64, Error> {
     let conn = store.open_reader()?;
     let start_meta = std::fs::symlink_metadata(&target.start)?;
     if !start_meta.is_dir() {
@@ -216,11 +414,6 @@ pub fn scan(
             }
         });
 
-    let mut out = Emitter {
-        writer,
-        ops: Vec::with_capacity(BATCH),
-        progress,
-    };
     let mut stack: Vec<Frame> = Vec::new();
     let mut start_id = 0i64;
 
@@ -234,9 +427,6 @@ pub fn scan(
             }
         };
         if cancel.load(Ordering::Relaxed) {
-            // What was sent is committed; the next start's reconcile
-            // finishes the job.
-            out.finish()?;
             return Err(Error::Cancelled);
         }
         progress.scanned.fetch_add(1, Ordering::Relaxed);
@@ -248,16 +438,17 @@ pub fn scan(
                 (false, Some(n)) => name_bytes(n),
             };
             let parent_id = match target.start_id {
-                Some(id) if !target.is_root => store.read(|c| {
-                    Ok(
-                        c.query_row("SELECT parent_id FROM entries WHERE id=?1", [id], |r| {
-                            r.get::<_, Option<i64>>(0)
-                        })?,
-                    )
-                })?,
+                Some(id) if !target.is_root => {
+                    conn.query_row("SELECT parent_id FROM entries WHERE id=?1", [id], |r| {
+                        r.get::<_, Option<i64>>(0)
+                    })?
+                }
                 _ => None,
             };
-            let id = target.start_id.unwrap_or_else(|| store.alloc_id());
+            let id = match target.start_id {
+                Some(id) => id,
+                None => out.new_id(),
+            };
             let mut row = row_from_meta(id, parent_id, name, &start_meta);
             if entry.read_children_error.is_some() {
                 row.flags |= FLAG_UNREADABLE;
@@ -265,28 +456,39 @@ pub fn scan(
             }
             let known = match target.start_id {
                 Some(id) => {
-                    if !load_one(&conn, id)?.is_some_and(|k| unchanged(&k, &row)) {
-                        out.push(Op::Update(row))?;
+                    let old = load_one(&conn, id)?;
+                    if !old.as_ref().is_some_and(|k| unchanged(k, &row)) {
+                        out.update(row, old.as_ref(), &target.start)?;
                     }
                     load_children(&conn, id)?
                 }
                 None => {
-                    out.push(Op::Insert(row))?;
+                    out.insert(row, &target.start)?;
                     HashMap::new()
                 }
             };
             start_id = id;
-            stack.push(Frame { id, known });
+            stack.push(Frame {
+                id,
+                known,
+                path: target.start.clone(),
+            });
             continue;
         }
 
         while stack.len() > depth {
-            pop_frame(&mut stack, &mut out)?;
+            pop_frame(&mut stack, out)?;
         }
         let Some(frame) = stack.last_mut() else {
             continue;
         };
         let name = name_bytes(&entry.file_name);
+        let is_dir = entry.file_type.is_dir();
+        let path = if is_dir || out.wants_paths() {
+            entry.path()
+        } else {
+            PathBuf::new()
+        };
         let meta = match entry.client_state.take() {
             Some(Ok(m)) => m,
             other => {
@@ -295,13 +497,14 @@ pub fn scan(
                     _ => "no metadata".to_owned(),
                 };
                 progress.errors.fetch_add(1, Ordering::Relaxed);
-                let vanished = std::fs::symlink_metadata(entry.path())
+                let path = entry.path();
+                let vanished = std::fs::symlink_metadata(&path)
                     .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
                 if vanished {
-                    tracing::debug!("scan: {} vanished during the scan", entry.path().display());
+                    tracing::debug!("scan: {} vanished during the scan", path.display());
                 } else {
                     // Cannot stat but it is there: keep what the index knows.
-                    tracing::warn!("scan: cannot stat {}: {e}", entry.path().display());
+                    tracing::warn!("scan: cannot stat {}: {e}", path.display());
                     frame.known.remove(&name);
                 }
                 continue;
@@ -324,7 +527,7 @@ pub fn scan(
                 row.id = k.id;
                 let is_dir = row.kind == Kind::Dir;
                 if !unchanged(&k, &row) {
-                    out.push(Op::Update(row))?;
+                    out.update(row, Some(&k), &path)?;
                 }
                 let known = if is_dir {
                     load_children(&conn, k.id)?
@@ -335,53 +538,30 @@ pub fn scan(
             }
             other => {
                 if let Some(k) = other {
-                    out.push(Op::Delete { id: k.id })?;
+                    out.delete(&k, &path)?;
                 }
-                row.id = store.alloc_id();
+                row.id = out.new_id();
                 let id = row.id;
-                out.push(Op::Insert(row))?;
+                out.insert(row, &path)?;
                 (id, HashMap::new())
             }
         };
         if meta.is_dir() {
-            stack.push(Frame { id, known });
+            stack.push(Frame { id, known, path });
         }
     }
     while !stack.is_empty() {
-        pop_frame(&mut stack, &mut out)?;
+        pop_frame(&mut stack, out)?;
     }
-    if target.is_root {
-        out.push(Op::RootScanned {
-            root_id: target.root_id,
-            entry_id: start_id,
-            at: unix_now(),
-        })?;
-        progress.changes.fetch_sub(1, Ordering::Relaxed);
-    }
-    out.finish()?;
-    let outcome = Outcome {
-        start_id,
-        scanned: progress.scanned.load(Ordering::Relaxed),
-        errors: progress.errors.load(Ordering::Relaxed),
-        changes: progress.changes.load(Ordering::Relaxed),
-    };
-    tracing::info!(
-        path = %target.start.display(),
-        scanned = outcome.scanned,
-        changes = outcome.changes,
-        errors = outcome.errors,
-        ms = started.elapsed().as_millis() as u64,
-        "scan done"
-    );
-    Ok(outcome)
+    Ok(start_id)
 }
 
 /// A folder is finished: whatever the index has that the walk did not see
 /// is gone from disk.
-fn pop_frame(stack: &mut Vec<Frame>, out: &mut Emitter<'_>) -> Result<(), Error> {
+fn pop_frame(stack: &mut Vec<Frame>, out: &mut dyn Sink) -> Result<(), Error> {
     if let Some(frame) = stack.pop() {
-        for (_, k) in frame.known {
-            out.push(Op::Delete { id: k.id })?;
+        for (name, k) in frame.known {
+            out.delete(&k, &frame.path.join(os_name(&name)))?;
         }
     }
     Ok(())

@@ -657,7 +657,10 @@ mod tests {
 
     fn paths(s: &Snapshot, q: &str) -> Vec<String> {
         let (_, found) = s.search(&Query::parse(q).unwrap(), Sort::Path, 0);
-        found.into_iter().map(|f| String::from_utf8(f.path).unwrap()).collect()
+        found
+            .into_iter()
+            .map(|f| String::from_utf8(f.path).unwrap())
+            .collect()
     }
 
     #[test]

@@ -305,6 +305,51 @@ impl pb::index_server::Index for IndexService {
             roots: views.into_iter().map(root_status).collect(),
         }))
     }
+
+    type VerifyStream = ResponseStream<pb::VerifyResponse>;
+
+    async fn verify(
+        &self,
+        req: Request<pb::VerifyRequest>,
+    ) -> Result<Response<Self::VerifyStream>, Status> {
+        let req = req.into_inner();
+        let path = if req.path.is_empty() {
+            None
+        } else {
+            Some(absolute(&req.path)?)
+        };
+        let engine = self.engine.clone();
+        let found = blocking(move || engine.verify(path.as_deref(), req.fix)).await?;
+        let diffs: Vec<pb::Difference> = found
+            .differences
+            .into_iter()
+            .map(|d| pb::Difference {
+                kind: (match d.kind {
+                    crate::scan::DiffKind::Missing => pb::DifferenceKind::Missing,
+                    crate::scan::DiffKind::Extra => pb::DifferenceKind::Extra,
+                    crate::scan::DiffKind::Stale => pb::DifferenceKind::Stale,
+                }) as i32,
+                path: d.path.into_os_string().into_encoded_bytes(),
+                detail: d.detail,
+            })
+            .collect();
+        let mut chunks: Vec<pb::VerifyResponse> = diffs
+            .chunks(1024)
+            .map(|c| pb::VerifyResponse {
+                differences: c.to_vec(),
+                ..Default::default()
+            })
+            .collect();
+        chunks.push(pb::VerifyResponse {
+            done: true,
+            checked: found.checked,
+            fixed: found.fixed,
+            ..Default::default()
+        });
+        Ok(Response::new(Box::pin(tokio_stream::iter(
+            chunks.into_iter().map(Ok),
+        ))))
+    }
 }
 
 /// Serves the index service, health and reflection on `listener` until

@@ -78,6 +78,8 @@ enum Command {
     Search(cmd::search::Args),
     /// Disk usage of a folder and its largest children, from the index.
     Du(cmd::du::Args),
+    /// Compare the index with a fresh walk; print every difference.
+    Verify(cmd::verify::Args),
 }
 
 fn main() -> ExitCode {
@@ -99,6 +101,7 @@ fn main() -> ExitCode {
             Command::Scan(a) => cmd::scan::run(&cli.global, a).await,
             Command::Search(a) => cmd::search::run(&cli.global, a).await,
             Command::Du(a) => cmd::du::run(&cli.global, a).await,
+            Command::Verify(a) => cmd::verify::run(&cli.global, a).await,
         }
     });
     match result {

@@ -7,3 +7,4 @@ mod du;
 mod restart;
 mod search;
 mod util;
+mod verify;

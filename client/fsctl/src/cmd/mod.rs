@@ -5,3 +5,4 @@ pub mod roots;
 pub mod scan;
 pub mod search;
 pub mod status;
+pub mod verify;
