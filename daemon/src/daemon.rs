@@ -134,21 +134,28 @@ impl Engine {
                 }
             }
             check_no_nesting(&canon)?;
+            let mut changed = false;
             for r in recorded
                 .iter()
                 .filter(|r| !canon.iter().any(|c| path_bytes(c) == r.path))
             {
                 tracing::info!(root = %String::from_utf8_lossy(&r.path), "root no longer configured; removing");
                 engine.writer.send(vec![Op::RemoveRoot { root_id: r.id }])?;
+                changed = true;
             }
             for c in canon
                 .iter()
                 .filter(|c| !recorded.iter().any(|r| r.path == path_bytes(c)))
             {
                 engine.add_root_row(c)?;
+                changed = true;
             }
-            engine.writer.flush()?;
-            recorded = engine.store.read(du::roots)?;
+            // Only when something changed: the writer's first job is loading
+            // the search snapshot, and the restart scan need not wait for it.
+            if changed {
+                engine.writer.flush()?;
+                recorded = engine.store.read(du::roots)?;
+            }
         }
 
         let (tx, rx) = mpsc::channel::<ScanJob>();
