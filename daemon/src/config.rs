@@ -64,6 +64,13 @@ pub struct Config {
     pub roots: Vec<PathBuf>,
     /// Descend into other file systems under a root (off: like `du -x`).
     pub cross_filesystems: bool,
+    /// Watch roots for changes (on by default).
+    pub watch: Option<bool>,
+    /// At most this many folder watches (0: as many as the OS allows);
+    /// folders beyond are polled.
+    pub max_watches: usize,
+    /// Seconds between rescans of folders that could not be watched.
+    pub poll_interval_secs: Option<u64>,
 }
 
 impl Config {

@@ -9,13 +9,14 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, mpsc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::Error;
 use crate::du::{self, RootRow};
 use crate::scan::{self, Outcome, Progress, ScanTarget};
 use crate::search::Snapshot;
 use crate::store::{Op, Store, WriteHandle};
+use crate::watch::{Batch, COOKIE_PREFIX, Notice, Watcher, is_cookie};
 
 /// Lifecycle of a root, as `status` shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +34,32 @@ pub struct RootRuntime {
     pub progress: Arc<Progress>,
     pub errors: u64,
     pub error: Option<String>,
+}
+
+/// How the daemon watches for changes.
+#[derive(Clone, Debug)]
+pub struct WatchOptions {
+    pub enabled: bool,
+    /// At most this many watches (0: as many as the OS allows).
+    pub max_watches: usize,
+    /// How often folders left unwatched are rescanned.
+    pub poll_interval: Duration,
+    /// A batch closes after this long without events...
+    pub debounce: Duration,
+    /// ...or this long after it opened.
+    pub ceiling: Duration,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        WatchOptions {
+            enabled: true,
+            max_watches: 0,
+            poll_interval: Duration::from_secs(30),
+            debounce: Duration::from_millis(20),
+            ceiling: Duration::from_millis(200),
+        }
+    }
 }
 
 /// What `verify` found.
@@ -53,6 +80,16 @@ pub struct RootView {
     pub errors: u64,
     pub scanned_at: i64,
     pub error: Option<String>,
+    /// "live", "partly polled: N folders" or "off".
+    pub watch: String,
+}
+
+/// Work for the scanner thread: scans and watcher batches are applied one
+/// at a time, so they never write conflicting changes.
+enum Job {
+    Scan(ScanJob),
+    Apply(Batch),
+    Poll,
 }
 
 struct ScanJob {
@@ -69,7 +106,12 @@ pub struct Engine {
     writer: WriteHandle,
     snapshot: Arc<RwLock<Snapshot>>,
     roots: Mutex<HashMap<i64, RootRuntime>>,
-    jobs: Mutex<Option<mpsc::Sender<ScanJob>>>,
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    pub watcher: Option<Arc<Watcher>>,
+    watch: WatchOptions,
+    /// `--sync` callers waiting for their cookie file's event.
+    cookies: Mutex<HashMap<PathBuf, mpsc::Sender<()>>>,
+    cookie_seq: std::sync::atomic::AtomicU64,
     pub started: Instant,
     cross_filesystems: bool,
     /// Set at shutdown: a running scan stops at its next entry.
@@ -107,7 +149,29 @@ impl Engine {
         snapshot: Arc<RwLock<Snapshot>>,
         wanted: Option<Vec<PathBuf>>,
         cross_filesystems: bool,
+        watch: WatchOptions,
     ) -> Result<Arc<Engine>, Error> {
+        // Test hook: a tiny queue makes a burst of events overflow it.
+        let capacity = std::env::var("FSINDEX_TEST_NOTICE_CAPACITY")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1 << 16);
+        let (notices_tx, notices_rx) = mpsc::sync_channel::<Notice>(capacity);
+        let watcher = if watch.enabled {
+            match Watcher::start(watch.max_watches, notices_tx) {
+                Ok(w) => Some(w),
+                Err(e) => {
+                    let msg = format!(
+                        "cannot watch for changes ({e}); the index is only updated by rescans"
+                    );
+                    tracing::error!("{msg}");
+                    store.notice(msg);
+                    None
+                }
+            }
+        } else {
+            None
+        };
         let engine = Arc::new(Engine {
             store,
             writer,
@@ -118,6 +182,10 @@ impl Engine {
             cross_filesystems,
             cancel: AtomicBool::new(false),
             scanner: Mutex::new(None),
+            watcher,
+            watch,
+            cookies: Mutex::new(HashMap::new()),
+            cookie_seq: std::sync::atomic::AtomicU64::new(0),
         });
         let mut recorded = engine.store.read(du::roots)?;
         let wanted = match wanted {
@@ -158,7 +226,7 @@ impl Engine {
             }
         }
 
-        let (tx, rx) = mpsc::channel::<ScanJob>();
+        let (tx, rx) = mpsc::channel::<Job>();
         *engine.jobs.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
         for r in &recorded {
             engine.queue_scan(r.id, None, None)?;
@@ -168,6 +236,12 @@ impl Engine {
             .name("fsindex-scan".into())
             .spawn(move || e.scanner_loop(rx))?;
         *engine.scanner.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
+        if engine.watcher.is_some() {
+            let e = engine.clone();
+            std::thread::Builder::new()
+                .name("fsindex-events".into())
+                .spawn(move || e.event_loop(notices_rx))?;
+        }
         Ok(engine)
     }
 
@@ -207,18 +281,32 @@ impl Engine {
         }
         let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         let tx = jobs.as_ref().ok_or(Error::WriterGone)?;
-        tx.send(ScanJob {
+        tx.send(Job::Scan(ScanJob {
             root_id,
             path,
             progress: progress.clone(),
             done,
-        })
+        }))
         .map_err(|_| Error::WriterGone)?;
         Ok(progress)
     }
 
-    fn scanner_loop(self: Arc<Self>, rx: mpsc::Receiver<ScanJob>) {
+    fn scanner_loop(self: Arc<Self>, rx: mpsc::Receiver<Job>) {
         while let Ok(job) = rx.recv() {
+            let job = match job {
+                Job::Scan(job) => job,
+                Job::Apply(batch) => {
+                    if let Err(e) = self.apply_batch(batch) {
+                        tracing::error!("applying file-system events failed: {e}; rescanning");
+                        self.rescan_all_now();
+                    }
+                    continue;
+                }
+                Job::Poll => {
+                    self.poll_unwatched();
+                    continue;
+                }
+            };
             let result = self.run_job(&job);
             let mut roots = self.roots.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(rt) = roots.get_mut(&job.root_id) {
@@ -265,6 +353,7 @@ impl Engine {
             &target,
             &job.progress,
             &self.cancel,
+            self.watcher.as_ref(),
         )
         .map_err(|e| {
             let msg = format!("scanning {} failed: {e}", target.start.display());
@@ -364,6 +453,326 @@ impl Engine {
         Ok(out)
     }
 
+    fn send_job(&self, job: Job) {
+        if let Some(tx) = self.jobs.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            let _ = tx.send(job);
+        }
+    }
+
+    /// Coalesces watcher notices into batches: a batch closes after
+    /// `debounce` without events, or `ceiling` after it opened, so a steady
+    /// stream cannot postpone updates forever.
+    fn event_loop(self: Arc<Self>, rx: mpsc::Receiver<Notice>) {
+        let Some(watcher) = self.watcher.clone() else {
+            return;
+        };
+        let mut next_poll = Instant::now() + self.watch.poll_interval;
+        loop {
+            if self.cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let wait = next_poll
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(500));
+            let mut batch = Batch::default();
+            match rx.recv_timeout(wait) {
+                Ok(n) => {
+                    batch.add(n);
+                    let opened = Instant::now();
+                    loop {
+                        let left = self.watch.ceiling.saturating_sub(opened.elapsed());
+                        if left.is_zero() {
+                            break;
+                        }
+                        match rx.recv_timeout(self.watch.debounce.min(left)) {
+                            Ok(n) => batch.add(n),
+                            Err(mpsc::RecvTimeoutError::Timeout) => break,
+                            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                        }
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+            if watcher.lost.swap(false, Ordering::SeqCst) {
+                watcher.stats.overflows.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("watch events were dropped (the daemon fell behind); rescanning");
+                batch.rescan_all = true;
+            }
+            batch.seal();
+            if !batch.is_empty() {
+                self.send_job(Job::Apply(batch));
+            }
+            if Instant::now() >= next_poll {
+                if !watcher.polled_tops().is_empty() {
+                    self.send_job(Job::Poll);
+                }
+                next_poll = Instant::now() + self.watch.poll_interval;
+            }
+        }
+    }
+
+    /// Applies one batch of watcher notices (on the scanner thread).
+    fn apply_batch(&self, mut b: Batch) -> Result<(), Error> {
+        let watcher = self.watcher.as_ref();
+        if b.rescan_all {
+            if let Some(w) = watcher {
+                w.stats.recrawls.fetch_add(1, Ordering::Relaxed);
+            }
+            // Cookies written before the rescan starts are covered by it,
+            // even when their own event was among those lost.
+            let waiting: Vec<PathBuf> = self
+                .cookies
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .keys()
+                .cloned()
+                .collect();
+            self.rescan_all_now();
+            self.signal_cookies(&b.cookies);
+            self.signal_cookies(&waiting);
+            return Ok(());
+        }
+        let roots = self.store.read(du::roots)?;
+        // 1. Renames seen whole: one row each, the subtree follows.
+        let mut ops = Vec::new();
+        for (from, to) in std::mem::take(&mut b.moves) {
+            let src = self.store.read(|c| du::resolve(c, &from)).ok();
+            let dst_parent = to
+                .parent()
+                .and_then(|p| self.store.read(|c| du::resolve(c, p)).ok());
+            let exists = std::fs::symlink_metadata(&to).is_ok();
+            match (src, dst_parent, to.file_name()) {
+                (Some((_, id)), Some((_, parent_id)), Some(name)) if exists && !is_cookie(name) => {
+                    if let Ok((_, old)) = self.store.read(|c| du::resolve(c, &to))
+                        && old != id
+                    {
+                        ops.push(Op::Delete { id: old });
+                    }
+                    ops.push(Op::Move {
+                        id,
+                        parent_id,
+                        name: path_bytes(Path::new(name)),
+                    });
+                    if let Some(w) = watcher {
+                        w.rename_prefix(&from, &to);
+                    }
+                    // Changes seen under the old path now live under the new one.
+                    b.changed = std::mem::take(&mut b.changed)
+                        .into_iter()
+                        .map(|p| rebase(p, &from, &to))
+                        .collect();
+                    b.rescan = std::mem::take(&mut b.rescan)
+                        .into_iter()
+                        .map(|p| rebase(p, &from, &to))
+                        .collect();
+                    // Refresh metadata of the entry and both folders.
+                    b.changed.insert(from);
+                    b.changed.insert(to);
+                }
+                _ => {
+                    b.changed.insert(from);
+                    b.changed.insert(to);
+                }
+            }
+        }
+        if !ops.is_empty() {
+            self.writer.send(ops)?;
+            self.writer.flush()?;
+        }
+        // 2. Single entries, folder by folder.
+        let mut groups: std::collections::BTreeMap<PathBuf, Vec<std::ffi::OsString>> =
+            Default::default();
+        for p in std::mem::take(&mut b.changed) {
+            if let (Some(dir), Some(name)) = (p.parent(), p.file_name()) {
+                groups
+                    .entry(dir.to_owned())
+                    .or_default()
+                    .push(name.to_owned());
+            }
+        }
+        let mut deep: Vec<PathBuf> = b.rescan.iter().cloned().collect();
+        let mut new_dirs: Vec<PathBuf> = Vec::new();
+        for (dir, names) in groups {
+            if new_dirs.iter().any(|n| dir.starts_with(n)) {
+                continue; // inside a new folder: its whole scan covers it
+            }
+            if du::root_of(&roots, &dir).is_none() {
+                // An event about a root itself.
+                for n in names {
+                    let p = dir.join(n);
+                    if roots.iter().any(|r| bytes_path(&r.path) == p) {
+                        deep.push(p);
+                    }
+                }
+                continue;
+            }
+            match self.store.read(|c| du::resolve(c, &dir)) {
+                Ok((_, dir_id)) => {
+                    let found = self.store.read(|c| {
+                        scan::apply_names(
+                            &self.store,
+                            c,
+                            &self.writer,
+                            dir_id,
+                            &dir,
+                            &names,
+                            self.cross_filesystems,
+                        )
+                    })?;
+                    new_dirs.extend(found.into_iter().map(|(p, _)| p));
+                }
+                // The folder is not indexed yet (its own event was lost or
+                // is in this batch under a new folder): scan it whole.
+                Err(_) => deep.push(dir),
+            }
+        }
+        self.writer.flush()?;
+        // 3. Whole scans: new folders (watched first, then listed) and
+        // subtrees to recrawl.
+        deep.extend(new_dirs);
+        deep.sort();
+        let mut done: Vec<PathBuf> = Vec::new();
+        for d in deep {
+            if done.iter().any(|x| d.starts_with(x)) {
+                continue;
+            }
+            let Some(root) = du::root_of(&roots, &d) else {
+                continue;
+            };
+            if !d.is_dir() && d != bytes_path(&root.path) {
+                continue; // gone again: its delete event follows
+            }
+            let target = self
+                .target_for(root, Some(&d))
+                .map_err(Error::InvalidArgument)?;
+            scan::scan(
+                &self.store,
+                &self.writer,
+                &target,
+                &Progress::default(),
+                &self.cancel,
+                watcher,
+            )?;
+            done.push(d);
+        }
+        self.signal_cookies(&b.cookies);
+        Ok(())
+    }
+
+    /// Rescans every root now (lost events), on the scanner thread.
+    fn rescan_all_now(&self) {
+        let Ok(roots) = self.store.read(du::roots) else {
+            return;
+        };
+        for root in &roots {
+            let Ok(target) = self.target_for(root, None) else {
+                continue;
+            };
+            if let Err(e) = scan::scan(
+                &self.store,
+                &self.writer,
+                &target,
+                &Progress::default(),
+                &self.cancel,
+                self.watcher.as_ref(),
+            ) {
+                tracing::error!("rescan of {} failed: {e}", target.start.display());
+            }
+        }
+    }
+
+    /// Rescans the folders left unwatched by the watch limit.
+    fn poll_unwatched(&self) {
+        let Some(watcher) = &self.watcher else { return };
+        let Ok(roots) = self.store.read(du::roots) else {
+            return;
+        };
+        for top in watcher.polled_tops() {
+            let Some(root) = du::root_of(&roots, &top) else {
+                watcher.forget_under(&top);
+                continue;
+            };
+            let Ok(target) = self.target_for(root, Some(&top)) else {
+                continue;
+            };
+            if let Err(e) = scan::scan(
+                &self.store,
+                &self.writer,
+                &target,
+                &Progress::default(),
+                &self.cancel,
+                Some(watcher),
+            ) {
+                tracing::warn!("polling {} failed: {e}", top.display());
+            }
+        }
+    }
+
+    fn signal_cookies(&self, cookies: &[PathBuf]) {
+        if cookies.is_empty() {
+            return;
+        }
+        let mut waiting = self.cookies.lock().unwrap_or_else(|e| e.into_inner());
+        for c in cookies {
+            if let Some(tx) = waiting.remove(c) {
+                let _ = tx.send(());
+            }
+        }
+    }
+
+    /// Returns once every change made before the call is in the index: a
+    /// cookie file is written in each root and its event waited for
+    /// (Watchman's cookies).
+    pub fn sync(&self, timeout: Duration) -> Result<(), Error> {
+        if self.watcher.is_none() {
+            return Ok(());
+        }
+        let roots = self.store.read(du::roots)?;
+        let mut waits = Vec::new();
+        for r in &roots {
+            let n = self.cookie_seq.fetch_add(1, Ordering::Relaxed);
+            let path =
+                bytes_path(&r.path).join(format!("{COOKIE_PREFIX}{}-{n}", std::process::id()));
+            let (tx, rx) = mpsc::channel();
+            self.cookies
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(path.clone(), tx);
+            if let Err(e) = std::fs::write(&path, b"") {
+                self.cookies
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&path);
+                return Err(Error::InvalidArgument(format!(
+                    "--sync: cannot write {}: {e}",
+                    path.display()
+                )));
+            }
+            waits.push((path, rx));
+        }
+        let deadline = Instant::now() + timeout;
+        let mut late = None;
+        for (path, rx) in waits {
+            let got = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+            let _ = std::fs::remove_file(&path);
+            self.cookies
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&path);
+            if got.is_err() {
+                late = Some(path);
+            }
+        }
+        match late {
+            Some(p) => Err(Error::InvalidArgument(format!(
+                "--sync: the change event for {} did not arrive within {timeout:?} (is that root polled?)",
+                p.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Rescans `path` (a root or a folder under one), or every root.
     pub fn rescan(
         &self,
@@ -454,6 +863,13 @@ impl Engine {
                     .unwrap_or(0),
                 errors: rt.map(|x| x.errors).unwrap_or(0),
                 scanned_at: r.scanned_at,
+                watch: match &self.watcher {
+                    None => "off".into(),
+                    Some(w) => match w.polled_under(&bytes_path(&r.path)) {
+                        0 => "live".into(),
+                        n => format!("partly polled: {n} folders"),
+                    },
+                },
                 error: rt.and_then(|x| x.error.clone()),
             });
         }
@@ -473,6 +889,15 @@ impl Engine {
         if let Some(h) = handle {
             let _ = h.join();
         }
+    }
+}
+
+/// `p` with its prefix `from` replaced by `to` (unchanged when not under `from`).
+fn rebase(p: PathBuf, from: &Path, to: &Path) -> PathBuf {
+    match p.strip_prefix(from) {
+        Ok(rest) if rest.as_os_str().is_empty() => p,
+        Ok(rest) => to.join(rest),
+        Err(_) => p,
     }
 }
 

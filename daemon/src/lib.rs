@@ -14,6 +14,7 @@ pub mod scan;
 pub mod search;
 pub mod server;
 pub mod store;
+pub mod watch;
 
 use std::path::PathBuf;
 

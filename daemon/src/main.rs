@@ -10,7 +10,7 @@ use clap::Parser;
 use fsindexd::config::{Config, Paths};
 use std::sync::{Arc, RwLock};
 
-use fsindexd::daemon::{Engine, SnapshotMirror};
+use fsindexd::daemon::{Engine, SnapshotMirror, WatchOptions};
 use fsindexd::search::Snapshot;
 use fsindexd::server::IndexService;
 use fsindexd::store::Store;
@@ -29,6 +29,15 @@ struct Args {
     /// Config file (default: the instance's config.toml).
     #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
+    /// Do not watch for changes (the index changes only on rescans).
+    #[arg(long)]
+    no_watch: bool,
+    /// At most N folder watches; folders beyond are polled (0: OS limit).
+    #[arg(long, value_name = "N")]
+    max_watches: Option<usize>,
+    /// Seconds between rescans of folders that could not be watched.
+    #[arg(long, value_name = "SECS")]
+    poll_interval: Option<u64>,
     /// Print the default configuration and exit.
     #[arg(long)]
     print_config: bool,
@@ -120,6 +129,16 @@ fn run(args: Args) -> anyhow::Result<()> {
         "fsindexd starting"
     );
 
+    let defaults = WatchOptions::default();
+    let watch = WatchOptions {
+        enabled: !args.no_watch && config.watch.unwrap_or(true),
+        max_watches: args.max_watches.unwrap_or(config.max_watches),
+        poll_interval: args
+            .poll_interval
+            .or(config.poll_interval_secs)
+            .map_or(defaults.poll_interval, std::time::Duration::from_secs),
+        ..defaults
+    };
     let snapshot = Arc::new(RwLock::new(Snapshot::default()));
     let (store, writer) = Store::open(&paths.db, Box::new(SnapshotMirror(snapshot.clone())))?;
     let wanted = if !args.roots.is_empty() {
@@ -135,6 +154,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         snapshot,
         wanted,
         config.cross_filesystems,
+        watch,
     )?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()

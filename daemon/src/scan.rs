@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use jwalk::WalkDirGeneric;
@@ -20,6 +21,7 @@ use rusqlite::Connection;
 
 use crate::Error;
 use crate::store::{EntryRow, FLAG_UNREADABLE, Kind, Op, Store, WriteHandle, unix_now};
+use crate::watch::{Watcher, is_cookie};
 
 /// Rows per batch sent to the writer.
 const BATCH: usize = 8192;
@@ -318,6 +320,7 @@ pub fn scan(
     target: &ScanTarget,
     progress: &Progress,
     cancel: &AtomicBool,
+    watcher: Option<&Arc<Watcher>>,
 ) -> Result<Outcome, Error> {
     let started = std::time::Instant::now();
     let mut sink = WriteSink {
@@ -326,7 +329,7 @@ pub fn scan(
         ops: Vec::with_capacity(BATCH),
         progress,
     };
-    let result = reconcile(store, target, progress, cancel, &mut sink);
+    let result = reconcile(store, target, progress, cancel, watcher, &mut sink);
     if let Ok(start_id) = result
         && target.is_root
     {
@@ -365,7 +368,14 @@ pub fn verify(
     progress: &Progress,
 ) -> Result<Vec<Difference>, Error> {
     let mut sink = VerifySink::default();
-    reconcile(store, target, progress, &AtomicBool::new(false), &mut sink)?;
+    reconcile(
+        store,
+        target,
+        progress,
+        &AtomicBool::new(false),
+        None,
+        &mut sink,
+    )?;
     Ok(sink.found)
 }
 
@@ -382,6 +392,7 @@ fn reconcile(
     target: &ScanTarget,
     progress: &Progress,
     cancel: &AtomicBool,
+    watcher: Option<&Arc<Watcher>>,
     out: &mut dyn Sink,
 ) -> Result<i64, Error> {
     let conn = store.open_reader()?;
@@ -394,6 +405,12 @@ fn reconcile(
     }
     let root_dev = dev_of(&start_meta);
     let cross = target.cross_filesystems;
+    // Watch each folder before its contents are listed: whatever is created
+    // after the listing produces an event, whatever before is in the listing.
+    if let Some(w) = watcher {
+        w.watch_dir(&target.start);
+    }
+    let watcher = watcher.cloned();
 
     let walk = WalkDirGeneric::<WalkState>::new(&target.start)
         .skip_hidden(false)
@@ -409,6 +426,9 @@ fn reconcile(
                 {
                     // Another file system: not entered, not counted (du -x).
                     child.read_children_path = None;
+                }
+                if let (Some(w), Some(dir)) = (&watcher, &child.read_children_path) {
+                    w.watch_dir(dir);
                 }
                 child.client_state = Some(meta);
             }
@@ -482,6 +502,9 @@ fn reconcile(
         let Some(frame) = stack.last_mut() else {
             continue;
         };
+        if is_cookie(&entry.file_name) {
+            continue;
+        }
         let name = name_bytes(&entry.file_name);
         let is_dir = entry.file_type.is_dir();
         let path = if is_dir || out.wants_paths() {
@@ -579,4 +602,94 @@ pub fn canonical_root(path: &Path) -> Result<PathBuf, Error> {
         )));
     }
     Ok(p)
+}
+
+/// Reconciles single entries of one folder (paths from watcher events) and
+/// the folder's own row. Returns the folders that are new: the caller scans
+/// them whole. The ops are sent; the caller flushes.
+pub fn apply_names(
+    store: &Store,
+    conn: &Connection,
+    writer: &WriteHandle,
+    dir_id: i64,
+    dir: &Path,
+    names: &[std::ffi::OsString],
+    cross_filesystems: bool,
+) -> Result<Vec<(PathBuf, i64)>, Error> {
+    let progress = Progress::default();
+    let mut sink = WriteSink {
+        store,
+        writer,
+        ops: Vec::new(),
+        progress: &progress,
+    };
+    let mut new_dirs = Vec::new();
+    let dir_meta = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        // The folder itself is gone: its parent's event removes it.
+        Err(_) => return Ok(new_dirs),
+    };
+    if let Some(old) = load_one(conn, dir_id)? {
+        let mut row = row_from_meta(dir_id, None, Vec::new(), &dir_meta);
+        row.flags = old.flags;
+        if !unchanged(&old, &row) {
+            sink.update(row, Some(&old), dir)?;
+        }
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT name, id, kind, size, blocks, mtime_ns, ino, nlink, flags FROM entries WHERE parent_id=?1 AND name=?2",
+    )?;
+    for name in names {
+        if is_cookie(name) {
+            continue;
+        }
+        let bytes = name_bytes(name);
+        let path = dir.join(name);
+        let old = {
+            use rusqlite::OptionalExtension;
+            stmt.query_row(rusqlite::params![dir_id, bytes], known_from_sql)
+                .optional()?
+        };
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if let Some(k) = old {
+                    sink.delete(&k, &path)?;
+                }
+                continue;
+            }
+            Err(e) => {
+                progress.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("cannot stat {}: {e}", path.display());
+                continue;
+            }
+        };
+        if meta.is_dir() && !cross_filesystems && dev_of(&meta) != dev_of(&dir_meta) {
+            continue; // a mount point appeared: not entered (du -x)
+        }
+        let mut row = row_from_meta(0, Some(dir_id), bytes, &meta);
+        match old {
+            Some(k) if k.kind == row.kind => {
+                row.id = k.id;
+                row.flags = k.flags;
+                if !unchanged(&k, &row) {
+                    sink.update(row, Some(&k), &path)?;
+                }
+            }
+            other => {
+                if let Some(k) = other {
+                    sink.delete(&k, &path)?;
+                }
+                row.id = sink.new_id();
+                let id = row.id;
+                let is_dir = row.kind == Kind::Dir;
+                sink.insert(row, &path)?;
+                if is_dir {
+                    new_dirs.push((path, id));
+                }
+            }
+        }
+    }
+    sink.writer.send(std::mem::take(&mut sink.ops))?;
+    Ok(new_dirs)
 }

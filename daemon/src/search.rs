@@ -262,6 +262,32 @@ impl Snapshot {
                         self.remove(id as usize);
                     }
                 }
+                Change::Moved {
+                    id,
+                    parent_id,
+                    name,
+                    subtree,
+                } => {
+                    let i = id as usize;
+                    if i >= self.kind.len() || self.kind[i] == HOLE {
+                        continue;
+                    }
+                    let folded = fold_bytes(&name).into_owned();
+                    self.blank(i);
+                    self.parent[i] = parent_id as u32;
+                    self.relocated.insert(
+                        i as u32,
+                        (folded.into_boxed_slice(), name.into_boxed_slice()),
+                    );
+                    self.depth[i] = self.depth_of(i as u32);
+                    // Parents come before children in `subtree`.
+                    for d in subtree {
+                        let d = d as usize;
+                        if d < self.depth.len() {
+                            self.depth[d] = self.depth_of(d as u32);
+                        }
+                    }
+                }
             }
         }
         if self.garbage > (1 << 20) && self.garbage > self.folded.len() / 2 {

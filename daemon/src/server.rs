@@ -73,6 +73,7 @@ fn root_status(v: RootView) -> pb::RootStatus {
         errors: v.errors,
         scanned_at: v.scanned_at,
         error: v.error.unwrap_or_default(),
+        watch: v.watch,
     }
 }
 
@@ -139,6 +140,20 @@ impl pb::index_server::Index for IndexService {
                 pid: std::process::id(),
                 db_path: store.db_path().as_os_str().as_encoded_bytes().to_vec(),
                 uptime_secs: engine.started.elapsed().as_secs(),
+                watch: Some(match &engine.watcher {
+                    None => pb::WatchStatus::default(),
+                    Some(w) => pb::WatchStatus {
+                        enabled: true,
+                        watches: w.watch_count(),
+                        os_limit: crate::watch::os_watch_limit().unwrap_or(0),
+                        polled: w.polled_under(std::path::Path::new("/")),
+                        events: w.stats.events.load(Ordering::Relaxed),
+                        overflows: w.stats.overflows.load(Ordering::Relaxed),
+                        recrawls: w.stats.recrawls.load(Ordering::Relaxed),
+                        last_event_ms: w.stats.last_event_ms.load(Ordering::Relaxed),
+                        note: w.limit_note().unwrap_or_default(),
+                    },
+                }),
             })
         })
         .await?;
@@ -161,6 +176,10 @@ impl pb::index_server::Index for IndexService {
             pb::SortOrder::Mtime => Sort::Mtime,
         };
         let limit = usize::try_from(req.limit).unwrap_or(usize::MAX);
+        if req.sync {
+            let engine = self.engine.clone();
+            blocking(move || engine.sync(Duration::from_secs(10))).await?;
+        }
         let snapshot = self.engine.snapshot();
         let (total, found) = blocking(move || {
             let t = Instant::now();

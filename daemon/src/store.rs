@@ -141,6 +141,14 @@ pub enum Change {
     Upsert(EntryRow),
     /// Entries gone (whole subtrees, every id listed).
     Removed(Vec<i64>),
+    /// An entry renamed or moved; `subtree` lists its descendants, parents
+    /// before children (their depth changed).
+    Moved {
+        id: i64,
+        parent_id: i64,
+        name: Vec<u8>,
+        subtree: Vec<i64>,
+    },
 }
 
 /// Something kept equal to the index: loaded by the writer thread before
@@ -160,6 +168,12 @@ pub enum Op {
     Update(EntryRow),
     /// Remove an entry and its whole subtree.
     Delete { id: i64 },
+    /// Rename or move an entry (with its subtree): one row changes.
+    Move {
+        id: i64,
+        parent_id: i64,
+        name: Vec<u8>,
+    },
     /// A root's scan finished: record its root entry and the time.
     RootScanned {
         root_id: i64,
@@ -615,6 +629,14 @@ fn apply_batch(
                     row.name = old.name;
                     changes.push(Change::Upsert(row));
                 }
+                Op::Move {
+                    id,
+                    parent_id,
+                    name,
+                } => {
+                    agg.apply(&tx)?;
+                    written += move_entry(&tx, id, parent_id, name, &mut agg, changes)?;
+                }
                 Op::Delete { id } => {
                     // The subtree's totals must include everything pending.
                     agg.apply(&tx)?;
@@ -733,6 +755,55 @@ fn delete_subtree(
     tx.execute("DELETE FROM doomed", [])?;
     agg.parents.clear();
     Ok(n as u64)
+}
+
+/// Moves an entry (and its subtree) under another folder and/or renames it.
+fn move_entry(
+    tx: &Connection,
+    id: i64,
+    parent_id: i64,
+    name: Vec<u8>,
+    agg: &mut Aggregates,
+    changes: &mut Vec<Change>,
+) -> Result<u64, Error> {
+    let Some(row) = load_row(tx, id)? else {
+        return Ok(0);
+    };
+    let totals = if row.kind == Kind::Dir {
+        dir_totals(tx, id)?.unwrap_or_default()
+    } else {
+        row.contribution()
+    };
+    if let Some(old_parent) = row.parent_id {
+        agg.add(old_parent, totals.neg());
+    }
+    agg.apply(tx)?;
+    tx.execute(
+        "UPDATE entries SET parent_id=?2, name=?3 WHERE id=?1",
+        params![id, parent_id, name],
+    )?;
+    // Parents changed: the memo of the walk up is stale.
+    agg.parents.clear();
+    agg.add(parent_id, totals);
+    agg.apply(tx)?;
+    let subtree: Vec<i64> = if row.kind == Kind::Dir {
+        tx.prepare_cached(
+            "WITH RECURSIVE sub(id) AS (SELECT id FROM entries WHERE parent_id = ?1
+               UNION ALL SELECT e.id FROM entries e JOIN sub ON e.parent_id = sub.id)
+             SELECT id FROM sub",
+        )?
+        .query_map([id], |r| r.get(0))?
+        .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
+    changes.push(Change::Moved {
+        id,
+        parent_id,
+        name,
+        subtree,
+    });
+    Ok(1)
 }
 
 pub fn dir_totals(conn: &Connection, id: i64) -> Result<Option<Totals>, Error> {

@@ -120,6 +120,9 @@ pub struct Instance {
     pub home: PathBuf,
     pub roots: Vec<PathBuf>,
     pub runner: Runner,
+    /// Extra fsindexd arguments and environment.
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
     daemon: Option<Child>,
 }
 
@@ -134,6 +137,8 @@ impl Instance {
             home,
             roots: roots.iter().map(|p| p.to_path_buf()).collect(),
             runner,
+            args: Vec::new(),
+            env: Vec::new(),
             daemon: None,
         }
     }
@@ -150,6 +155,8 @@ impl Instance {
         for r in &self.roots {
             cmd.arg("--root").arg(r);
         }
+        cmd.args(&self.args);
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd.env("FSINDEX_HOME", &self.home)
             .env_remove("FSINDEX_SOCKET");
         cmd.stdin(Stdio::null())
@@ -165,6 +172,8 @@ impl Instance {
         for r in &self.roots {
             cmd.arg("--root").arg(r);
         }
+        cmd.args(&self.args);
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd.env("FSINDEX_HOME", &self.home);
         let child = cmd
             .stdin(Stdio::null())
@@ -495,6 +504,11 @@ pub struct OddSetup {
 /// `locked` folder is made unreadable and everything runs as a user that
 /// permission bits apply to.
 pub fn odd_instance(unreadable: bool) -> OddSetup {
+    odd_instance_with(unreadable, &[])
+}
+
+/// [`odd_instance`] with extra fsindexd arguments.
+pub fn odd_instance_with(unreadable: bool, args: &[&str]) -> OddSetup {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
     let locked = odd_tree(&tree);
@@ -507,6 +521,7 @@ pub fn odd_instance(unreadable: bool) -> OddSetup {
         make_unreadable(&locked);
     }
     let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner);
+    inst.args = args.iter().map(|a| a.to_string()).collect();
     inst.start();
     OddSetup { tmp, tree, inst }
 }

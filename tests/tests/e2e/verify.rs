@@ -1,7 +1,7 @@
 //! `fsctl verify` lists every difference between the disk and the index;
 //! `--fix` repairs them.
 
-use crate::util::{OddSetup, odd_instance};
+use crate::util::{OddSetup, odd_instance_with};
 
 fn lines(out: &std::process::Output) -> Vec<serde_json::Value> {
     out.stdout
@@ -17,7 +17,7 @@ fn verify_reports_each_difference_and_fix_repairs_them() {
         tmp: _tmp,
         tree,
         inst,
-    } = odd_instance(false);
+    } = odd_instance_with(false, &["--no-watch"]); // unwatched: changes stay unseen until verify
     let clean = inst.fsctl(&["verify"]);
     assert_eq!(
         clean.status.code(),

@@ -32,6 +32,10 @@ pub struct Args {
     /// Separate paths with NUL bytes and print them byte-exact (for xargs -0).
     #[arg(short = '0', long = "print0", conflicts_with = "json")]
     print0: bool,
+    /// Include every change made before this command (waits for the
+    /// watcher to catch up, like Watchman's cookies).
+    #[arg(long)]
+    sync: bool,
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
@@ -66,6 +70,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
             query,
             limit: a.limit,
             sort: sort as i32,
+            sync: a.sync,
         })
         .await?
         .into_inner();

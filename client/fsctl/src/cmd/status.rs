@@ -30,6 +30,7 @@ pub fn root_json(r: &pb::RootStatus) -> serde_json::Value {
         "errors": r.errors,
         "scanned_at": r.scanned_at,
         "error": if r.error.is_empty() { None } else { Some(&r.error) },
+        "watch": r.watch,
     })
 }
 
@@ -57,6 +58,17 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
             "pid": s.pid,
             "db_path": lossy(&s.db_path),
             "uptime_secs": s.uptime_secs,
+            "watch": s.watch.as_ref().map(|w| json!({
+                "enabled": w.enabled,
+                "watches": w.watches,
+                "os_limit": w.os_limit,
+                "polled": w.polled,
+                "events": w.events,
+                "overflows": w.overflows,
+                "recrawls": w.recrawls,
+                "last_event_ms": w.last_event_ms,
+                "note": if w.note.is_empty() { None } else { Some(&w.note) },
+            })),
         });
         println!("{v}");
         return Ok(ExitCode::SUCCESS);
@@ -90,11 +102,39 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
             format!(": {}", r.error)
         };
         println!(
-            "root     {}  {}  {} entries{progress}{errors}{error}",
+            "root     {}  {}, watch {}  {} entries{progress}{errors}{error}",
             lossy(&r.path),
             state_name(r.state),
+            r.watch,
             count(r.entries)
         );
+    }
+    if let Some(w) = s.watch.as_ref().filter(|w| w.enabled) {
+        let since = if w.last_event_ms > 0 {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or(0);
+            format!(
+                ", last event {:.1} s ago",
+                (now - w.last_event_ms).max(0) as f64 / 1000.0
+            )
+        } else {
+            String::new()
+        };
+        println!(
+            "watch    {} folders watched (OS limit {}), {} polled; {} events, {} lost-event rescans{since}",
+            count(w.watches),
+            count(w.os_limit),
+            count(w.polled),
+            count(w.events),
+            count(w.recrawls)
+        );
+        if !w.note.is_empty() {
+            println!("watch    {}", w.note);
+        }
+    } else {
+        println!("watch    off: the index changes only on rescans");
     }
     for n in &s.notices {
         println!("notice   {n}");
