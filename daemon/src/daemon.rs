@@ -110,7 +110,7 @@ pub struct Engine {
     pub watcher: Option<Arc<Watcher>>,
     watch: WatchOptions,
     /// `--sync` callers waiting for their cookie file's event.
-    cookies: Mutex<HashMap<PathBuf, mpsc::Sender<()>>>,
+    cookies: Mutex<HashMap<PathBuf, (Instant, mpsc::Sender<()>)>>,
     cookie_seq: std::sync::atomic::AtomicU64,
     pub started: Instant,
     cross_filesystems: bool,
@@ -521,16 +521,10 @@ impl Engine {
             }
             // Cookies written before the rescan starts are covered by it,
             // even when their own event was among those lost.
-            let waiting: Vec<PathBuf> = self
-                .cookies
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .keys()
-                .cloned()
-                .collect();
+            let started = Instant::now();
             self.rescan_all_now();
             self.signal_cookies(&b.cookies);
-            self.signal_cookies(&waiting);
+            self.signal_registered_before(started);
             return Ok(());
         }
         let roots = self.store.read(du::roots)?;
@@ -568,7 +562,13 @@ impl Engine {
                         .collect();
                     // Refresh metadata of the entry and both folders.
                     b.changed.insert(from);
-                    b.changed.insert(to);
+                    b.changed.insert(to.clone());
+                    // Events about paths inside the folder may have been
+                    // applied (as deletions) before this move arrived: walk
+                    // the moved subtree once. Unchanged, it writes nothing.
+                    if to.is_dir() {
+                        b.rescan.insert(to);
+                    }
                 }
                 _ => {
                     b.changed.insert(from);
@@ -709,13 +709,35 @@ impl Engine {
         }
     }
 
-    fn signal_cookies(&self, cookies: &[PathBuf]) {
+    /// Wakes `--sync` callers whose cookie event is in an applied batch;
+    /// an event received before a caller registered is an older one.
+    fn signal_cookies(&self, cookies: &[(PathBuf, Instant)]) {
         if cookies.is_empty() {
             return;
         }
         let mut waiting = self.cookies.lock().unwrap_or_else(|e| e.into_inner());
-        for c in cookies {
-            if let Some(tx) = waiting.remove(c) {
+        for (path, received) in cookies {
+            if waiting
+                .get(path)
+                .is_some_and(|(registered, _)| registered <= received)
+                && let Some((_, tx)) = waiting.remove(path)
+            {
+                let _ = tx.send(());
+            }
+        }
+    }
+
+    /// After a full rescan that started at `started`: callers registered
+    /// before it are covered, even if their cookie event was lost.
+    fn signal_registered_before(&self, started: Instant) {
+        let mut waiting = self.cookies.lock().unwrap_or_else(|e| e.into_inner());
+        let done: Vec<PathBuf> = waiting
+            .iter()
+            .filter(|(_, (r, _))| *r <= started)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in done {
+            if let Some((_, tx)) = waiting.remove(&p) {
                 let _ = tx.send(());
             }
         }
@@ -729,48 +751,58 @@ impl Engine {
             return Ok(());
         }
         let roots = self.store.read(du::roots)?;
-        let mut waits = Vec::new();
+        let deadline = Instant::now() + timeout;
+        let mut cookies = Vec::new();
         for r in &roots {
             let n = self.cookie_seq.fetch_add(1, Ordering::Relaxed);
-            let path =
-                bytes_path(&r.path).join(format!("{COOKIE_PREFIX}{}-{n}", std::process::id()));
-            let (tx, rx) = mpsc::channel();
-            self.cookies
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(path.clone(), tx);
-            if let Err(e) = std::fs::write(&path, b"") {
+            cookies.push(
+                bytes_path(&r.path).join(format!("{COOKIE_PREFIX}{}-{n}", std::process::id())),
+            );
+        }
+        // Create every cookie, wait for their events; then delete them and
+        // wait again, so the roots' own rows (mtime) are current too.
+        for phase in ["create", "delete"] {
+            let mut waits = Vec::new();
+            for path in &cookies {
+                let (tx, rx) = mpsc::channel();
                 self.cookies
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .remove(&path);
-                return Err(Error::InvalidArgument(format!(
-                    "--sync: cannot write {}: {e}",
-                    path.display()
-                )));
+                    .insert(path.clone(), (Instant::now(), tx));
+                let done = if phase == "create" {
+                    std::fs::write(path, b"")
+                } else {
+                    std::fs::remove_file(path)
+                };
+                if let Err(e) = done {
+                    self.cookies
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(path);
+                    let _ = std::fs::remove_file(path);
+                    return Err(Error::InvalidArgument(format!(
+                        "--sync: cannot {phase} {}: {e}",
+                        path.display()
+                    )));
+                }
+                waits.push((path, rx));
             }
-            waits.push((path, rx));
-        }
-        let deadline = Instant::now() + timeout;
-        let mut late = None;
-        for (path, rx) in waits {
-            let got = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
-            let _ = std::fs::remove_file(&path);
-            self.cookies
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&path);
-            if got.is_err() {
-                late = Some(path);
+            for (path, rx) in waits {
+                let got = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+                self.cookies
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(path);
+                if got.is_err() {
+                    let _ = std::fs::remove_file(path);
+                    return Err(Error::InvalidArgument(format!(
+                        "--sync: the change event for {} did not arrive within {timeout:?} (is that root polled?)",
+                        path.display()
+                    )));
+                }
             }
         }
-        match late {
-            Some(p) => Err(Error::InvalidArgument(format!(
-                "--sync: the change event for {} did not arrive within {timeout:?} (is that root polled?)",
-                p.display()
-            ))),
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     /// Rescans `path` (a root or a folder under one), or every root.

@@ -358,8 +358,8 @@ pub struct Batch {
     /// Subtrees to rescan.
     pub rescan: BTreeSet<PathBuf>,
     pub rescan_all: bool,
-    /// Cookie files seen (for `--sync`).
-    pub cookies: Vec<PathBuf>,
+    /// Cookie files seen (for `--sync`), with when their event arrived.
+    pub cookies: Vec<(PathBuf, std::time::Instant)>,
     pending_from: HashMap<u32, PathBuf>,
 }
 
@@ -376,7 +376,11 @@ impl Batch {
     pub fn add(&mut self, n: Notice) {
         let cookie = |p: &Path| p.file_name().is_some_and(is_cookie);
         match n {
-            Notice::Changed(p) if cookie(&p) => self.cookies.push(p),
+            Notice::Changed(p) if cookie(&p) => {
+                // Not indexed, but its folder's own row (mtime) changed.
+                self.changed.insert(p.clone());
+                self.cookies.push((p, std::time::Instant::now()));
+            }
             Notice::Changed(p) => {
                 self.changed.insert(p);
             }

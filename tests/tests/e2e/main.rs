@@ -8,3 +8,4 @@ mod restart;
 mod search;
 mod util;
 mod verify;
+mod watch;

@@ -1,0 +1,303 @@
+//! The index stays exact while the tree changes under a running daemon:
+//! churn, lost events, the watch limit, and a kill during churn.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::util::{Instance, Runner, diff, find_oracle, search_oracle};
+
+/// A small deterministic RNG (xorshift64*), so a failing seed replays.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Every folder and file under `root` (root included in folders).
+fn listing(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut dirs = vec![root.to_owned()];
+    let mut files = Vec::new();
+    let mut i = 0;
+    while i < dirs.len() {
+        if let Ok(rd) = std::fs::read_dir(&dirs[i]) {
+            for e in rd.flatten() {
+                let p = e.path();
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => dirs.push(p),
+                    Ok(_) => files.push(p),
+                    Err(_) => {}
+                }
+            }
+        }
+        i += 1;
+    }
+    (dirs, files)
+}
+
+/// `ops` random file-system operations under `root`: create, write,
+/// truncate, rename and move files and folders, delete trees, create and
+/// delete at once, replace a file by a folder of the same name.
+fn churn(root: &Path, seed: u64, ops: usize) {
+    let mut rng = Rng(seed);
+    let (mut dirs, mut files) = listing(root);
+    for n in 0..ops {
+        if n % 200 == 0 {
+            (dirs, files) = listing(root);
+        }
+        let dir = dirs[rng.below(dirs.len())].clone();
+        let pick_file =
+            |rng: &mut Rng, files: &Vec<PathBuf>| files.get(rng.below(files.len())).cloned();
+        match rng.below(12) {
+            0..=2 => {
+                let p = dir.join(format!("f{n}-{}.txt", rng.below(1000)));
+                let _ = std::fs::write(&p, vec![b'x'; rng.below(5000)]);
+                files.push(p);
+            }
+            3 => {
+                let p = dir.join(format!("d{n}"));
+                if std::fs::create_dir(&p).is_ok() {
+                    let _ = std::fs::write(p.join("inside.md"), b"in a new folder");
+                    dirs.push(p);
+                }
+            }
+            4 => {
+                if let Some(f) = pick_file(&mut rng, &files) {
+                    use std::io::Write;
+                    if let Ok(mut h) = std::fs::OpenOptions::new().append(true).open(&f) {
+                        let _ = h.write_all(b"more bytes");
+                    }
+                }
+            }
+            5 => {
+                if let Some(f) = pick_file(&mut rng, &files)
+                    && let Ok(h) = std::fs::OpenOptions::new().write(true).open(&f)
+                {
+                    let _ = h.set_len(rng.below(10) as u64);
+                }
+            }
+            6 => {
+                if let Some(f) = pick_file(&mut rng, &files) {
+                    let to = dirs[rng.below(dirs.len())].join(format!("moved{n}.bin"));
+                    let _ = std::fs::rename(&f, &to);
+                }
+            }
+            7 => {
+                // Rename or move a folder (never into itself).
+                let d = dirs[rng.below(dirs.len())].clone();
+                let dest = dirs[rng.below(dirs.len())].clone();
+                if d != root && !dest.starts_with(&d) {
+                    let _ = std::fs::rename(&d, dest.join(format!("r{n}")));
+                }
+                (dirs, files) = listing(root);
+            }
+            8 => {
+                if let Some(f) = pick_file(&mut rng, &files) {
+                    let _ = std::fs::remove_file(&f);
+                }
+            }
+            9 => {
+                let d = dirs[rng.below(dirs.len())].clone();
+                if d != root && rng.below(4) == 0 {
+                    let _ = std::fs::remove_dir_all(&d);
+                    (dirs, files) = listing(root);
+                }
+            }
+            10 => {
+                let p = dir.join(format!("flash{n}"));
+                let _ = std::fs::write(&p, b"here and gone");
+                let _ = std::fs::remove_file(&p);
+            }
+            _ => {
+                if let Some(f) = pick_file(&mut rng, &files)
+                    && std::fs::remove_file(&f).is_ok()
+                    && std::fs::create_dir(&f).is_ok()
+                {
+                    let _ = std::fs::write(f.join("was-a-file"), b"now a folder");
+                }
+            }
+        }
+    }
+}
+
+fn start_tree(root: &Path) {
+    for d in [
+        "docs/2025",
+        "docs/2024",
+        "src/core",
+        "photos/raw",
+        "photos/edited",
+        "tmp",
+    ] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+        for i in 0..5 {
+            std::fs::write(
+                root.join(d).join(format!("seed{i}.dat")),
+                vec![b'a'; i * 100],
+            )
+            .unwrap();
+        }
+    }
+}
+
+fn verify_clean(inst: &Instance) {
+    let out = inst.fsctl(&["verify"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the index differs from the disk:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+fn sync(inst: &Instance) {
+    let out = inst.fsctl(&["search", "--sync", "--limit", "1", "seed"]);
+    assert!(
+        out.status.code() == Some(0) || out.status.code() == Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn assert_search_matches(inst: &Instance, root: &Path) {
+    let all = find_oracle(&inst.runner, root);
+    for terms in [
+        &["txt"][..],
+        &["moved"],
+        &["inside"],
+        &["was-a-file"],
+        &["d1"],
+        &["seed", "docs"],
+        &["flash"],
+    ] {
+        let expected = search_oracle(&all, root, terms);
+        let got: BTreeSet<Vec<u8>> = inst.search0(terms).into_iter().collect();
+        assert_eq!(expected, got, "query {terms:?}:\n{}", diff(&expected, &got));
+    }
+}
+
+#[test]
+fn seeded_churn_leaves_an_exact_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    start_tree(&tree);
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.start();
+    // FSINDEX_CHURN_SEED replays (or explores) another sequence.
+    let seed = std::env::var("FSINDEX_CHURN_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5EED_0001);
+    churn(&tree, seed, 3000);
+    sync(&inst);
+    verify_clean(&inst);
+    assert_search_matches(&inst, &tree);
+    let status = inst.status();
+    assert_eq!(status["roots"][0]["watch"], "live", "{status}");
+    assert!(
+        status["watch"]["events"].as_u64().unwrap() > 200,
+        "{status}"
+    );
+}
+
+#[test]
+fn lost_events_trigger_a_rescan_and_the_index_ends_exact() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    start_tree(&tree);
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    // Test hook: a queue of 4 notices between the inotify reader and the
+    // processor, so a burst overflows it exactly as a full kernel queue would.
+    inst.env
+        .push(("FSINDEX_TEST_NOTICE_CAPACITY".into(), "4".into()));
+    inst.start();
+    for i in 0..3000 {
+        std::fs::write(tree.join("tmp").join(format!("burst{i}.log")), b"b").unwrap();
+    }
+    sync(&inst);
+    verify_clean(&inst);
+    assert_eq!(inst.search0(&["burst"]).len(), 3000);
+    let status = inst.status();
+    assert!(
+        status["watch"]["overflows"].as_u64().unwrap() >= 1,
+        "{status}"
+    );
+    assert!(
+        status["watch"]["recrawls"].as_u64().unwrap() >= 1,
+        "{status}"
+    );
+}
+
+#[test]
+fn beyond_the_watch_limit_folders_are_polled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    start_tree(&tree);
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.args = vec![
+        "--max-watches".into(),
+        "3".into(),
+        "--poll-interval".into(),
+        "1".into(),
+    ];
+    inst.start();
+    let status = inst.status();
+    assert_eq!(status["watch"]["watches"].as_u64(), Some(3), "{status}");
+    assert!(status["watch"]["polled"].as_u64().unwrap() >= 6, "{status}");
+    assert!(
+        status["watch"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("max_watches"),
+        "{status}"
+    );
+    assert!(
+        status["roots"][0]["watch"]
+            .as_str()
+            .unwrap()
+            .starts_with("partly polled"),
+        "{status}"
+    );
+
+    // A change in every folder, watched or not, arrives within the poll interval.
+    let (dirs, _) = listing(&tree);
+    for (i, d) in dirs.iter().enumerate() {
+        std::fs::write(d.join(format!("late{i}.txt")), b"late").unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while inst.search0(&["late"]).len() < dirs.len() {
+        assert!(
+            Instant::now() < deadline,
+            "polled folders did not catch up: {:?}",
+            inst.search0(&["late"]).len()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    verify_clean(&inst);
+}
+
+#[test]
+fn killed_during_churn_then_restart_is_exact() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    start_tree(&tree);
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.start();
+    let t = tree.clone();
+    let worker = std::thread::spawn(move || churn(&t, 0x5EED_0002, 3000));
+    std::thread::sleep(Duration::from_millis(300));
+    inst.kill9();
+    worker.join().unwrap();
+    inst.start();
+    assert_eq!(inst.status()["notices"].as_array().unwrap().len(), 0);
+    verify_clean(&inst);
+    assert_search_matches(&inst, &tree);
+}
