@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crate::Error;
 use crate::du::{self, RootRow};
 use crate::scan::{self, Outcome, Progress, ScanTarget};
-use crate::search::Snapshot;
+use crate::search::{ChangeEvent, Snapshot};
 use crate::store::{Op, Store, WriteHandle};
 use crate::watch::{Batch, COOKIE_PREFIX, Notice, Watcher, is_cookie};
 
@@ -109,6 +109,7 @@ pub struct Engine {
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
     pub watcher: Option<Arc<Watcher>>,
     watch: WatchOptions,
+    events: tokio::sync::broadcast::Sender<ChangeEvent>,
     /// `--sync` callers waiting for their cookie file's event.
     cookies: Mutex<HashMap<PathBuf, (Instant, mpsc::Sender<()>)>>,
     cookie_seq: std::sync::atomic::AtomicU64,
@@ -150,6 +151,7 @@ impl Engine {
         wanted: Option<Vec<PathBuf>>,
         cross_filesystems: bool,
         watch: WatchOptions,
+        events: tokio::sync::broadcast::Sender<ChangeEvent>,
     ) -> Result<Arc<Engine>, Error> {
         // Test hook: a tiny queue makes a burst of events overflow it.
         let capacity = std::env::var("FSINDEX_TEST_NOTICE_CAPACITY")
@@ -184,6 +186,7 @@ impl Engine {
             scanner: Mutex::new(None),
             watcher,
             watch,
+            events,
             cookies: Mutex::new(HashMap::new()),
             cookie_seq: std::sync::atomic::AtomicU64::new(0),
         });
@@ -252,6 +255,11 @@ impl Engine {
             reply: tx,
         }])?;
         rx.recv().map_err(|_| Error::WriterGone)?
+    }
+
+    /// A stream of applied changes (see `Subscribe`).
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<ChangeEvent> {
+        self.events.subscribe()
     }
 
     /// The search snapshot (kept current by the writer).
@@ -968,9 +976,13 @@ fn default_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
-/// Keeps the search snapshot equal to the index (see [`crate::store::Mirror`]).
+/// Keeps the search snapshot equal to the index (see [`crate::store::Mirror`])
+/// and tells subscribers what changed.
 #[derive(Debug)]
-pub struct SnapshotMirror(pub Arc<RwLock<Snapshot>>);
+pub struct SnapshotMirror {
+    pub snapshot: Arc<RwLock<Snapshot>>,
+    pub events: tokio::sync::broadcast::Sender<ChangeEvent>,
+}
 
 impl crate::store::Mirror for SnapshotMirror {
     fn load(&mut self, conn: &rusqlite::Connection) -> Result<(), Error> {
@@ -982,15 +994,22 @@ impl crate::store::Mirror for SnapshotMirror {
             ms = t.elapsed().as_millis() as u64,
             "search snapshot loaded"
         );
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) = loaded;
+        *self.snapshot.write().unwrap_or_else(|e| e.into_inner()) = loaded;
         crate::store::release_memory();
         Ok(())
     }
 
     fn apply(&mut self, changes: Vec<crate::store::Change>) {
-        self.0
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .apply(changes);
+        let mut snapshot = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
+        if self.events.receiver_count() == 0 {
+            snapshot.apply(changes, None);
+            return;
+        }
+        let mut events = Vec::new();
+        snapshot.apply(changes, Some(&mut events));
+        drop(snapshot);
+        for e in events {
+            let _ = self.events.send(e);
+        }
     }
 }

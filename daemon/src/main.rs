@@ -140,7 +140,12 @@ fn run(args: Args) -> anyhow::Result<()> {
         ..defaults
     };
     let snapshot = Arc::new(RwLock::new(Snapshot::default()));
-    let (store, writer) = Store::open(&paths.db, Box::new(SnapshotMirror(snapshot.clone())))?;
+    let (events, _) = tokio::sync::broadcast::channel(4096);
+    let mirror = SnapshotMirror {
+        snapshot: snapshot.clone(),
+        events: events.clone(),
+    };
+    let (store, writer) = Store::open(&paths.db, Box::new(mirror))?;
     let wanted = if !args.roots.is_empty() {
         Some(args.roots.clone())
     } else if !config.roots.is_empty() {
@@ -155,6 +160,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         wanted,
         config.cross_filesystems,
         watch,
+        events,
     )?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()

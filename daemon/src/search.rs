@@ -30,6 +30,26 @@ const SEP: u8 = b'/';
 /// `orig_at` value for names whose original bytes equal the folded ones.
 const SAME: u32 = u32::MAX;
 
+/// What happened to an entry, for subscribers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    Created,
+    Modified,
+    /// The entry and its whole subtree.
+    Deleted,
+    Renamed,
+}
+
+/// One applied change, in paths.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChangeEvent {
+    pub kind: ChangeKind,
+    pub path: Vec<u8>,
+    /// The old path of a rename.
+    pub from: Vec<u8>,
+    pub entry: Kind,
+}
+
 /// How results are ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sort {
@@ -252,12 +272,50 @@ impl Snapshot {
         }
     }
 
-    /// Applies committed changes.
-    pub fn apply(&mut self, changes: Vec<Change>) {
+    /// Applies committed changes; with `events`, also says what changed in
+    /// paths (for subscribers).
+    pub fn apply(&mut self, changes: Vec<Change>, mut events: Option<&mut Vec<ChangeEvent>>) {
         for change in changes {
             match change {
-                Change::Upsert(row) => self.upsert(row),
+                Change::Upsert(row) => {
+                    let (i, kind) = (row.id as u32, row.kind);
+                    let created = (i as usize) >= self.kind.len() || self.kind[i as usize] == HOLE;
+                    self.upsert(row);
+                    if let Some(ev) = events.as_deref_mut() {
+                        let what = if created {
+                            ChangeKind::Created
+                        } else {
+                            ChangeKind::Modified
+                        };
+                        ev.push(ChangeEvent {
+                            kind: what,
+                            path: self.path(i),
+                            from: Vec::new(),
+                            entry: kind,
+                        });
+                    }
+                }
                 Change::Removed(ids) => {
+                    if let Some(ev) = events.as_deref_mut() {
+                        // One event per removed subtree: its top.
+                        let set: std::collections::HashSet<i64> = ids.iter().copied().collect();
+                        for &id in &ids {
+                            let i = id as usize;
+                            if i < self.kind.len()
+                                && self.kind[i] != HOLE
+                                && !set.contains(&(self.parent[i] as i64))
+                            {
+                                let entry = Kind::from_i64(self.kind[i] as i64);
+                                let path = self.path(id as u32);
+                                ev.push(ChangeEvent {
+                                    kind: ChangeKind::Deleted,
+                                    path,
+                                    from: Vec::new(),
+                                    entry,
+                                });
+                            }
+                        }
+                    }
                     for id in ids {
                         self.remove(id as usize);
                     }
@@ -272,6 +330,11 @@ impl Snapshot {
                     if i >= self.kind.len() || self.kind[i] == HOLE {
                         continue;
                     }
+                    let from = if events.is_some() {
+                        self.path(id as u32)
+                    } else {
+                        Vec::new()
+                    };
                     let folded = fold_bytes(&name).into_owned();
                     self.blank(i);
                     self.parent[i] = parent_id as u32;
@@ -286,6 +349,15 @@ impl Snapshot {
                         if d < self.depth.len() {
                             self.depth[d] = self.depth_of(d as u32);
                         }
+                    }
+                    if let Some(ev) = events.as_deref_mut() {
+                        let entry = Kind::from_i64(self.kind[i] as i64);
+                        ev.push(ChangeEvent {
+                            kind: ChangeKind::Renamed,
+                            path: self.path(id as u32),
+                            from,
+                            entry,
+                        });
                     }
                 }
             }
@@ -692,21 +764,30 @@ mod tests {
     #[test]
     fn applied_changes_are_searchable_and_survive_compaction() {
         let mut s = Snapshot::default();
-        s.apply(vec![
-            Change::Upsert(row(1, None, "/r", Kind::Dir)),
-            Change::Upsert(row(2, Some(1), "Taxes", Kind::Dir)),
-            Change::Upsert(row(3, Some(2), "w2.pdf", Kind::File)),
-            Change::Upsert(row(5, Some(1), "Notes.TXT", Kind::File)),
-        ]);
+        s.apply(
+            vec![
+                Change::Upsert(row(1, None, "/r", Kind::Dir)),
+                Change::Upsert(row(2, Some(1), "Taxes", Kind::Dir)),
+                Change::Upsert(row(3, Some(2), "w2.pdf", Kind::File)),
+                Change::Upsert(row(5, Some(1), "Notes.TXT", Kind::File)),
+            ],
+            None,
+        );
         assert_eq!(s.len(), 4);
         assert_eq!(paths(&s, "tax"), ["/r/Taxes", "/r/Taxes/w2.pdf"]);
         assert_eq!(paths(&s, "notes.txt"), ["/r/Notes.TXT"]);
         // A metadata update keeps the name; a new name relocates it.
-        s.apply(vec![Change::Upsert(row(3, Some(2), "w2.pdf", Kind::File))]);
-        s.apply(vec![Change::Upsert(row(2, Some(1), "Receipts", Kind::Dir))]);
+        s.apply(
+            vec![Change::Upsert(row(3, Some(2), "w2.pdf", Kind::File))],
+            None,
+        );
+        s.apply(
+            vec![Change::Upsert(row(2, Some(1), "Receipts", Kind::Dir))],
+            None,
+        );
         assert!(paths(&s, "tax").is_empty());
         assert_eq!(paths(&s, "receipts w2"), ["/r/Receipts/w2.pdf"]);
-        s.apply(vec![Change::Removed(vec![5])]);
+        s.apply(vec![Change::Removed(vec![5])], None);
         assert!(paths(&s, "notes").is_empty());
         assert_eq!(s.len(), 3);
         s.compact();

@@ -16,7 +16,7 @@ use crate::Error;
 use crate::daemon::{Engine, RootState, RootView};
 use crate::du;
 use crate::query::Query;
-use crate::search::Sort;
+use crate::search::{ChangeKind, Sort};
 use crate::store::Kind;
 
 /// The gRPC service over one engine.
@@ -368,6 +368,70 @@ impl pb::index_server::Index for IndexService {
         Ok(Response::new(Box::pin(tokio_stream::iter(
             chunks.into_iter().map(Ok),
         ))))
+    }
+
+    type SubscribeStream = ResponseStream<pb::ChangeEvent>;
+
+    async fn subscribe(
+        &self,
+        req: Request<pb::SubscribeRequest>,
+    ) -> Result<Response<Self::SubscribeStream>, Status> {
+        let req = req.into_inner();
+        let prefix = if req.path.is_empty() {
+            None
+        } else {
+            Some(absolute(&req.path)?)
+        };
+        let mut rx = self.engine.subscribe();
+        let (tx, out) = tokio::sync::mpsc::channel(256);
+        tokio::spawn(async move {
+            let hello = pb::ChangeEvent {
+                kind: pb::ChangeKind::Subscribed as i32,
+                ..Default::default()
+            };
+            if tx.send(Ok(hello)).await.is_err() {
+                return;
+            }
+            loop {
+                let msg = match rx.recv().await {
+                    Ok(e) => {
+                        let under = |p: &[u8]| {
+                            prefix
+                                .as_ref()
+                                .is_none_or(|pre| to_path(p).starts_with(pre))
+                        };
+                        if !under(&e.path) && !under(&e.from) {
+                            continue;
+                        }
+                        pb::ChangeEvent {
+                            kind: (match e.kind {
+                                ChangeKind::Created => pb::ChangeKind::Created,
+                                ChangeKind::Modified => pb::ChangeKind::Modified,
+                                ChangeKind::Deleted => pb::ChangeKind::Deleted,
+                                ChangeKind::Renamed => pb::ChangeKind::Renamed,
+                            }) as i32,
+                            path: e.path,
+                            from_path: e.from,
+                            r#type: entry_type(e.entry),
+                            missed: 0,
+                        }
+                    }
+                    // Fell behind: say so rather than pretend nothing happened.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => pb::ChangeEvent {
+                        kind: pb::ChangeKind::Missed as i32,
+                        missed: n,
+                        ..Default::default()
+                    },
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                if tx.send(Ok(msg)).await.is_err() {
+                    return; // the client went away
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(out),
+        )))
     }
 }
 

@@ -80,6 +80,8 @@ enum Command {
     Du(cmd::du::Args),
     /// Compare the index with a fresh walk; print every difference.
     Verify(cmd::verify::Args),
+    /// Stream changes under a path as they are applied.
+    Watch(cmd::watch::Args),
 }
 
 fn main() -> ExitCode {
@@ -102,6 +104,7 @@ fn main() -> ExitCode {
             Command::Search(a) => cmd::search::run(&cli.global, a).await,
             Command::Du(a) => cmd::du::run(&cli.global, a).await,
             Command::Verify(a) => cmd::verify::run(&cli.global, a).await,
+            Command::Watch(a) => cmd::watch::run(&cli.global, a).await,
         }
     });
     match result {

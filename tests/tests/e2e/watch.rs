@@ -301,3 +301,77 @@ fn killed_during_churn_then_restart_is_exact() {
     verify_clean(&inst);
     assert_search_matches(&inst, &tree);
 }
+
+#[test]
+fn fsctl_watch_prints_a_scripted_sequence_in_order() {
+    use std::io::BufRead;
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    start_tree(&tree);
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.start();
+    let mut child = inst
+        .fsctl_cmd(&["watch", tree.to_str().unwrap(), "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<serde_json::Value>();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    let first = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("subscribed");
+    assert_eq!(first["kind"], "subscribed");
+
+    // Each step is its own batch: --sync waits until it is applied.
+    let a = tree.join("a.txt");
+    let b = tree.join("b.txt");
+    std::fs::write(&a, b"1").unwrap();
+    sync(&inst);
+    std::fs::write(&a, b"12345").unwrap();
+    sync(&inst);
+    std::fs::rename(&a, &b).unwrap();
+    sync(&inst);
+    std::fs::create_dir(tree.join("sub")).unwrap();
+    sync(&inst);
+    std::fs::remove_file(&b).unwrap();
+    sync(&inst);
+
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let expected = [
+        ("created", s(&a), None),
+        ("modified", s(&a), None),
+        ("renamed", s(&b), Some(s(&a))),
+        ("created", s(&tree.join("sub")), None),
+        ("deleted", s(&b), None),
+    ];
+    let mut next = 0;
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while next < expected.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(ev) = rx.recv_timeout(left) else {
+            panic!("missing {:?}; got {seen:#?}", expected[next]);
+        };
+        let (kind, path, from) = &expected[next];
+        if ev["kind"] == *kind
+            && ev["path"] == *path
+            && from.as_ref().is_none_or(|f| ev["from"] == *f)
+        {
+            next += 1;
+        }
+        seen.push(ev);
+    }
+    assert!(seen.iter().all(|e| e["kind"] != "missed"), "{seen:#?}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

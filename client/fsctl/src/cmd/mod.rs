@@ -6,3 +6,4 @@ pub mod scan;
 pub mod search;
 pub mod status;
 pub mod verify;
+pub mod watch;
