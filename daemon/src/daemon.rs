@@ -113,6 +113,8 @@ pub struct Engine {
     /// `--sync` callers waiting for their cookie file's event.
     cookies: Mutex<HashMap<PathBuf, (Instant, mpsc::Sender<()>)>>,
     cookie_seq: std::sync::atomic::AtomicU64,
+    /// `rows_written` when memory was last given back.
+    rows_at_idle: std::sync::atomic::AtomicU64,
     pub started: Instant,
     cross_filesystems: bool,
     /// Set at shutdown: a running scan stops at its next entry.
@@ -189,6 +191,7 @@ impl Engine {
             events,
             cookies: Mutex::new(HashMap::new()),
             cookie_seq: std::sync::atomic::AtomicU64::new(0),
+            rows_at_idle: std::sync::atomic::AtomicU64::new(0),
         });
         let mut recorded = engine.store.read(du::roots)?;
         let wanted = match wanted {
@@ -475,6 +478,7 @@ impl Engine {
             return;
         };
         let mut next_poll = Instant::now() + self.watch.poll_interval;
+        let mut recent: Vec<Instant> = Vec::new();
         loop {
             if self.cancel.load(Ordering::Relaxed) {
                 return;
@@ -506,6 +510,31 @@ impl Engine {
                 watcher.stats.overflows.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!("watch events were dropped (the daemon fell behind); rescanning");
                 batch.rescan_all = true;
+            }
+            if batch.rescan_all {
+                // Recrawl with backoff (as Watchman does): three quick
+                // ones, then waits doubling from 100 ms to 10 s while the
+                // storm lasts; notices meanwhile are covered by the rescan.
+                let now = Instant::now();
+                recent.retain(|t| now.duration_since(*t) < Duration::from_secs(60));
+                recent.push(now);
+                if recent.len() > 3 {
+                    let wait = Duration::from_millis(100 << (recent.len() - 4).min(7))
+                        .min(Duration::from_secs(10));
+                    tracing::warn!(
+                        recrawls = recent.len(),
+                        ?wait,
+                        "repeated lost events; backing off before rescanning"
+                    );
+                    let until = Instant::now() + wait;
+                    while let Some(left) = until.checked_duration_since(Instant::now()) {
+                        match rx.recv_timeout(left) {
+                            Ok(n) => batch.add(n),
+                            Err(mpsc::RecvTimeoutError::Timeout) => break,
+                            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                        }
+                    }
+                }
             }
             batch.seal();
             if !batch.is_empty() {
@@ -665,6 +694,11 @@ impl Engine {
             done.push(d);
         }
         self.signal_cookies(&b.cookies);
+        // After a large burst, give memory back as after a scan.
+        let written = self.store.rows_written.load(Ordering::Relaxed);
+        if written.saturating_sub(self.rows_at_idle.swap(written, Ordering::Relaxed)) > 10_000 {
+            let _ = self.writer.send(vec![Op::Idle]);
+        }
         Ok(())
     }
 

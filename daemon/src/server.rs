@@ -227,6 +227,9 @@ impl pb::index_server::Index for IndexService {
         let path = absolute(&req.path)?;
         let engine = self.engine.clone();
         let report = blocking(move || {
+            if req.sync {
+                engine.sync(Duration::from_secs(10))?;
+            }
             engine.store.read(|c| {
                 let (_, id) = du::resolve(c, &path)?;
                 du::disk_usage(c, id, req.path.clone(), req.top as usize, req.apparent)

@@ -22,6 +22,9 @@ pub struct Args {
     /// Show every child, not only the top N.
     #[arg(long)]
     all: bool,
+    /// Include every change made before this command.
+    #[arg(long)]
+    sync: bool,
 }
 
 fn usage_json(u: &pb::Usage) -> Value {
@@ -48,6 +51,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
             path: path_bytes(&path),
             top,
             apparent: a.apparent,
+            sync: a.sync,
         })
         .await?
         .into_inner();
