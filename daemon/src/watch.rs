@@ -15,7 +15,6 @@
 //! unwatched are polled: rescanned every poll interval.
 
 use std::collections::{BTreeSet, HashMap};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -406,9 +405,4 @@ impl Batch {
             self.changed.insert(from);
         }
     }
-}
-
-/// The name part of a path as bytes-compatible `OsString`.
-pub fn file_name(p: &Path) -> Option<OsString> {
-    p.file_name().map(|n| n.to_owned())
 }
