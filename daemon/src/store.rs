@@ -708,6 +708,15 @@ pub fn row_from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<EntryRow> {
     })
 }
 
+/// What an entry's whole subtree adds to the folders above it.
+fn subtree_totals(tx: &Connection, row: &EntryRow) -> Result<Totals, Error> {
+    Ok(if row.kind == Kind::Dir {
+        dir_totals(tx, row.id)?.unwrap_or_default()
+    } else {
+        row.contribution()
+    })
+}
+
 /// Deletes an entry and its subtree, taking its totals off every ancestor.
 fn delete_subtree(
     tx: &Connection,
@@ -718,11 +727,7 @@ fn delete_subtree(
     let Some(row) = load_row(tx, id)? else {
         return Ok(0);
     };
-    let totals = if row.kind == Kind::Dir {
-        dir_totals(tx, id)?.unwrap_or_default()
-    } else {
-        row.contribution()
-    };
+    let totals = subtree_totals(tx, &row)?;
     if let Some(p) = row.parent_id {
         agg.add(p, totals.neg());
         agg.apply(tx)?;
@@ -769,11 +774,7 @@ fn move_entry(
     let Some(row) = load_row(tx, id)? else {
         return Ok(0);
     };
-    let totals = if row.kind == Kind::Dir {
-        dir_totals(tx, id)?.unwrap_or_default()
-    } else {
-        row.contribution()
-    };
+    let totals = subtree_totals(tx, &row)?;
     if let Some(old_parent) = row.parent_id {
         agg.add(old_parent, totals.neg());
     }

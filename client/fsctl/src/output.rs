@@ -41,6 +41,15 @@ pub fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// An optional path argument as the daemon takes it: absolute bytes, or
+/// empty for "everything".
+pub fn optional_path(p: Option<&Path>) -> anyhow::Result<Vec<u8>> {
+    Ok(match p {
+        Some(p) => path_bytes(&absolute(p)?),
+        None => Vec::new(),
+    })
+}
+
 /// The error as one line: a gRPC status becomes its message.
 pub fn error_line(e: &anyhow::Error) -> String {
     if let Some(status) = e.downcast_ref::<tonic::Status>() {

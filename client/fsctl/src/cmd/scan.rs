@@ -8,7 +8,7 @@ use fsindex_proto::v1 as pb;
 use serde_json::json;
 
 use crate::Global;
-use crate::output::{absolute, count, path_bytes};
+use crate::output::{count, optional_path};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -20,10 +20,7 @@ pub struct Args {
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
-    let path = match &a.path {
-        Some(p) => path_bytes(&absolute(p)?),
-        None => Vec::new(),
-    };
+    let path = optional_path(a.path.as_deref())?;
     let mut client = g.client().await?;
     let mut stream = client
         .rescan(pb::RescanRequest { path, wait: a.wait })

@@ -8,7 +8,7 @@ use fsindex_proto::v1 as pb;
 use serde_json::json;
 
 use crate::Global;
-use crate::output::{absolute, count, lossy, path_bytes};
+use crate::output::{count, lossy, optional_path};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -31,10 +31,7 @@ fn kind_name(k: i32) -> &'static str {
 /// Exit 0 when the index matches the disk, 1 when it differs (after
 /// `--fix`: when differences were found and repaired), 2 on error.
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
-    let path = match &a.path {
-        Some(p) => path_bytes(&absolute(p)?),
-        None => Vec::new(),
-    };
+    let path = optional_path(a.path.as_deref())?;
     let mut client = g.client().await?;
     let mut stream = client
         .verify(pb::VerifyRequest { path, fix: a.fix })

@@ -8,7 +8,7 @@ use fsindex_proto::v1 as pb;
 use serde_json::json;
 
 use crate::Global;
-use crate::output::{absolute, lossy, path_bytes, type_name};
+use crate::output::{lossy, optional_path, type_name};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -31,10 +31,7 @@ fn kind_name(k: i32) -> &'static str {
 /// Runs until interrupted or the daemon stops. Every line is flushed at
 /// once, so `fsctl watch | while read ...` reacts immediately.
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
-    let path = match &a.path {
-        Some(p) => path_bytes(&absolute(p)?),
-        None => Vec::new(),
-    };
+    let path = optional_path(a.path.as_deref())?;
     let mut client = g.client().await?;
     let mut stream = client
         .subscribe(pb::SubscribeRequest { path })
