@@ -18,7 +18,7 @@ use rusqlite::Connection;
 
 use crate::Error;
 use crate::fold::fold_bytes;
-use crate::query::Query;
+use crate::query::{Item, Query, kind_of};
 use crate::store::{Change, EntryRow, Kind};
 
 const NO_PARENT: u32 = u32::MAX;
@@ -506,86 +506,91 @@ impl Snapshot {
 
     /// Runs a query; returns the total number of matches and the first
     /// `limit` (0: all) in the requested order.
-    pub fn search(&self, query: &Query, sort: Sort, limit: usize) -> (usize, Vec<Found>) {
+    pub fn search(
+        &self,
+        query: &Query,
+        sort: Sort,
+        limit: usize,
+        reverse: bool,
+    ) -> (usize, Vec<Found>) {
         let n = self.parent.len();
-        let full: u32 = if query.terms.len() == 32 {
-            u32::MAX
-        } else {
-            (1u32 << query.terms.len()) - 1
-        };
-        // Bit t of own[i]: term t matches entry i's own name (or, for a term
-        // with '/', a span of the path that ends in entry i's name).
-        let mut own = vec![0u32; n];
-        for (t, term) in query.terms.iter().enumerate() {
-            let bit = 1u32 << t;
-            let marked = if term.as_bytes().contains(&SEP) {
-                self.mark_slash_term(term.as_bytes(), bit, &mut own)
-            } else {
-                self.mark_name_term(term.as_bytes(), bit, &mut own)
-            };
-            if marked == 0 {
-                // No name holds this term, so no path does: nothing matches.
-                return (0, Vec::new());
-            }
-        }
-        // Spread matches down the tree (an entry matches a term when its own
-        // name or any folder above it does) and collect hits in one pass.
-        let mut path = vec![0u32; n];
-        let mut hits: Vec<u32> = Vec::new();
-        for i in 0..n {
-            let p = self.parent[i];
-            if p == NO_PARENT {
-                continue; // a root's own folder: empty relative path
-            }
-            let m = if (p as usize) < i {
-                own[i] | path[p as usize]
-            } else {
-                let mut m = own[i];
-                let mut q = p;
-                while q != NO_PARENT {
-                    m |= own[q as usize];
-                    q = self.parent[q as usize];
+        let mut matched: Option<Vec<bool>> = None;
+        for group in &query.groups {
+            let mut any = vec![false; n];
+            for item in group {
+                for (a, m) in any.iter_mut().zip(self.eval(item)) {
+                    *a |= m;
                 }
-                m
-            };
-            path[i] = m;
-            if m == full && self.kind[i] != HOLE {
-                hits.push(i as u32);
             }
+            matched = Some(match matched {
+                None => any,
+                Some(mut all) => {
+                    for (a, m) in all.iter_mut().zip(any) {
+                        *a &= m;
+                    }
+                    all
+                }
+            });
         }
+        let matched = matched.unwrap_or_default();
+        let mut hits: Vec<u32> = (0..n)
+            .filter(|&i| matched[i] && self.kind[i] != HOLE && self.parent[i] != NO_PARENT)
+            .map(|i| i as u32)
+            .collect();
         let total = hits.len();
         let limit = if limit == 0 { total } else { limit.min(total) };
+        // Relevance: which plain terms each entry's own name holds.
+        let terms = query.ranking_terms();
+        let mut own = Vec::new();
+        if sort == Sort::Relevance && !terms.is_empty() && total > 0 {
+            own = vec![0u32; n];
+            for (t, term) in terms.iter().enumerate() {
+                self.mark_term(term.as_bytes(), 1 << t, &mut own);
+            }
+        }
+        let flip = |o: std::cmp::Ordering| if reverse { o.reverse() } else { o };
 
         match sort {
             Sort::Relevance => {
                 let keyed: Vec<(RelevanceKey, u32)> = hits
                     .iter()
-                    .map(|&i| (self.relevance(i, own[i as usize], query), i))
+                    .map(|&i| {
+                        (
+                            self.relevance(i, own.get(i as usize).copied().unwrap_or(0), &terms),
+                            i,
+                        )
+                    })
                     .collect();
                 let mut keyed = keyed;
-                top_k(&mut keyed, limit, |a, b| a.cmp(b));
+                top_k(&mut keyed, limit, |a, b| flip(a.cmp(b)));
                 hits = keyed.into_iter().map(|(_, i)| i).collect();
             }
             Sort::Name => top_k(&mut hits, limit, |&a, &b| {
-                self.folded_name(a as usize)
-                    .cmp(self.folded_name(b as usize))
-                    .then(a.cmp(&b))
+                flip(
+                    self.folded_name(a as usize)
+                        .cmp(self.folded_name(b as usize))
+                        .then(a.cmp(&b)),
+                )
             }),
             Sort::Path => {
                 let mut keyed: Vec<(Vec<u8>, u32)> =
                     hits.iter().map(|&i| (self.path(i), i)).collect();
-                top_k(&mut keyed, limit, |a, b| a.cmp(b));
+                top_k(&mut keyed, limit, |a, b| flip(a.cmp(b)));
                 hits = keyed.into_iter().map(|(_, i)| i).collect();
             }
             Sort::Size => top_k(&mut hits, limit, |&a, &b| {
-                self.size[b as usize]
-                    .cmp(&self.size[a as usize])
-                    .then(a.cmp(&b))
+                flip(
+                    self.size[b as usize]
+                        .cmp(&self.size[a as usize])
+                        .then(a.cmp(&b)),
+                )
             }),
             Sort::Mtime => top_k(&mut hits, limit, |&a, &b| {
-                self.mtime[b as usize]
-                    .cmp(&self.mtime[a as usize])
-                    .then(a.cmp(&b))
+                flip(
+                    self.mtime[b as usize]
+                        .cmp(&self.mtime[a as usize])
+                        .then(a.cmp(&b)),
+                )
             }),
         }
         hits.truncate(limit);
@@ -601,6 +606,120 @@ impl Snapshot {
             })
             .collect();
         (total, found)
+    }
+
+    /// Which entries one query item matches (holes and roots' own folders
+    /// are dropped by the caller).
+    fn eval(&self, item: &Item) -> Vec<bool> {
+        let n = self.parent.len();
+        let names = |f: &dyn Fn(usize, &str) -> bool| -> Vec<bool> {
+            (0..n)
+                .map(|i| {
+                    self.kind[i] != HOLE && f(i, &String::from_utf8_lossy(self.folded_name(i)))
+                })
+                .collect()
+        };
+        match item {
+            Item::Term(t) => {
+                let mut own = vec![0u32; n];
+                if self.mark_term(t.as_bytes(), 1, &mut own) == 0 {
+                    return vec![false; n];
+                }
+                self.spread(&own)
+            }
+            Item::CaseTerm(t) => {
+                let mut own = vec![0u32; n];
+                let t = t.as_bytes();
+                if t.contains(&SEP) {
+                    self.mark_slash_with(t, 1, &mut own, |i| self.name(i));
+                } else {
+                    let finder = memmem::Finder::new(t);
+                    for (i, o) in own.iter_mut().enumerate() {
+                        if self.kind[i] != HOLE
+                            && self.parent[i] != NO_PARENT
+                            && finder.find(self.name(i)).is_some()
+                        {
+                            *o = 1;
+                        }
+                    }
+                }
+                self.spread(&own)
+            }
+            Item::Wildcard(re) => names(&|_, name| re.is_match(name)),
+            Item::Regex(re) => (0..n)
+                .map(|i| {
+                    self.kind[i] != HOLE && re.is_match(&String::from_utf8_lossy(self.name(i)))
+                })
+                .collect(),
+            Item::Ext(exts) => names(&|i, name| {
+                self.kind[i] != Kind::Dir as u8
+                    && exts.iter().any(|e| {
+                        name.len() > e.len() + 1
+                            && name.ends_with(e.as_str())
+                            && name.as_bytes()[name.len() - e.len() - 1] == b'.'
+                    })
+            }),
+            Item::Size { min, max } => (0..n)
+                .map(|i| {
+                    self.kind[i] != HOLE
+                        && self.kind[i] != Kind::Dir as u8
+                        && (*min..=*max).contains(&self.size[i])
+                })
+                .collect(),
+            Item::Modified { from, to } => (0..n)
+                .map(|i| self.kind[i] != HOLE && (*from..*to).contains(&self.mtime[i]))
+                .collect(),
+            Item::Kind(k) => {
+                names(&|i, name| kind_of(name, self.kind[i] == Kind::Dir as u8) == Some(*k))
+            }
+            Item::InEntry(id) => {
+                let mut own = vec![0u32; n];
+                // Everything below the folder, not the folder itself.
+                for (i, o) in own.iter_mut().enumerate() {
+                    if self.parent[i] != NO_PARENT && self.parent[i] as i64 == *id {
+                        *o = 1;
+                    }
+                }
+                self.spread(&own)
+            }
+            Item::In(_) => vec![false; n],
+            Item::Not(inner) => self.eval(inner).into_iter().map(|m| !m).collect(),
+        }
+    }
+
+    /// Marks entries whose folded name holds `term` (or, with `/`, a span
+    /// of the path that ends at them); returns how many.
+    fn mark_term(&self, term: &[u8], bit: u32, own: &mut [u32]) -> usize {
+        if term.contains(&SEP) {
+            self.mark_slash_with(term, bit, own, |i| self.folded_name(i))
+        } else {
+            self.mark_name_term(term, bit, own)
+        }
+    }
+
+    /// Spreads marks down the tree: an entry matches when it or any folder
+    /// above it is marked.
+    fn spread(&self, own: &[u32]) -> Vec<bool> {
+        let n = self.parent.len();
+        let mut out = vec![false; n];
+        for i in 0..n {
+            let p = self.parent[i];
+            out[i] = own[i] != 0
+                || match p {
+                    NO_PARENT => false,
+                    p if (p as usize) < i => out[p as usize],
+                    mut q => loop {
+                        if own[q as usize] != 0 {
+                            break true;
+                        }
+                        q = self.parent[q as usize];
+                        if q == NO_PARENT {
+                            break false;
+                        }
+                    },
+                };
+        }
+        out
     }
 
     /// Sets `bit` on every entry whose folded name contains `term`; returns
@@ -642,7 +761,13 @@ impl Snapshot {
     /// A term with `/` spans several path components: `a0/a1/.../ak` matches
     /// where one component ends with a0, the next ones equal a1.., and the
     /// last starts with ak. Marks the entry where such a span ends.
-    fn mark_slash_term(&self, term: &[u8], bit: u32, own: &mut [u32]) -> usize {
+    fn mark_slash_with<'a>(
+        &'a self,
+        term: &[u8],
+        bit: u32,
+        own: &mut [u32],
+        name_of: impl Fn(usize) -> &'a [u8],
+    ) -> usize {
         let mut marked = 0;
         let pieces: Vec<&[u8]> = term.split(|&b| b == SEP).collect();
         let k = pieces.len() - 1;
@@ -651,13 +776,13 @@ impl Snapshot {
             if self.kind[i] == HOLE || (self.depth[i] as usize) < k + 1 {
                 continue;
             }
-            if !self.folded_name(i).starts_with(last) {
+            if !name_of(i).starts_with(last) {
                 continue;
             }
             let mut cur = self.parent[i];
             let mut ok = true;
             for j in (0..k).rev() {
-                let name = self.folded_name(cur as usize);
+                let name = name_of(cur as usize);
                 let fits = if j == 0 {
                     name.ends_with(pieces[0])
                 } else {
@@ -679,10 +804,9 @@ impl Snapshot {
         marked
     }
 
-    fn relevance(&self, i: u32, own: u32, query: &Query) -> RelevanceKey {
+    fn relevance(&self, i: u32, own: u32, terms: &[&str]) -> RelevanceKey {
         let name = self.folded_name(i as usize);
-        let exact = query
-            .terms
+        let exact = terms
             .iter()
             .enumerate()
             .filter(|(t, term)| own & (1 << t) != 0 && is_word_match(name, term.as_bytes()))
@@ -754,7 +878,7 @@ mod tests {
     }
 
     fn paths(s: &Snapshot, q: &str) -> Vec<String> {
-        let (_, found) = s.search(&Query::parse(q).unwrap(), Sort::Path, 0);
+        let (_, found) = s.search(&Query::parse(q).unwrap(), Sort::Path, 0, false);
         found
             .into_iter()
             .map(|f| String::from_utf8(f.path).unwrap())

@@ -167,7 +167,21 @@ impl pb::index_server::Index for IndexService {
         req: Request<pb::SearchRequest>,
     ) -> Result<Response<Self::SearchStream>, Status> {
         let req = req.into_inner();
-        let query = Query::parse(&req.query)?;
+        let mut query = Query::parse(&req.query)?;
+        if query
+            .groups
+            .iter()
+            .flatten()
+            .any(|i| matches!(i, crate::query::Item::In(_) | crate::query::Item::Not(_)))
+        {
+            let engine = self.engine.clone();
+            query = blocking(move || {
+                query.resolve_in(|p| engine.store.read(|c| du::resolve(c, p)).map(|(_, id)| id))?;
+                Ok(query)
+            })
+            .await?;
+        }
+        let reverse = req.reverse;
         let sort = match pb::SortOrder::try_from(req.sort).unwrap_or_default() {
             pb::SortOrder::Unspecified | pb::SortOrder::Relevance => Sort::Relevance,
             pb::SortOrder::Name => Sort::Name,
@@ -186,7 +200,7 @@ impl pb::index_server::Index for IndexService {
             let out = snapshot
                 .read()
                 .unwrap_or_else(|e| e.into_inner())
-                .search(&query, sort, limit);
+                .search(&query, sort, limit, reverse);
             tracing::debug!(us = t.elapsed().as_micros() as u64, total = out.0, "search");
             Ok(out)
         })

@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod du;
+mod query;
 mod restart;
 mod search;
 mod util;

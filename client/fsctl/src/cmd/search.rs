@@ -36,6 +36,35 @@ pub struct Args {
     /// watcher to catch up, like Watchman's cookies).
     #[arg(long)]
     sync: bool,
+    /// Reverse the order.
+    #[arg(long, short = 'r')]
+    reverse: bool,
+    /// Print only the number of matches.
+    #[arg(long, short = 'c', conflicts_with = "print0")]
+    count: bool,
+}
+
+/// `in:~/x` and `in:relative` become absolute: the daemon does not know the
+/// caller's home or working directory.
+fn expand_in(term: &str) -> String {
+    let (neg, rest) = match term.strip_prefix('!') {
+        Some(r) => ("!", r),
+        None => ("", term),
+    };
+    let Some(value) = rest.strip_prefix("in:") else {
+        return term.to_owned();
+    };
+    let path = if value == "~" || value.starts_with("~/") {
+        match std::env::var_os("HOME") {
+            Some(home) => std::path::Path::new(&home)
+                .join(value.trim_start_matches('~').trim_start_matches('/')),
+            None => return term.to_owned(),
+        }
+    } else {
+        std::path::PathBuf::from(value)
+    };
+    let abs = crate::output::absolute(&path).unwrap_or(path);
+    format!("{neg}in:{}", abs.display())
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
@@ -57,6 +86,11 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     } else {
         query
     };
+    let query = query
+        .split(' ')
+        .map(expand_in)
+        .collect::<Vec<_>>()
+        .join(" ");
     let sort = match a.sort {
         SortBy::Relevance => pb::SortOrder::Relevance,
         SortBy::Name => pb::SortOrder::Name,
@@ -68,9 +102,10 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let mut stream = client
         .search(pb::SearchRequest {
             query,
-            limit: a.limit,
+            limit: if a.count { 1 } else { a.limit },
             sort: sort as i32,
             sync: a.sync,
+            reverse: a.reverse,
         })
         .await?
         .into_inner();
@@ -80,6 +115,9 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let mut shown = 0u64;
     while let Some(chunk) = stream.message().await? {
         total = chunk.total;
+        if a.count {
+            continue;
+        }
         for e in chunk.entries {
             shown += 1;
             if a.print0 {
@@ -101,8 +139,15 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    if a.count {
+        if g.json {
+            writeln!(out, "{}", json!({ "total": total }))?;
+        } else {
+            writeln!(out, "{total}")?;
+        }
+    }
     out.flush()?;
-    if shown < total && !g.json && !a.print0 {
+    if shown < total && !g.json && !a.print0 && !a.count {
         eprintln!("({shown} of {total} matches shown; --limit 0 shows all)");
     }
     Ok(if total > 0 {
