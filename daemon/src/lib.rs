@@ -5,6 +5,7 @@
 //! ([`search`], [`du`]) answer from read-only connections and the in-memory
 //! name index. [`server`] translates gRPC to module calls and nothing more.
 
+pub mod browse;
 pub mod config;
 pub mod daemon;
 pub mod du;

@@ -450,6 +450,124 @@ impl pb::index_server::Index for IndexService {
             tokio_stream::wrappers::ReceiverStream::new(out),
         )))
     }
+
+    async fn stat(
+        &self,
+        req: Request<pb::StatRequest>,
+    ) -> Result<Response<pb::StatResponse>, Status> {
+        let path = absolute(&req.into_inner().path)?;
+        let engine = self.engine.clone();
+        let p = path.clone();
+        let info = blocking(move || engine.store.read(|c| crate::browse::stat(c, &p))).await?;
+        let row = info
+            .row
+            .ok_or_else(|| Status::not_found("entry vanished"))?;
+        Ok(Response::new(pb::StatResponse {
+            path: path.into_os_string().into_encoded_bytes(),
+            r#type: entry_type(row.kind),
+            size: row.size,
+            allocated: row.blocks * 512,
+            mtime_ns: row.mtime_ns,
+            atime_ns: info.atime_ns,
+            ctime_ns: info.ctime_ns,
+            mode: row.mode,
+            uid: info.uid,
+            gid: info.gid,
+            nlink: row.nlink,
+            inode: row.ino,
+            kind: info.kind,
+            mime: info.mime,
+            encoding: info.encoding,
+            lines: info.lines,
+            usage: info.usage.map(usage),
+            target: info.target,
+        }))
+    }
+
+    async fn list(
+        &self,
+        req: Request<pb::ListRequest>,
+    ) -> Result<Response<pb::ListResponse>, Status> {
+        let req = req.into_inner();
+        let path = absolute(&req.path)?;
+        let engine = self.engine.clone();
+        let p = path.clone();
+        let mut rows = blocking(move || engine.store.read(|c| crate::browse::list(c, &p))).await?;
+        let cmp: fn(&crate::store::EntryRow, &crate::store::EntryRow) -> std::cmp::Ordering =
+            match pb::SortOrder::try_from(req.sort).unwrap_or_default() {
+                pb::SortOrder::Size => |a, b| b.size.cmp(&a.size).then_with(|| a.name.cmp(&b.name)),
+                pb::SortOrder::Mtime => |a, b| {
+                    b.mtime_ns
+                        .cmp(&a.mtime_ns)
+                        .then_with(|| a.name.cmp(&b.name))
+                },
+                _ => |a, b| {
+                    let (x, y) = (
+                        crate::fold::fold_bytes(&a.name),
+                        crate::fold::fold_bytes(&b.name),
+                    );
+                    x.cmp(&y).then_with(|| a.name.cmp(&b.name))
+                },
+            };
+        rows.sort_by(cmp);
+        if req.reverse {
+            rows.reverse();
+        }
+        let base = path.into_os_string().into_encoded_bytes();
+        let entries = rows
+            .into_iter()
+            .map(|r| {
+                let mut p = base.clone();
+                if p.last() != Some(&b'/') {
+                    p.push(b'/');
+                }
+                p.extend_from_slice(&r.name);
+                pb::Entry {
+                    path: p,
+                    name: r.name,
+                    r#type: entry_type(r.kind),
+                    size: r.size,
+                    mtime_ns: r.mtime_ns,
+                }
+            })
+            .collect();
+        Ok(Response::new(pb::ListResponse { entries }))
+    }
+
+    async fn tree(
+        &self,
+        req: Request<pb::TreeRequest>,
+    ) -> Result<Response<pb::TreeResponse>, Status> {
+        let req = req.into_inner();
+        let path = absolute(&req.path)?;
+        let engine = self.engine.clone();
+        let max = if req.max_children == 0 {
+            20
+        } else {
+            req.max_children as usize
+        };
+        let root = blocking(move || {
+            engine
+                .store
+                .read(|c| crate::browse::tree(c, &path, req.depth, max))
+        })
+        .await?;
+        fn convert(n: crate::browse::Node) -> pb::TreeNode {
+            pb::TreeNode {
+                name: n.name,
+                r#type: n.usage.kind.map(entry_type).unwrap_or_default(),
+                bytes: n.usage.bytes,
+                apparent_bytes: n.usage.apparent,
+                files: n.usage.files,
+                dirs: n.usage.dirs,
+                children: n.children.into_iter().map(convert).collect(),
+                hidden_children: n.hidden,
+            }
+        }
+        Ok(Response::new(pb::TreeResponse {
+            root: Some(convert(root)),
+        }))
+    }
 }
 
 /// Serves the index service, health and reflection on `listener` until

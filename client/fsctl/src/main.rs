@@ -78,6 +78,12 @@ enum Command {
     Search(cmd::search::Args),
     /// Disk usage of a folder and its largest children, from the index.
     Du(cmd::du::Args),
+    /// One entry in detail: type, sizes, times, permissions, kind, encoding, lines.
+    Info(cmd::info::Args),
+    /// A folder's children, from the index.
+    Ls(cmd::ls::Args),
+    /// A folder's subtree with sizes and counts.
+    Tree(cmd::tree::Args),
     /// Compare the index with a fresh walk; print every difference.
     Verify(cmd::verify::Args),
     /// Stream changes under a path as they are applied.
@@ -104,6 +110,9 @@ fn main() -> ExitCode {
             Command::Search(a) => cmd::search::run(&cli.global, a).await,
             Command::Du(a) => cmd::du::run(&cli.global, a).await,
             Command::Verify(a) => cmd::verify::run(&cli.global, a).await,
+            Command::Info(a) => cmd::info::run(&cli.global, a).await,
+            Command::Ls(a) => cmd::ls::run(&cli.global, a).await,
+            Command::Tree(a) => cmd::tree::run(&cli.global, a).await,
             Command::Watch(a) => cmd::watch::run(&cli.global, a).await,
         }
     });

@@ -3,6 +3,7 @@
 //! independent of fsindex: GNU `find` for the walk, GNU `du` for sizes.
 
 mod bad_input;
+mod browse;
 mod du;
 mod query;
 mod restart;

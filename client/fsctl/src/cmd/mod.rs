@@ -1,9 +1,12 @@
 //! One module per subcommand: an `Args` struct and a `run`.
 
 pub mod du;
+pub mod info;
+pub mod ls;
 pub mod roots;
 pub mod scan;
 pub mod search;
 pub mod status;
+pub mod tree;
 pub mod verify;
 pub mod watch;

@@ -1,0 +1,260 @@
+//! Browsing from the index: one entry in detail (`info`), a folder's
+//! children (`ls`) and a folder's subtree with sizes (`tree`).
+
+use std::io::Read;
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use crate::Error;
+use crate::du::{self, Usage};
+use crate::query::{KindClass, kind_of};
+use crate::store::{EntryRow, Kind, row_from_sql};
+
+/// One entry in detail.
+#[derive(Clone, Debug, Default)]
+pub struct Info {
+    pub row: Option<EntryRow>,
+    pub atime_ns: i64,
+    pub ctime_ns: i64,
+    pub uid: u32,
+    pub gid: u32,
+    pub kind: String,
+    pub mime: String,
+    pub encoding: String,
+    /// -1 when not a text file.
+    pub lines: i64,
+    pub usage: Option<Usage>,
+    pub target: Vec<u8>,
+}
+
+/// Reads at most this much to detect the encoding, and counts lines of
+/// text files up to this size.
+const SNIFF: usize = 64 << 10;
+const MAX_LINE_COUNT: u64 = 256 << 20;
+
+fn kind_name(k: KindClass) -> &'static str {
+    match k {
+        KindClass::Document => "document",
+        KindClass::Image => "image",
+        KindClass::Audio => "audio",
+        KindClass::Video => "video",
+        KindClass::Archive => "archive",
+        KindClass::Code => "code",
+        KindClass::Text => "text",
+        KindClass::Folder => "folder",
+    }
+}
+
+fn load(conn: &Connection, id: i64) -> Result<EntryRow, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, parent_id, name, kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags FROM entries WHERE id=?1",
+    )?;
+    Ok(stmt.query_row([id], row_from_sql)?)
+}
+
+/// `path` in detail: the index's row plus what only the file can tell.
+pub fn stat(conn: &Connection, path: &Path) -> Result<Info, Error> {
+    use std::os::unix::fs::MetadataExt;
+    let (_, id) = du::resolve(conn, path)?;
+    let row = load(conn, id)?;
+    let mut info = Info {
+        lines: -1,
+        ..Default::default()
+    };
+    let name = String::from_utf8_lossy(&row.name).into_owned();
+    let is_dir = row.kind == Kind::Dir;
+    info.kind = kind_of(&name, is_dir)
+        .map(kind_name)
+        .unwrap_or_default()
+        .to_owned();
+    if !is_dir {
+        info.mime = mime_guess::from_path(&name)
+            .first()
+            .map(|m| m.essence_str().to_owned())
+            .unwrap_or_default();
+    }
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        info.atime_ns = m
+            .atime()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(m.atime_nsec());
+        info.ctime_ns = m
+            .ctime()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(m.ctime_nsec());
+        info.uid = m.uid();
+        info.gid = m.gid();
+    }
+    match row.kind {
+        Kind::Dir => {
+            let bytes = path.as_os_str().as_encoded_bytes().to_vec();
+            info.usage = Some(du::disk_usage(conn, id, bytes, 1, false)?.total);
+        }
+        Kind::Symlink => {
+            if let Ok(t) = std::fs::read_link(path) {
+                info.target = t.into_os_string().into_encoded_bytes();
+            }
+        }
+        Kind::File => sniff_text(path, &mut info),
+        Kind::Other => {}
+    }
+    info.row = Some(row);
+    Ok(info)
+}
+
+/// Text or not, its encoding (chardetng) and its line count.
+fn sniff_text(path: &Path, info: &mut Info) {
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return;
+    };
+    let mut head = vec![0u8; SNIFF];
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(_) => return,
+        }
+    }
+    head.truncate(got);
+    // A NUL byte in the first 64 KiB: binary (what grep and git assume).
+    if head.contains(&0) {
+        return;
+    }
+    let complete = got < SNIFF;
+    info.encoding = if head.is_ascii() {
+        "ASCII".into()
+    } else if std::str::from_utf8(&head).is_ok()
+        || (!complete && std::str::from_utf8(&head).is_err_and(|e| e.error_len().is_none()))
+    {
+        "UTF-8".into()
+    } else {
+        let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+        detector.feed(&head, complete);
+        detector
+            .guess(None, chardetng::Utf8Detection::Allow)
+            .name()
+            .to_owned()
+    };
+    let mut lines = memchr::memchr_iter(b'\n', &head).count() as u64;
+    if !complete {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut read = got as u64;
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+                    read += n as u64;
+                    if read > MAX_LINE_COUNT {
+                        return; // too large to count on request
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+    }
+    info.lines = lines as i64;
+}
+
+/// A folder's children, as stored.
+pub fn list(conn: &Connection, path: &Path) -> Result<Vec<EntryRow>, Error> {
+    let (_, id) = du::resolve(conn, path)?;
+    let row = load(conn, id)?;
+    if row.kind != Kind::Dir {
+        return Ok(vec![row]);
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, parent_id, name, kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags FROM entries WHERE parent_id=?1",
+    )?;
+    Ok(stmt
+        .query_map([id], row_from_sql)?
+        .collect::<Result<_, _>>()?)
+}
+
+/// One node of a tree.
+#[derive(Clone, Debug, Default)]
+pub struct Node {
+    pub name: Vec<u8>,
+    pub usage: Usage,
+    pub children: Vec<Node>,
+    pub hidden: u64,
+}
+
+/// A folder's subtree to `depth`, at most `max_children` (largest first)
+/// per folder; figures as `du` counts them.
+pub fn tree(
+    conn: &Connection,
+    path: &Path,
+    depth: u32,
+    max_children: usize,
+) -> Result<Node, Error> {
+    let (_, id) = du::resolve(conn, path)?;
+    let bytes = path.as_os_str().as_encoded_bytes().to_vec();
+    let name = path
+        .file_name()
+        .map(|n| n.as_encoded_bytes().to_vec())
+        .unwrap_or_else(|| bytes.clone());
+    node(conn, id, bytes, name, depth, max_children)
+}
+
+fn node(
+    conn: &Connection,
+    id: i64,
+    path: Vec<u8>,
+    name: Vec<u8>,
+    depth: u32,
+    max: usize,
+) -> Result<Node, Error> {
+    let report = du::disk_usage(conn, id, path, 0, false)?;
+    let mut n = Node {
+        name,
+        usage: report.total,
+        children: Vec::new(),
+        hidden: 0,
+    };
+    if depth == 0 {
+        n.hidden = report.children_total as u64;
+        return Ok(n);
+    }
+    let mut shown = 0;
+    for child in report.children {
+        if shown >= max.max(1) {
+            n.hidden += 1;
+            continue;
+        }
+        shown += 1;
+        let child_name = child
+            .path
+            .rsplit(|&b| b == b'/')
+            .next()
+            .unwrap_or(&child.path)
+            .to_vec();
+        if child.kind == Some(Kind::Dir) {
+            let cid = du::resolve(conn, as_path(&child.path))?.1;
+            n.children.push(node(
+                conn,
+                cid,
+                child.path.clone(),
+                child_name,
+                depth - 1,
+                max,
+            )?);
+        } else {
+            n.children.push(Node {
+                name: child_name,
+                usage: child,
+                children: Vec::new(),
+                hidden: 0,
+            });
+        }
+    }
+    Ok(n)
+}
+
+/// Bytes as a path (Unix: any bytes).
+fn as_path(b: &[u8]) -> &Path {
+    use std::os::unix::ffi::OsStrExt;
+    Path::new(std::ffi::OsStr::from_bytes(b))
+}
