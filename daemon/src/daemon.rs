@@ -358,15 +358,7 @@ impl Engine {
             rt.progress = job.progress.clone();
         }
         let target = self.target_for(&root, job.path.as_deref())?;
-        let outcome = scan::scan(
-            &self.store,
-            &self.writer,
-            &target,
-            &job.progress,
-            &self.cancel,
-            self.watcher.as_ref(),
-        )
-        .map_err(|e| {
+        let outcome = self.scan_target(&target, &job.progress).map_err(|e| {
             let msg = format!("scanning {} failed: {e}", target.start.display());
             tracing::error!("{msg}");
             msg
@@ -683,14 +675,7 @@ impl Engine {
             let target = self
                 .target_for(root, Some(&d))
                 .map_err(Error::InvalidArgument)?;
-            scan::scan(
-                &self.store,
-                &self.writer,
-                &target,
-                &Progress::default(),
-                &self.cancel,
-                watcher,
-            )?;
+            self.scan_target(&target, &Progress::default())?;
             done.push(d);
         }
         self.signal_cookies(&b.cookies);
@@ -702,6 +687,18 @@ impl Engine {
         Ok(())
     }
 
+    /// Walks `target` and writes what differs, watching folders as it goes.
+    fn scan_target(&self, target: &ScanTarget, progress: &Progress) -> Result<Outcome, Error> {
+        scan::scan(
+            &self.store,
+            &self.writer,
+            target,
+            progress,
+            &self.cancel,
+            self.watcher.as_ref(),
+        )
+    }
+
     /// Rescans every root now (lost events), on the scanner thread.
     fn rescan_all_now(&self) {
         let Ok(roots) = self.store.read(du::roots) else {
@@ -711,14 +708,7 @@ impl Engine {
             let Ok(target) = self.target_for(root, None) else {
                 continue;
             };
-            if let Err(e) = scan::scan(
-                &self.store,
-                &self.writer,
-                &target,
-                &Progress::default(),
-                &self.cancel,
-                self.watcher.as_ref(),
-            ) {
+            if let Err(e) = self.scan_target(&target, &Progress::default()) {
                 tracing::error!("rescan of {} failed: {e}", target.start.display());
             }
         }
@@ -738,14 +728,7 @@ impl Engine {
             let Ok(target) = self.target_for(root, Some(&top)) else {
                 continue;
             };
-            if let Err(e) = scan::scan(
-                &self.store,
-                &self.writer,
-                &target,
-                &Progress::default(),
-                &self.cancel,
-                Some(watcher),
-            ) {
+            if let Err(e) = self.scan_target(&target, &Progress::default()) {
                 tracing::warn!("polling {} failed: {e}", top.display());
             }
         }

@@ -514,11 +514,22 @@ impl Snapshot {
         reverse: bool,
     ) -> (usize, Vec<Found>) {
         let n = self.parent.len();
+        // Plain terms are scanned for once: their marks serve both matching
+        // and relevance (which terms an entry's own name holds).
+        let terms = query.ranking_terms();
+        let mut marks = Marks { terms: &terms, own: Vec::new(), found: Vec::new() };
+        if !terms.is_empty() {
+            marks.own = vec![0u32; n];
+            for (t, term) in terms.iter().enumerate() {
+                let found = self.mark_term(term.as_bytes(), 1 << t, &mut marks.own);
+                marks.found.push(found);
+            }
+        }
         let mut matched: Option<Vec<bool>> = None;
         for group in &query.groups {
             let mut any = vec![false; n];
             for item in group {
-                for (a, m) in any.iter_mut().zip(self.eval(item)) {
+                for (a, m) in any.iter_mut().zip(self.eval(item, &marks)) {
                     *a |= m;
                 }
             }
@@ -539,15 +550,7 @@ impl Snapshot {
             .collect();
         let total = hits.len();
         let limit = if limit == 0 { total } else { limit.min(total) };
-        // Relevance: which plain terms each entry's own name holds.
-        let terms = query.ranking_terms();
-        let mut own = Vec::new();
-        if sort == Sort::Relevance && !terms.is_empty() && total > 0 {
-            own = vec![0u32; n];
-            for (t, term) in terms.iter().enumerate() {
-                self.mark_term(term.as_bytes(), 1 << t, &mut own);
-            }
-        }
+        let own = &marks.own;
         let flip = |o: std::cmp::Ordering| if reverse { o.reverse() } else { o };
 
         match sort {
@@ -610,7 +613,7 @@ impl Snapshot {
 
     /// Which entries one query item matches (holes and roots' own folders
     /// are dropped by the caller).
-    fn eval(&self, item: &Item) -> Vec<bool> {
+    fn eval(&self, item: &Item, marks: &Marks<'_>) -> Vec<bool> {
         let n = self.parent.len();
         let names = |f: &dyn Fn(usize, &str) -> bool| -> Vec<bool> {
             (0..n)
@@ -621,11 +624,17 @@ impl Snapshot {
         };
         match item {
             Item::Term(t) => {
+                if let Some(k) = marks.terms.iter().position(|x| x == t) {
+                    if marks.found[k] == 0 {
+                        return vec![false; n];
+                    }
+                    return self.spread(&marks.own, 1 << k);
+                }
                 let mut own = vec![0u32; n];
                 if self.mark_term(t.as_bytes(), 1, &mut own) == 0 {
                     return vec![false; n];
                 }
-                self.spread(&own)
+                self.spread(&own, 1)
             }
             Item::CaseTerm(t) => {
                 let mut own = vec![0u32; n];
@@ -643,7 +652,7 @@ impl Snapshot {
                         }
                     }
                 }
-                self.spread(&own)
+                self.spread(&own, 1)
             }
             Item::Wildcard(re) => names(&|_, name| re.is_match(name)),
             Item::Regex(re) => (0..n)
@@ -680,10 +689,10 @@ impl Snapshot {
                         *o = 1;
                     }
                 }
-                self.spread(&own)
+                self.spread(&own, 1)
             }
             Item::In(_) => vec![false; n],
-            Item::Not(inner) => self.eval(inner).into_iter().map(|m| !m).collect(),
+            Item::Not(inner) => self.eval(inner, marks).into_iter().map(|m| !m).collect(),
         }
     }
 
@@ -699,17 +708,17 @@ impl Snapshot {
 
     /// Spreads marks down the tree: an entry matches when it or any folder
     /// above it is marked.
-    fn spread(&self, own: &[u32]) -> Vec<bool> {
+    fn spread(&self, own: &[u32], mask: u32) -> Vec<bool> {
         let n = self.parent.len();
         let mut out = vec![false; n];
         for i in 0..n {
             let p = self.parent[i];
-            out[i] = own[i] != 0
+            out[i] = own[i] & mask != 0
                 || match p {
                     NO_PARENT => false,
                     p if (p as usize) < i => out[p as usize],
                     mut q => loop {
-                        if own[q as usize] != 0 {
+                        if own[q as usize] & mask != 0 {
                             break true;
                         }
                         q = self.parent[q as usize];
@@ -819,6 +828,14 @@ impl Snapshot {
             i,
         )
     }
+}
+
+/// Plain terms of a query, marked once per search: bit t of `own[i]` says
+/// entry i's own name holds term t; `found[t]` counts such entries.
+struct Marks<'a> {
+    terms: &'a [&'a str],
+    own: Vec<u32>,
+    found: Vec<usize>,
 }
 
 /// (own-name matches, exact word matches, depth, newer first, id).

@@ -708,13 +708,26 @@ pub fn row_from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<EntryRow> {
     })
 }
 
-/// What an entry's whole subtree adds to the folders above it.
-fn subtree_totals(tx: &Connection, row: &EntryRow) -> Result<Totals, Error> {
-    Ok(if row.kind == Kind::Dir {
-        dir_totals(tx, row.id)?.unwrap_or_default()
+/// Takes an entry's whole subtree off the totals of every folder above it
+/// (before it is deleted or moved); returns its row and those totals.
+fn detach(
+    tx: &Connection,
+    id: i64,
+    agg: &mut Aggregates,
+) -> Result<Option<(EntryRow, Totals)>, Error> {
+    let Some(row) = load_row(tx, id)? else {
+        return Ok(None);
+    };
+    let totals = if row.kind == Kind::Dir {
+        dir_totals(tx, id)?.unwrap_or_default()
     } else {
         row.contribution()
-    })
+    };
+    if let Some(p) = row.parent_id {
+        agg.add(p, totals.neg());
+    }
+    agg.apply(tx)?;
+    Ok(Some((row, totals)))
 }
 
 /// Deletes an entry and its subtree, taking its totals off every ancestor.
@@ -724,14 +737,9 @@ fn delete_subtree(
     agg: &mut Aggregates,
     changes: &mut Vec<Change>,
 ) -> Result<u64, Error> {
-    let Some(row) = load_row(tx, id)? else {
+    let Some((row, _)) = detach(tx, id, agg)? else {
         return Ok(0);
     };
-    let totals = subtree_totals(tx, &row)?;
-    if let Some(p) = row.parent_id {
-        agg.add(p, totals.neg());
-        agg.apply(tx)?;
-    }
     if row.kind != Kind::Dir {
         changes.push(Change::Removed(vec![id]));
         return Ok(tx.execute("DELETE FROM entries WHERE id=?1", [id])? as u64);
@@ -771,14 +779,9 @@ fn move_entry(
     agg: &mut Aggregates,
     changes: &mut Vec<Change>,
 ) -> Result<u64, Error> {
-    let Some(row) = load_row(tx, id)? else {
+    let Some((row, totals)) = detach(tx, id, agg)? else {
         return Ok(0);
     };
-    let totals = subtree_totals(tx, &row)?;
-    if let Some(old_parent) = row.parent_id {
-        agg.add(old_parent, totals.neg());
-    }
-    agg.apply(tx)?;
     tx.execute(
         "UPDATE entries SET parent_id=?2, name=?3 WHERE id=?1",
         params![id, parent_id, name],

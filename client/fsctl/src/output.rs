@@ -41,6 +41,14 @@ pub fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// A path argument made absolute, or the current directory.
+pub fn path_or_cwd(p: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match p {
+        Some(p) => absolute(p),
+        None => Ok(std::env::current_dir()?),
+    }
+}
+
 /// An optional path argument as the daemon takes it: absolute bytes, or
 /// empty for "everything".
 pub fn optional_path(p: Option<&Path>) -> anyhow::Result<Vec<u8>> {

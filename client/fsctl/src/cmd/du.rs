@@ -7,7 +7,7 @@ use fsindex_proto::v1 as pb;
 use serde_json::{Value, json};
 
 use crate::Global;
-use crate::output::{absolute, count, lossy, path_bytes, size, type_name};
+use crate::output::{count, lossy, path_bytes, path_or_cwd, size, type_name};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -40,10 +40,7 @@ fn usage_json(u: &pb::Usage) -> Value {
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
-    let path = match &a.path {
-        Some(p) => absolute(p)?,
-        None => std::env::current_dir()?,
-    };
+    let path = path_or_cwd(a.path.as_deref())?;
     let mut client = g.client().await?;
     let top = if a.all { 0 } else { a.top };
     let r = client

@@ -8,7 +8,7 @@ use fsindex_proto::v1 as pb;
 use serde_json::json;
 
 use crate::Global;
-use crate::output::{absolute, lossy, path_bytes, rfc3339, size, type_name};
+use crate::output::{lossy, path_bytes, path_or_cwd, rfc3339, size, type_name};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum SortBy {
@@ -29,10 +29,7 @@ pub struct Args {
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
-    let path = match &a.path {
-        Some(p) => absolute(p)?,
-        None => std::env::current_dir()?,
-    };
+    let path = path_or_cwd(a.path.as_deref())?;
     let sort = match a.sort {
         SortBy::Name => pb::SortOrder::Name,
         SortBy::Size => pb::SortOrder::Size,

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Times fsindexd's initial index and two unchanged-tree restarts on one tree
+# (until `fsctl status` says ready), with RSS and the daemon's own phase log.
+# A quicker companion to compare.sh (which also times the peers).
+#
+#   ENTRIES=1000000 benches/index-restart.sh      # tree made by mktree.py, reused
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+ENTRIES=${ENTRIES:-1000000}
+TREE=${TREE:-/tmp/fsbench/t}
+[[ -n ${NO_BUILD:-} ]] || cargo build --release -q -p fsindexd -p fsctl --manifest-path "$here/../Cargo.toml"
+B=$here/../target/release
+if [[ ! -d $TREE ]]; then python3 "$here/mktree.py" --entries "$ENTRIES" --out "$TREE" >/dev/null; fi
+H=$(mktemp -d /tmp/fsindex-ir.XXXX)
+export FSINDEX_HOME=$H FSINDEX_NO_SPAWN=1
+trap 'kill $P 2>/dev/null || true; rm -rf "$H"' EXIT
+ready() { while :; do s=$("$B/fsctl" status --json 2>/dev/null) && [[ $s == *'"state":"ready"'* ]] && break; sleep 0.02; done; }
+figures() { "$B/fsctl" status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print("entries {:,}, rows written {:,}, RSS {} MiB".format(d["entries"], d["rows_written"], d["rss_bytes"] >> 20))'; }
+for run in initial restart restart; do
+  t0=$(date +%s.%N); "$B/fsindexd" --root "$TREE" & P=$!; ready; t1=$(date +%s.%N)
+  printf '%-8s %.2f s  %s\n' "$run" "$(echo "$t1 - $t0" | bc)" "$(figures)"
+  kill "$P"; wait "$P" || true
+done
+grep -hE 'snapshot loaded|scan done' "$H"/logs/*.log | sed 's/^.*INFO //'
