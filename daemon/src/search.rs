@@ -517,7 +517,11 @@ impl Snapshot {
         // Plain terms are scanned for once: their marks serve both matching
         // and relevance (which terms an entry's own name holds).
         let terms = query.ranking_terms();
-        let mut marks = Marks { terms: &terms, own: Vec::new(), found: Vec::new() };
+        let mut marks = Marks {
+            terms: &terms,
+            own: Vec::new(),
+            found: Vec::new(),
+        };
         if !terms.is_empty() {
             marks.own = vec![0u32; n];
             for (t, term) in terms.iter().enumerate() {
