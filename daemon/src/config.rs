@@ -6,7 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+use crate::dupes::HashMode;
 
 /// Where one instance keeps its files.
 #[derive(Clone, Debug)]
@@ -71,6 +75,11 @@ pub struct Config {
     pub max_watches: usize,
     /// Seconds between rescans of folders that could not be watched.
     pub poll_interval_secs: Option<u64>,
+    /// How file contents are hashed for duplicates: "off", "on-demand"
+    /// (the default: by a dupes query, then cached) or "background".
+    pub hashing: Option<HashMode>,
+    /// Per-root hashing modes, e.g. `"/home/me/Photos" = "background"`.
+    pub root_hashing: BTreeMap<PathBuf, HashMode>,
 }
 
 impl Config {

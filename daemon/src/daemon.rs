@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::Error;
 use crate::du::{self, RootRow};
+use crate::dupes::{self, HashMode, HashStats, RootMode};
 use crate::scan::{self, Outcome, Progress, ScanTarget};
 use crate::search::{ChangeEvent, Snapshot};
 use crate::store::{Op, Store, WriteHandle};
@@ -82,6 +83,8 @@ pub struct RootView {
     pub error: Option<String>,
     /// "live", "partly polled: N folders" or "off".
     pub watch: String,
+    /// "off", "on-demand" or "background".
+    pub hashing: String,
 }
 
 /// Work for the scanner thread: scans and watcher batches are applied one
@@ -120,6 +123,45 @@ pub struct Engine {
     /// Set at shutdown: a running scan stops at its next entry.
     cancel: AtomicBool,
     scanner: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Content hashing for duplicates: modes, counters, the last pass.
+    pub hashing: Hashing,
+}
+
+/// How roots are hashed, what hashing has read, and the last pass.
+#[derive(Debug, Default)]
+pub struct Hashing {
+    settings: Mutex<HashSettings>,
+    pub stats: HashStats,
+    /// One duplicate search at a time (background or asked for), so no
+    /// file is read twice for the same answer.
+    running: Mutex<()>,
+    pub last_pass: Mutex<Option<LastPass>>,
+    background_started: AtomicBool,
+}
+
+/// The hashing mode of every root: a default and per-root exceptions.
+#[derive(Clone, Debug, Default)]
+pub struct HashSettings {
+    pub default: HashMode,
+    pub per_root: HashMap<PathBuf, HashMode>,
+}
+
+impl HashSettings {
+    pub fn mode_for(&self, root: &Path) -> HashMode {
+        self.per_root.get(root).copied().unwrap_or(self.default)
+    }
+}
+
+/// The most recent duplicate search, for status.
+#[derive(Clone, Debug)]
+pub struct LastPass {
+    pub at: Instant,
+    /// `None`: every hashed root.
+    pub scope: Option<Vec<u8>>,
+    pub candidates: u64,
+    pub files_read: u64,
+    pub unreadable: u64,
+    pub background: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -186,6 +228,7 @@ impl Engine {
             cross_filesystems,
             cancel: AtomicBool::new(false),
             scanner: Mutex::new(None),
+            hashing: Hashing::default(),
             watcher,
             watch,
             events,
@@ -896,6 +939,191 @@ impl Engine {
         Ok(())
     }
 
+    /// Sets how each root is hashed; starts the background hasher once a
+    /// root asks for it.
+    pub fn set_hashing(self: &Arc<Self>, settings: HashSettings) -> Result<(), Error> {
+        let background = settings.default == HashMode::Background
+            || settings
+                .per_root
+                .values()
+                .any(|m| *m == HashMode::Background);
+        *self
+            .hashing
+            .settings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = settings;
+        if background && !self.hashing.background_started.swap(true, Ordering::SeqCst) {
+            let e = self.clone();
+            std::thread::Builder::new()
+                .name("fsindex-hash".into())
+                .spawn(move || e.hash_loop())?;
+        }
+        Ok(())
+    }
+
+    /// The hashing mode of a root.
+    pub fn hash_mode(&self, root: &[u8]) -> HashMode {
+        self.hashing
+            .settings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .mode_for(&bytes_path(root))
+    }
+
+    fn root_modes(&self, roots: &[RootRow]) -> Vec<RootMode> {
+        roots
+            .iter()
+            .filter_map(|r| {
+                Some(RootMode {
+                    entry_id: r.entry_id?,
+                    path: r.path.clone(),
+                    mode: self.hash_mode(&r.path),
+                })
+            })
+            .collect()
+    }
+
+    /// Duplicate files under `path` (or every root whose hashing is not
+    /// off). `progress` cancels the search by returning false.
+    pub fn duplicates(
+        &self,
+        path: Option<&Path>,
+        min_size: u64,
+        include_empty: bool,
+        progress: &mut dyn FnMut(dupes::Progress) -> bool,
+    ) -> Result<dupes::Report, Error> {
+        self.find_duplicates(path, min_size, include_empty, false, progress)
+    }
+
+    fn find_duplicates(
+        &self,
+        path: Option<&Path>,
+        min_size: u64,
+        include_empty: bool,
+        background: bool,
+        progress: &mut dyn FnMut(dupes::Progress) -> bool,
+    ) -> Result<dupes::Report, Error> {
+        let roots = self.store.read(du::roots)?;
+        let modes = self.root_modes(&roots);
+        let scope = match path {
+            None => None,
+            Some(p) => {
+                let (root, id) = self.store.read(|c| du::resolve(c, p))?;
+                if self.hash_mode(&root.path) == HashMode::Off {
+                    return Err(Error::Precondition(format!(
+                        "hashing is off for the root {} (config.toml: root_hashing)",
+                        String::from_utf8_lossy(&root.path)
+                    )));
+                }
+                Some(id)
+            }
+        };
+        let _one = self
+            .hashing
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let started = Instant::now();
+        let req = dupes::Request {
+            scope,
+            min_size,
+            include_empty,
+        };
+        let report = self
+            .store
+            .read(|c| dupes::find(c, &self.writer, &modes, &req, &self.hashing.stats, progress))?;
+        // The next search must see the hashes this one computed.
+        self.writer.flush()?;
+        tracing::info!(
+            ms = started.elapsed().as_millis() as u64,
+            candidates = report.candidates,
+            read = report.files_read,
+            cached = report.cache_hits,
+            groups = report.groups.len(),
+            background,
+            "duplicate search"
+        );
+        *self
+            .hashing
+            .last_pass
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(LastPass {
+            at: Instant::now(),
+            scope: path.map(path_bytes),
+            candidates: report.candidates,
+            files_read: report.files_read,
+            unreadable: report.unreadable,
+            background,
+        });
+        Ok(report)
+    }
+
+    /// True while a scan runs or the watcher saw an event in the last
+    /// two seconds: background hashing waits.
+    fn busy(&self) -> bool {
+        if self.cancel.load(Ordering::Relaxed) {
+            return true;
+        }
+        let scanning = self
+            .roots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .any(|r| r.state == RootState::Scanning || r.state == RootState::Pending);
+        let recent = self.watcher.as_ref().is_some_and(|w| {
+            let last = w.stats.last_event_ms.load(Ordering::Relaxed);
+            last > 0 && crate::watch::now_ms() - last < 2_000
+        });
+        scanning || recent
+    }
+
+    /// Background hashing: while the daemon is idle, hashes the same-size
+    /// files of `background` roots at the lowest CPU and I/O priority, so
+    /// that `dupes` answers from the cache. A pass runs when the index
+    /// changed since the last one; it stops as soon as work arrives.
+    fn hash_loop(self: Arc<Self>) {
+        dupes::lower_thread_priority();
+        let mut done_at_rows: Option<u64> = None;
+        loop {
+            for _ in 0..20 {
+                if self.cancel.load(Ordering::Relaxed) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let rows = self.store.rows_written.load(Ordering::Relaxed);
+            if done_at_rows == Some(rows) || self.busy() {
+                continue;
+            }
+            let Ok(roots) = self.store.read(du::roots) else {
+                continue;
+            };
+            let mut complete = true;
+            for r in roots
+                .iter()
+                .filter(|r| self.hash_mode(&r.path) == HashMode::Background)
+            {
+                let path = bytes_path(&r.path);
+                let mut go_on = |_: dupes::Progress| !self.busy();
+                match self.find_duplicates(Some(&path), 1, false, true, &mut go_on) {
+                    // Files changed too recently to trust their hashes:
+                    // read them again on the next pass.
+                    Ok(r) if r.racy > 0 => complete = false,
+                    Ok(_) => {}
+                    Err(Error::Cancelled) => complete = false,
+                    Err(e) => {
+                        complete = false;
+                        tracing::warn!(root = %path.display(), "background hashing: {e}");
+                    }
+                }
+            }
+            if complete {
+                // Hash rows are not entry rows: rows_written is unchanged.
+                done_at_rows = Some(rows);
+            }
+        }
+    }
+
     /// Every root with its state.
     pub fn root_views(&self) -> Result<Vec<RootView>, Error> {
         let rows = self.store.read(du::roots)?;
@@ -928,6 +1156,7 @@ impl Engine {
                     },
                 },
                 error: rt.and_then(|x| x.error.clone()),
+                hashing: self.hash_mode(&r.path).as_str().into(),
             });
         }
         Ok(out)

@@ -25,6 +25,8 @@ pub struct Usage {
     pub files: u64,
     pub dirs: u64,
     pub incomplete: bool,
+    /// Levels below the path asked about (its children: 1).
+    pub depth: u32,
 }
 
 /// A path's usage and its children's, largest first.
@@ -226,7 +228,13 @@ pub fn disk_usage(
     top: usize,
     apparent: bool,
 ) -> Result<Report, Error> {
-    let tx = conn.unchecked_transaction()?; // one consistent read
+    // One consistent read (unless the caller already holds one).
+    let own = if conn.is_autocommit() {
+        Some(conn.unchecked_transaction()?)
+    } else {
+        None
+    };
+    let tx: &Connection = own.as_deref().unwrap_or(conn);
     let (kind, size, blocks, flags): (i64, i64, i64, u32) = tx
         .query_row(
             "SELECT kind, size, blocks, flags FROM entries WHERE id=?1",
@@ -245,6 +253,7 @@ pub fn disk_usage(
             files: 1,
             dirs: 0,
             incomplete: false,
+            depth: 0,
         };
         return Ok(Report {
             total,
@@ -254,7 +263,7 @@ pub fn disk_usage(
     }
 
     // Multi-link files under the target, grouped by the child they are under.
-    let mut ancestry = Ancestry::new(&tx, id)?;
+    let mut ancestry = Ancestry::new(tx, id)?;
     let mut linked_total = LinkedSum::default();
     let mut linked_per_child: HashMap<i64, LinkedSum> = HashMap::new();
     {
@@ -283,7 +292,7 @@ pub fn disk_usage(
         }
     }
 
-    let t = dir_totals(&tx, id)?.unwrap_or_default();
+    let t = dir_totals(tx, id)?.unwrap_or_default();
     let total = Usage {
         path: path.clone(),
         kind: Some(Kind::Dir),
@@ -292,6 +301,7 @@ pub fn disk_usage(
         files: t.files as u64 + linked_total.files,
         dirs: t.dirs as u64,
         incomplete: t.incomplete > 0 || flags & FLAG_UNREADABLE != 0,
+        depth: 0,
     };
 
     let mut children = Vec::new();
@@ -320,6 +330,7 @@ pub fn disk_usage(
                     files: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64 + extra.files,
                     dirs: r.get::<_, Option<i64>>(9)?.unwrap_or(0) as u64,
                     incomplete: r.get::<_, Option<i64>>(10)?.unwrap_or(0) > 0,
+                    depth: 1,
                 }
             } else {
                 Usage {
@@ -330,6 +341,7 @@ pub fn disk_usage(
                     files: 1,
                     dirs: 0,
                     incomplete: false,
+                    depth: 1,
                 }
             };
             children.push(u);
@@ -352,4 +364,189 @@ pub fn disk_usage(
         children,
         children_total,
     })
+}
+
+/// What a deep listing shows (`fsctl du --depth N`, `--all`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Listing {
+    /// Levels below the path; `None`: any depth.
+    pub depth: Option<u32>,
+    pub files_only: bool,
+    pub dirs_only: bool,
+    pub apparent: bool,
+    /// How many rows, largest first (0: all).
+    pub top: usize,
+}
+
+/// One entry met by a deep listing.
+struct Row {
+    /// Index of the parent row; `None` for the target's children.
+    parent: Option<usize>,
+    name: Vec<u8>,
+    depth: u32,
+    usage: Usage,
+}
+
+/// Disk usage of entry `id` and of every entry down to `opts.depth` levels
+/// below it, largest first across levels, each with what `du -s` of that
+/// entry prints on its own (like `du -d N` or `du -a`, sorted).
+pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Result<Report, Error> {
+    let tx = conn.unchecked_transaction()?;
+    let mut report = disk_usage(&tx, id, path.clone(), 1, opts.apparent)?;
+    report.children.clear();
+    if report.total.kind != Some(Kind::Dir) {
+        report.children_total = 0;
+        return Ok(report);
+    }
+    // Walk the folders level by level down to the depth asked for.
+    let mut rows: Vec<Row> = Vec::new();
+    let mut index: HashMap<i64, usize> = HashMap::new();
+    {
+        let mut children = tx.prepare_cached(
+            "SELECT e.id, e.name, e.kind, e.size, e.blocks, t.bytes, t.apparent, t.files, t.dirs, t.incomplete
+             FROM entries e LEFT JOIN dir_totals t ON t.id = e.id WHERE e.parent_id = ?1",
+        )?;
+        let mut level: Vec<(i64, Option<usize>)> = vec![(id, None)];
+        let mut depth = 1u32;
+        while !level.is_empty() && opts.depth.is_none_or(|d| depth <= d) {
+            let mut next = Vec::new();
+            for (dir, parent) in level {
+                let mut q = children.query([dir])?;
+                while let Some(r) = q.next()? {
+                    let kind = Kind::from_i64(r.get(2)?);
+                    let usage = if kind == Kind::Dir {
+                        Usage {
+                            path: Vec::new(),
+                            kind: Some(kind),
+                            bytes: r.get::<_, Option<i64>>(5)?.unwrap_or(0) as u64,
+                            apparent: r.get::<_, Option<i64>>(6)?.unwrap_or(0) as u64,
+                            files: r.get::<_, Option<i64>>(7)?.unwrap_or(0) as u64,
+                            dirs: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64,
+                            incomplete: r.get::<_, Option<i64>>(9)?.unwrap_or(0) > 0,
+                            depth: 0,
+                        }
+                    } else {
+                        Usage {
+                            path: Vec::new(),
+                            kind: Some(kind),
+                            bytes: r.get::<_, i64>(4)? as u64 * 512,
+                            apparent: r.get::<_, i64>(3)? as u64,
+                            files: 1,
+                            dirs: 0,
+                            incomplete: false,
+                            depth: 0,
+                        }
+                    };
+                    let rid: i64 = r.get(0)?;
+                    let at = rows.len();
+                    rows.push(Row {
+                        parent,
+                        name: r.get(1)?,
+                        depth,
+                        usage,
+                    });
+                    if kind == Kind::Dir {
+                        index.insert(rid, at);
+                        next.push((rid, Some(at)));
+                    }
+                }
+            }
+            level = next;
+            depth += 1;
+        }
+    }
+
+    // Multi-link files count once per folder they are under, like the
+    // total: add each inode to every listed folder above it.
+    {
+        let mut ancestry = Ancestry::new(&tx, id)?;
+        let mut parent_of = tx.prepare_cached("SELECT parent_id FROM entries WHERE id=?1")?;
+        let mut extra: HashMap<usize, LinkedSum> = HashMap::new();
+        let mut stmt = tx.prepare_cached(
+            "SELECT parent_id, dev, ino, blocks, size FROM entries WHERE nlink > 1 AND kind <> 1",
+        )?;
+        let mut q = stmt.query([])?;
+        while let Some(r) = q.next()? {
+            let Some(parent) = r.get::<_, Option<i64>>(0)? else {
+                continue;
+            };
+            if ancestry.branch(parent)? == Branch::Outside {
+                continue;
+            }
+            let inode = (
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)? as u64 * 512,
+                r.get::<_, i64>(4)? as u64,
+            );
+            let mut cur = parent;
+            while cur != id {
+                if let Some(&at) = index.get(&cur) {
+                    extra.entry(at).or_default().add(inode);
+                }
+                match parent_of
+                    .query_row([cur], |r| r.get::<_, Option<i64>>(0))
+                    .optional()?
+                    .flatten()
+                {
+                    Some(p) => cur = p,
+                    None => break,
+                }
+            }
+        }
+        for (at, sum) in extra {
+            let u = &mut rows[at].usage;
+            u.bytes += sum.bytes;
+            u.apparent += sum.apparent;
+            u.files += sum.files;
+        }
+    }
+
+    let key = |u: &Usage| {
+        if opts.apparent {
+            (u.apparent, u.bytes)
+        } else {
+            (u.bytes, u.apparent)
+        }
+    };
+    let mut picked: Vec<usize> = (0..rows.len())
+        .filter(|&i| {
+            let dir = rows[i].usage.kind == Some(Kind::Dir);
+            !(opts.files_only && dir || opts.dirs_only && !dir)
+        })
+        .collect();
+    let path_of = |mut i: usize| {
+        let mut parts = vec![&rows[i].name];
+        while let Some(p) = rows[i].parent {
+            parts.push(&rows[p].name);
+            i = p;
+        }
+        let mut out = path.clone();
+        for part in parts.into_iter().rev() {
+            if out.last() != Some(&b'/') {
+                out.push(b'/');
+            }
+            out.extend_from_slice(part);
+        }
+        out
+    };
+    picked.sort_by(|&a, &b| {
+        key(&rows[b].usage)
+            .cmp(&key(&rows[a].usage))
+            .then_with(|| path_of(a).cmp(&path_of(b)))
+    });
+    report.children_total = picked.len();
+    if opts.top > 0 {
+        picked.truncate(opts.top);
+    }
+    report.children = picked
+        .into_iter()
+        .map(|i| {
+            let mut u = rows[i].usage.clone();
+            u.path = path_of(i);
+            u.depth = rows[i].depth;
+            u
+        })
+        .collect();
+    Ok(report)
 }

@@ -9,6 +9,7 @@ pub mod browse;
 pub mod config;
 pub mod daemon;
 pub mod du;
+pub mod dupes;
 pub mod fold;
 pub mod query;
 pub mod scan;
@@ -43,6 +44,9 @@ pub enum Error {
     NotFound(String),
     #[error("{0}")]
     InvalidArgument(String),
+    /// The request is valid but the index is not set up to answer it.
+    #[error("{0}")]
+    Precondition(String),
     #[error("index writer stopped")]
     WriterGone,
     #[error("cancelled: the daemon is shutting down")]
@@ -61,7 +65,7 @@ impl From<Error> for tonic::Status {
                 tonic::Status::invalid_argument(msg)
             }
             Error::NotUnderRoot(..) | Error::NotFound(_) => tonic::Status::not_found(msg),
-            Error::AlreadyRunning(_) | Error::NewerSchema { .. } => {
+            Error::AlreadyRunning(_) | Error::NewerSchema { .. } | Error::Precondition(_) => {
                 tonic::Status::failed_precondition(msg)
             }
             Error::Cancelled => tonic::Status::cancelled(msg),

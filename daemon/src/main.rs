@@ -10,10 +10,11 @@ use clap::Parser;
 use fsindexd::config::{Config, Paths};
 use std::sync::{Arc, RwLock};
 
-use fsindexd::daemon::{Engine, SnapshotMirror, WatchOptions};
+use fsindexd::daemon::{Engine, HashSettings, SnapshotMirror, WatchOptions};
 use fsindexd::search::Snapshot;
 use fsindexd::server::IndexService;
 use fsindexd::store::Store;
+use std::collections::HashMap;
 
 /// Background indexing daemon: walks roots into a SQLite index and answers
 /// queries over gRPC.
@@ -38,6 +39,11 @@ struct Args {
     /// Seconds between rescans of folders that could not be watched.
     #[arg(long, value_name = "SECS")]
     poll_interval: Option<u64>,
+    /// How file contents are hashed for duplicates, unless config.toml
+    /// sets a root otherwise: off, on-demand (hashed by a dupes query, then
+    /// cached) or background (hashed while idle).
+    #[arg(long, value_name = "MODE")]
+    hashing: Option<fsindexd::dupes::HashMode>,
     /// Print the default configuration and exit.
     #[arg(long)]
     print_config: bool,
@@ -162,6 +168,15 @@ fn run(args: Args) -> anyhow::Result<()> {
         watch,
         events,
     )?;
+    let mut hashing = HashSettings {
+        default: args.hashing.or(config.hashing).unwrap_or_default(),
+        per_root: HashMap::new(),
+    };
+    for (root, mode) in &config.root_hashing {
+        let root = fsindexd::scan::canonical_root(root).unwrap_or_else(|_| root.clone());
+        hashing.per_root.insert(root, *mode);
+    }
+    engine.set_hashing(hashing)?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

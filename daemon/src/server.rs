@@ -74,6 +74,7 @@ fn root_status(v: RootView) -> pb::RootStatus {
         scanned_at: v.scanned_at,
         error: v.error.unwrap_or_default(),
         watch: v.watch,
+        hashing: v.hashing,
     }
 }
 
@@ -86,6 +87,7 @@ fn usage(u: du::Usage) -> pb::Usage {
         files: u.files,
         dirs: u.dirs,
         incomplete: u.incomplete,
+        depth: u.depth,
     }
 }
 
@@ -109,6 +111,50 @@ fn rss_bytes() -> u64 {
         sysinfo::ProcessRefreshKind::nothing().with_memory(),
     );
     sys.process(pid).map(|p| p.memory()).unwrap_or(0)
+}
+
+fn hash_status(engine: &Engine) -> Result<pb::HashStatus, Error> {
+    let stats = &engine.hashing.stats;
+    let cached = engine
+        .store
+        .read(|c| Ok(c.query_row("SELECT COUNT(*) FROM hashes", [], |r| r.get::<_, i64>(0))?))?;
+    let last = engine
+        .hashing
+        .last_pass
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    Ok(pb::HashStatus {
+        cached: cached as u64,
+        files_read: stats.files_read.load(Ordering::Relaxed),
+        bytes_read: stats.bytes_read.load(Ordering::Relaxed),
+        cache_hits: stats.cache_hits.load(Ordering::Relaxed),
+        last_pass_secs_ago: last
+            .as_ref()
+            .map_or(-1, |l| l.at.elapsed().as_secs() as i64),
+        last_pass_candidates: last.as_ref().map_or(0, |l| l.candidates),
+        last_pass_read: last.as_ref().map_or(0, |l| l.files_read),
+        last_pass_unreadable: last.as_ref().map_or(0, |l| l.unreadable),
+        last_pass_background: last.as_ref().is_some_and(|l| l.background),
+        last_pass_scope: last.and_then(|l| l.scope).unwrap_or_default(),
+    })
+}
+
+fn group(g: crate::dupes::Group) -> pb::DuplicateGroup {
+    pb::DuplicateGroup {
+        size: g.size,
+        hash: g.hash.to_vec(),
+        reclaimable_bytes: g.reclaimable(),
+        reclaimable_allocated_bytes: g.reclaimable_allocated(),
+        copies: g
+            .copies
+            .into_iter()
+            .map(|c| pb::DuplicateCopy {
+                paths: c.paths,
+                allocated_bytes: c.allocated,
+            })
+            .collect(),
+    }
 }
 
 #[tonic::async_trait]
@@ -140,6 +186,7 @@ impl pb::index_server::Index for IndexService {
                 pid: std::process::id(),
                 db_path: store.db_path().as_os_str().as_encoded_bytes().to_vec(),
                 uptime_secs: engine.started.elapsed().as_secs(),
+                hashing: Some(hash_status(&engine)?),
                 watch: Some(match &engine.watcher {
                     None => pb::WatchStatus::default(),
                     Some(w) => pb::WatchStatus {
@@ -246,7 +293,18 @@ impl pb::index_server::Index for IndexService {
             }
             engine.store.read(|c| {
                 let (_, id) = du::resolve(c, &path)?;
-                du::disk_usage(c, id, req.path.clone(), req.top as usize, req.apparent)
+                if req.all || req.depth > 1 || req.files_only || req.dirs_only {
+                    let opts = du::Listing {
+                        depth: (!req.all).then_some(req.depth.max(1)),
+                        files_only: req.files_only,
+                        dirs_only: req.dirs_only,
+                        apparent: req.apparent,
+                        top: req.top as usize,
+                    };
+                    du::listing(c, id, req.path.clone(), opts)
+                } else {
+                    du::disk_usage(c, id, req.path.clone(), req.top as usize, req.apparent)
+                }
             })
         })
         .await?;
@@ -385,6 +443,87 @@ impl pb::index_server::Index for IndexService {
         Ok(Response::new(Box::pin(tokio_stream::iter(
             chunks.into_iter().map(Ok),
         ))))
+    }
+
+    type DuplicatesStream = ResponseStream<pb::DuplicatesResponse>;
+
+    async fn duplicates(
+        &self,
+        req: Request<pb::DuplicatesRequest>,
+    ) -> Result<Response<Self::DuplicatesStream>, Status> {
+        let req = req.into_inner();
+        let path = if req.path.is_empty() {
+            None
+        } else {
+            Some(absolute(&req.path)?)
+        };
+        let engine = self.engine.clone();
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::DuplicatesResponse, Status>>(64);
+        let item = |i: pb::duplicates_response::Item| pb::DuplicatesResponse { item: Some(i) };
+        tokio::task::spawn_blocking(move || {
+            let mut last = Instant::now() - Duration::from_secs(1);
+            // Progress at most ten times a second; a client that went away
+            // cancels the search.
+            let mut progress = |p: crate::dupes::Progress| {
+                if tx.is_closed() {
+                    return false;
+                }
+                if last.elapsed() >= Duration::from_millis(100) {
+                    last = Instant::now();
+                    let _ = tx.try_send(Ok(item(pb::duplicates_response::Item::Progress(
+                        pb::DuplicatesProgress {
+                            stage: p.stage.as_str().into(),
+                            files_done: p.files_done,
+                            files_total: p.files_total,
+                            bytes_done: p.bytes_done,
+                            bytes_total: p.bytes_total,
+                        },
+                    ))));
+                }
+                true
+            };
+            let report = match engine.duplicates(
+                path.as_deref(),
+                req.min_size,
+                req.include_empty,
+                &mut progress,
+            ) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(e.into()));
+                    return;
+                }
+            };
+            let summary = pb::DuplicatesSummary {
+                groups: report.groups.len() as u64,
+                reclaimable_bytes: report.groups.iter().map(|g| g.reclaimable()).sum(),
+                reclaimable_allocated_bytes: report
+                    .groups
+                    .iter()
+                    .map(|g| g.reclaimable_allocated())
+                    .sum(),
+                candidates: report.candidates,
+                files_read: report.files_read,
+                bytes_read: report.bytes_read,
+                cache_hits: report.cache_hits,
+                unreadable: report.unreadable,
+                unreadable_paths: report.unreadable_paths,
+                changed: report.changed,
+                skipped_roots: report.skipped_roots,
+            };
+            for g in report.groups {
+                if tx
+                    .blocking_send(Ok(item(pb::duplicates_response::Item::Group(group(g)))))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            let _ = tx.blocking_send(Ok(item(pb::duplicates_response::Item::Summary(summary))));
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
     }
 
     type SubscribeStream = ResponseStream<pb::ChangeEvent>;

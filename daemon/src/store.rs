@@ -18,7 +18,10 @@ use crate::Error;
 
 /// Migrations, applied in order; each runs once, in one transaction, and is
 /// recorded in `schema_version`. Append only.
-const MIGRATIONS: &[(u32, &str)] = &[(1, include_str!("../../migrations/0001_entries.sql"))];
+const MIGRATIONS: &[(u32, &str)] = &[
+    (1, include_str!("../../migrations/0001_entries.sql")),
+    (2, include_str!("../../migrations/0002_hashes.sql")),
+];
 
 /// The newest schema this binary knows.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS[MIGRATIONS.len() - 1].0;
@@ -159,6 +162,19 @@ pub trait Mirror: Send + 'static {
     fn apply(&mut self, changes: Vec<Change>);
 }
 
+/// A cached content hash and the file state it was computed for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HashRow {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub partial: Option<Vec<u8>>,
+    pub full: Option<Vec<u8>>,
+    pub hashed_ns: i64,
+}
+
 /// One change to the index.
 #[derive(Debug)]
 pub enum Op {
@@ -191,6 +207,8 @@ pub enum Op {
     Barrier(mpsc::Sender<()>),
     /// Commit what came before, checkpoint the WAL and stop.
     Shutdown,
+    /// Content hashes computed for duplicate finding (cached per inode).
+    PutHashes(Vec<HashRow>),
     /// Bulk work is over: checkpoint the WAL (so it does not stay large)
     /// and give the page cache back.
     Idle,
@@ -670,6 +688,24 @@ fn apply_batch(
                         written += delete_subtree(&tx, entry_id, &mut agg, changes)?;
                     }
                     tx.execute("DELETE FROM roots WHERE id=?1", [root_id])?;
+                }
+                Op::PutHashes(rows) => {
+                    let mut put = tx.prepare_cached(
+                        "INSERT OR REPLACE INTO hashes (dev, ino, size, mtime_ns, ctime_ns, partial, full, hashed_ns)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    )?;
+                    for h in rows {
+                        put.execute(params![
+                            h.dev as i64,
+                            h.ino as i64,
+                            h.size as i64,
+                            h.mtime_ns,
+                            h.ctime_ns,
+                            h.partial,
+                            h.full,
+                            h.hashed_ns
+                        ])?;
+                    }
                 }
                 Op::Barrier(ack) => acks.push(ack),
                 Op::Shutdown | Op::Idle => {}

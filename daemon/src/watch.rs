@@ -281,10 +281,7 @@ impl Watcher {
                     continue;
                 }
             };
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as i64)
-                .unwrap_or(0);
+            let now = now_ms();
             for ev in events {
                 self.stats.events.fetch_add(1, Ordering::Relaxed);
                 self.stats.last_event_ms.store(now, Ordering::Relaxed);
@@ -405,4 +402,12 @@ impl Batch {
             self.changed.insert(from);
         }
     }
+}
+
+/// Unix time in milliseconds.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }

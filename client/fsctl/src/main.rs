@@ -78,6 +78,8 @@ enum Command {
     Search(cmd::search::Args),
     /// Disk usage of a folder and its largest children, from the index.
     Du(cmd::du::Args),
+    /// Groups of byte-identical files, largest reclaimable first.
+    Dupes(cmd::dupes::Args),
     /// One entry in detail: type, sizes, times, permissions, kind, encoding, lines.
     Info(cmd::info::Args),
     /// A folder's children, from the index.
@@ -109,6 +111,7 @@ fn main() -> ExitCode {
             Command::Scan(a) => cmd::scan::run(&cli.global, a).await,
             Command::Search(a) => cmd::search::run(&cli.global, a).await,
             Command::Du(a) => cmd::du::run(&cli.global, a).await,
+            Command::Dupes(a) => cmd::dupes::run(&cli.global, a).await,
             Command::Verify(a) => cmd::verify::run(&cli.global, a).await,
             Command::Info(a) => cmd::info::run(&cli.global, a).await,
             Command::Ls(a) => cmd::ls::run(&cli.global, a).await,

@@ -29,7 +29,7 @@ fn du_equals_gnu_du_for_root_subfolders_and_children() {
         } else {
             tree.join(f)
         };
-        let v = inst.json(&["du", path.to_str().unwrap(), "--all"]);
+        let v = inst.json(&["du", path.to_str().unwrap(), "--top", "0"]);
         let (blocks, apparent) = gnu_du(&runner, &path);
         assert_eq!(
             v["bytes"].as_u64(),
@@ -58,7 +58,7 @@ fn du_equals_gnu_du_for_root_subfolders_and_children() {
         }
     }
     // Children come largest first, and the unreadable folder marks totals incomplete.
-    let root = inst.json(&["du", tree.to_str().unwrap(), "--all"]);
+    let root = inst.json(&["du", tree.to_str().unwrap(), "--top", "0"]);
     let sizes: Vec<u64> = root["children"]
         .as_array()
         .unwrap()
@@ -88,7 +88,7 @@ fn du_human_output_shows_sizes_and_shares() {
     assert!(
         text.contains("SHARE")
             && text.contains('%')
-            && text.contains("more; --all shows every child"),
+            && text.contains("more; --top 0 shows them all"),
         "{text}"
     );
 }

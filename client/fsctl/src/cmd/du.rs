@@ -13,15 +13,25 @@ use crate::output::{count, lossy, path_bytes, path_or_cwd, size, type_name};
 pub struct Args {
     /// Folder to measure (default: the current directory).
     path: Option<PathBuf>,
-    /// How many of the largest children to show.
+    /// How many of the largest entries to show (0: all).
     #[arg(long, default_value_t = 20, value_name = "N")]
     top: u32,
     /// Rank and show by apparent size (st_size, as du -b) instead of allocated bytes.
     #[arg(long)]
     apparent: bool,
-    /// Show every child, not only the top N.
-    #[arg(long)]
+    /// Rank entries at any depth beneath PATH, not only its children (like
+    /// `du -a | sort -rn | head`): the N largest folders or files anywhere.
+    #[arg(long, conflicts_with = "depth")]
     all: bool,
+    /// Rank entries down to N levels beneath PATH (like `du -d N`, sorted).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    depth: Option<u32>,
+    /// List files only.
+    #[arg(long, conflicts_with = "dirs")]
+    files: bool,
+    /// List folders only.
+    #[arg(long)]
+    dirs: bool,
     /// Include every change made before this command.
     #[arg(long)]
     sync: bool,
@@ -36,19 +46,23 @@ fn usage_json(u: &pb::Usage) -> Value {
         "files": u.files,
         "dirs": u.dirs,
         "incomplete": u.incomplete,
+        "depth": u.depth,
     })
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let path = path_or_cwd(a.path.as_deref())?;
     let mut client = g.client().await?;
-    let top = if a.all { 0 } else { a.top };
     let r = client
         .disk_usage(pb::DiskUsageRequest {
             path: path_bytes(&path),
-            top,
+            top: a.top,
             apparent: a.apparent,
             sync: a.sync,
+            depth: a.depth.unwrap_or(1),
+            all: a.all,
+            files_only: a.files,
+            dirs_only: a.dirs,
         })
         .await?
         .into_inner();
@@ -84,19 +98,28 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{:>11}  {:>11}  {:>6}  {:>9}  {:>7}  NAME",
-        "SIZE", "APPARENT", "SHARE", "FILES", "DIRS"
+        "{:>11}  {:>11}  {:>6}  {:<20}  {:>9}  {:>7}  NAME",
+        "SIZE", "APPARENT", "SHARE", "", "FILES", "DIRS"
     );
     let parent = main(&total).max(1) as f64;
+    let base = lossy(&total.path);
     for c in &r.children {
-        let name = lossy(&c.path);
-        let name = name.rsplit('/').next().unwrap_or(&name).to_owned();
+        let full = lossy(&c.path);
+        // Children by name; deeper entries by their path below PATH.
+        let name = full
+            .strip_prefix(base.as_str())
+            .map(|rest| rest.trim_start_matches('/'))
+            .filter(|rest| !rest.is_empty())
+            .unwrap_or_else(|| full.rsplit('/').next().unwrap_or(&full))
+            .to_owned();
         let dir = c.r#type == pb::EntryType::Dir as i32;
+        let share = main(c) as f64 / parent;
         println!(
-            "{:>11}  {:>11}  {:>5.1}%  {:>9}  {:>7}  {}{}{}",
+            "{:>11}  {:>11}  {:>5.1}%  {:<20}  {:>9}  {:>7}  {}{}{}",
             size(c.bytes),
             size(c.apparent_bytes),
-            main(c) as f64 * 100.0 / parent,
+            share * 100.0,
+            bar(share, 20),
             count(c.files),
             count(c.dirs),
             name,
@@ -106,9 +129,33 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     }
     if (r.children.len() as u64) < r.children_total {
         println!(
-            "({} more; --all shows every child)",
+            "({} more; --top 0 shows them all)",
             r.children_total - r.children.len() as u64
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A bar of `width` cells filled in eighths: the share of the parent.
+fn bar(share: f64, width: usize) -> String {
+    const PARTS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+    let eighths = (share.clamp(0.0, 1.0) * (width * 8) as f64).round() as usize;
+    let mut s = "█".repeat(eighths / 8);
+    if !eighths.is_multiple_of(8) {
+        s.push(PARTS[eighths % 8]);
+    }
+    let cells = s.chars().count();
+    s.extend(std::iter::repeat_n(' ', width.saturating_sub(cells)));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bars() {
+        assert_eq!(super::bar(0.0, 4), "    ");
+        assert_eq!(super::bar(1.0, 4), "████");
+        assert_eq!(super::bar(0.5, 4), "██  ");
+        assert_eq!(super::bar(0.0625, 4), "▎   ");
+    }
 }

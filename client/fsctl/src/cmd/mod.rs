@@ -1,6 +1,7 @@
 //! One module per subcommand: an `Args` struct and a `run`.
 
 pub mod du;
+pub mod dupes;
 pub mod info;
 pub mod ls;
 pub mod roots;

@@ -31,6 +31,7 @@ pub fn root_json(r: &pb::RootStatus) -> serde_json::Value {
         "scanned_at": r.scanned_at,
         "error": if r.error.is_empty() { None } else { Some(&r.error) },
         "watch": r.watch,
+        "hashing": r.hashing,
     })
 }
 
@@ -58,6 +59,20 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
             "pid": s.pid,
             "db_path": lossy(&s.db_path),
             "uptime_secs": s.uptime_secs,
+            "hashing": s.hashing.as_ref().map(|h| json!({
+                "cached": h.cached,
+                "files_read": h.files_read,
+                "bytes_read": h.bytes_read,
+                "cache_hits": h.cache_hits,
+                "last_pass": (h.last_pass_secs_ago >= 0).then(|| json!({
+                    "secs_ago": h.last_pass_secs_ago,
+                    "scope": if h.last_pass_scope.is_empty() { None } else { Some(lossy(&h.last_pass_scope)) },
+                    "candidates": h.last_pass_candidates,
+                    "read": h.last_pass_read,
+                    "unreadable": h.last_pass_unreadable,
+                    "background": h.last_pass_background,
+                })),
+            })),
             "watch": s.watch.as_ref().map(|w| json!({
                 "enabled": w.enabled,
                 "watches": w.watches,
@@ -102,10 +117,11 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
             format!(": {}", r.error)
         };
         println!(
-            "root     {}  {}, watch {}  {} entries{progress}{errors}{error}",
+            "root     {}  {}, watch {}, hashing {}  {} entries{progress}{errors}{error}",
             lossy(&r.path),
             state_name(r.state),
             r.watch,
+            r.hashing,
             count(r.entries)
         );
     }
@@ -135,6 +151,37 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
         }
     } else {
         println!("watch    off: the index changes only on rescans");
+    }
+    if let Some(h) = &s.hashing {
+        let last = if h.last_pass_secs_ago >= 0 {
+            let covered = h.last_pass_candidates - h.last_pass_read.min(h.last_pass_candidates);
+            format!(
+                "; last {} {} s ago: {} of {} same-size files already hashed ({:.0}%), {} read{}",
+                if h.last_pass_background {
+                    "background pass"
+                } else {
+                    "dupes"
+                },
+                h.last_pass_secs_ago,
+                count(covered),
+                count(h.last_pass_candidates),
+                covered as f64 * 100.0 / h.last_pass_candidates.max(1) as f64,
+                count(h.last_pass_read),
+                if h.last_pass_unreadable > 0 {
+                    format!(", {} unreadable", count(h.last_pass_unreadable))
+                } else {
+                    String::new()
+                }
+            )
+        } else {
+            String::new()
+        };
+        println!(
+            "hashes   {} files cached; {} files ({}) read since start{last}",
+            count(h.cached),
+            count(h.files_read),
+            size(h.bytes_read),
+        );
     }
     for n in &s.notices {
         println!("notice   {n}");

@@ -1,0 +1,948 @@
+//! Duplicate files, staged like fclones: equal sizes from the index, then a
+//! partial hash (head and tail blocks), then a full BLAKE3 hash.
+//!
+//! A group is two or more distinct inodes of one size whose whole content
+//! has the same 256-bit BLAKE3 hash. Paths sharing an inode are one copy.
+//! Hashes are cached per inode in the `hashes` table together with the
+//! `(dev, ino, size, mtime_ns, ctime_ns)` they were computed for; a cached
+//! hash is used only while the file still has exactly that state, and only
+//! when it was taken at least [`RACY_NS`] after the file's last change (a
+//! write landing in the same timestamp tick as our read would otherwise go
+//! unnoticed: git's and plocate's "racy" timestamps).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+use crate::store::{HashRow, Op, WriteHandle};
+
+/// A hash taken less than this long after the file's last change (mtime or
+/// ctime) is used for the answer at hand but not trusted by later runs.
+pub const RACY_NS: i64 = 2_000_000_000;
+/// Size of the head and of the tail block read by the partial hash.
+const BLOCK: u64 = 4096;
+/// Files up to this size are hashed whole at once: a partial hash would
+/// read most of them anyway.
+const WHOLE_BELOW: u64 = 4 * BLOCK;
+/// Partial hashes are stored truncated to this many bytes.
+const PARTIAL_LEN: usize = 16;
+/// Read buffer of the full hash.
+const BUF: usize = 256 * 1024;
+/// At most this many unreadable paths are listed (all are counted).
+const LIST_MAX: usize = 100;
+
+/// How a root's files are hashed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HashMode {
+    /// Never: `dupes` leaves the root out.
+    Off,
+    /// Computed by a `dupes` query, then cached.
+    #[default]
+    OnDemand,
+    /// Computed at low priority while the daemon is idle, then cached.
+    Background,
+}
+
+impl HashMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HashMode::Off => "off",
+            HashMode::OnDemand => "on-demand",
+            HashMode::Background => "background",
+        }
+    }
+}
+
+impl std::str::FromStr for HashMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "off" => Ok(HashMode::Off),
+            "on-demand" => Ok(HashMode::OnDemand),
+            "background" => Ok(HashMode::Background),
+            _ => Err(format!(
+                "unknown hashing mode `{s}`: use off, on-demand or background"
+            )),
+        }
+    }
+}
+
+/// Content actually read, for status and to prove the cache works.
+#[derive(Debug, Default)]
+pub struct HashStats {
+    /// Files opened and read (partially or whole).
+    pub files_read: AtomicU64,
+    pub bytes_read: AtomicU64,
+    /// Hashes taken from the cache instead of reading.
+    pub cache_hits: AtomicU64,
+}
+
+/// Where a duplicate search stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Grouping the index's files by size.
+    Sizes,
+    /// Hashing the head and tail of same-size files.
+    Partial,
+    /// Hashing the whole content of what is left.
+    Full,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Sizes => "sizes",
+            Stage::Partial => "partial",
+            Stage::Full => "full",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub stage: Stage,
+    pub files_done: u64,
+    pub files_total: u64,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+/// One copy in a group: an inode and every indexed path to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Copy {
+    pub paths: Vec<Vec<u8>>,
+    /// Allocated bytes (st_blocks * 512).
+    pub allocated: u64,
+}
+
+/// Byte-identical files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    pub size: u64,
+    pub hash: [u8; 32],
+    /// Distinct inodes, ordered by first path.
+    pub copies: Vec<Copy>,
+}
+
+impl Group {
+    /// Apparent bytes freed by keeping one copy: size × (copies − 1).
+    pub fn reclaimable(&self) -> u64 {
+        self.size * (self.copies.len() as u64 - 1)
+    }
+    /// Allocated bytes freed by keeping the largest-allocated copy.
+    pub fn reclaimable_allocated(&self) -> u64 {
+        let all: u64 = self.copies.iter().map(|c| c.allocated).sum();
+        all - self.copies.iter().map(|c| c.allocated).max().unwrap_or(0)
+    }
+}
+
+/// What a duplicate search found, and what it cost.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Largest reclaimable first.
+    pub groups: Vec<Group>,
+    /// Files (inodes) that shared their size with another one.
+    pub candidates: u64,
+    /// Files read in this search, and bytes.
+    pub files_read: u64,
+    pub bytes_read: u64,
+    /// Files answered from the cache alone (no content read).
+    pub cache_hits: u64,
+    /// Files that could not be opened or read (skipped), and the first paths.
+    pub unreadable: u64,
+    pub unreadable_paths: Vec<Vec<u8>>,
+    /// Files that changed since they were indexed, or while being read
+    /// (skipped: the watcher brings the index up to date).
+    pub changed: u64,
+    /// Roots left out because their hashing mode is `off`.
+    pub skipped_roots: Vec<Vec<u8>>,
+    /// Hashes taken too soon after the file's last change to be trusted
+    /// later (see [`RACY_NS`]): the next search reads those files again.
+    pub racy: u64,
+}
+
+/// What to search.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// Entry id of the folder (or file) to search under; `None`: every root.
+    pub scope: Option<i64>,
+    /// Smallest file size considered (bytes).
+    pub min_size: u64,
+    /// Also group empty files (all empty files are equal).
+    pub include_empty: bool,
+}
+
+/// A root as the duplicate search needs it.
+#[derive(Clone, Debug)]
+pub struct RootMode {
+    pub entry_id: i64,
+    pub path: Vec<u8>,
+    pub mode: HashMode,
+}
+
+/// A file (inode) that shares its size with another one.
+struct Cand {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    allocated: u64,
+    /// Entry ids of every indexed path to this inode.
+    ids: Vec<i64>,
+    /// Absolute path used to read it.
+    path: PathBuf,
+    /// Its state now (from lstat), when it still is what the index says.
+    state: Option<State>,
+    cached: Option<HashRow>,
+    partial: Option<[u8; PARTIAL_LEN]>,
+    full: Option<[u8; 32]>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct State {
+    mtime_ns: i64,
+    ctime_ns: i64,
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+fn state_of(m: &std::fs::Metadata) -> State {
+    State {
+        mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+        ctime_ns: m.ctime() * 1_000_000_000 + m.ctime_nsec(),
+    }
+}
+
+#[cfg(unix)]
+fn bytes_path(b: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+/// An entry's parent (none for a root's own folder) and name.
+type ParentName = (Option<i64>, Vec<u8>);
+
+/// Folder ids to their root and absolute path, memoised.
+struct Dirs<'c> {
+    parent_name: rusqlite::CachedStatement<'c>,
+    /// dir id -> (root entry id, under the scope)
+    place: HashMap<i64, (i64, bool)>,
+    paths: HashMap<i64, Vec<u8>>,
+    scope: Option<i64>,
+}
+
+impl<'c> Dirs<'c> {
+    fn new(conn: &'c Connection, scope: Option<i64>) -> Result<Self, Error> {
+        Ok(Dirs {
+            parent_name: conn.prepare_cached("SELECT parent_id, name FROM entries WHERE id=?1")?,
+            place: HashMap::new(),
+            paths: HashMap::new(),
+            scope,
+        })
+    }
+
+    fn parent_name(&mut self, id: i64) -> Result<Option<ParentName>, Error> {
+        Ok(self
+            .parent_name
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
+    }
+
+    /// The root folder's entry id above `dir`, and whether `dir` is under
+    /// (or is) the scope. `None` when the chain is broken (a concurrent
+    /// delete).
+    fn place(&mut self, dir: i64) -> Result<Option<(i64, bool)>, Error> {
+        let mut chain = Vec::new();
+        let mut cur = dir;
+        let (root, mut inside) = loop {
+            if let Some(&p) = self.place.get(&cur) {
+                break p;
+            }
+            chain.push(cur);
+            match self.parent_name(cur)? {
+                None => return Ok(None),
+                Some((None, _)) => break (cur, self.scope.is_none() || self.scope == Some(cur)),
+                Some((Some(p), _)) => cur = p,
+            }
+        };
+        // Fill the memo from the top down: a folder is inside when it is the
+        // scope or its parent is inside.
+        for &d in chain.iter().rev() {
+            inside = inside || self.scope == Some(d) || self.scope.is_none();
+            self.place.insert(d, (root, inside));
+        }
+        Ok(self.place.get(&dir).copied())
+    }
+
+    /// The absolute path of entry `id` (a root's own name is its path).
+    fn path(&mut self, id: i64) -> Result<Option<Vec<u8>>, Error> {
+        if let Some(p) = self.paths.get(&id) {
+            return Ok(Some(p.clone()));
+        }
+        let Some((parent, name)) = self.parent_name(id)? else {
+            return Ok(None);
+        };
+        let path = match parent {
+            None => name,
+            Some(p) => {
+                let Some(mut base) = self.path(p)? else {
+                    return Ok(None);
+                };
+                if base.last() != Some(&b'/') {
+                    base.push(b'/');
+                }
+                base.extend_from_slice(&name);
+                base
+            }
+        };
+        self.paths.insert(id, path.clone());
+        Ok(Some(path))
+    }
+
+    /// Paths are memoised for folders only: files are looked up once.
+    fn file_path(&mut self, id: i64) -> Result<Option<Vec<u8>>, Error> {
+        let Some((Some(parent), name)) = self.parent_name(id)? else {
+            return Ok(None);
+        };
+        let Some(mut base) = self.path(parent)? else {
+            return Ok(None);
+        };
+        if base.last() != Some(&b'/') {
+            base.push(b'/');
+        }
+        base.extend_from_slice(&name);
+        Ok(Some(base))
+    }
+}
+
+/// Runs `work` over `items` on every core; `progress` is called about ten
+/// times a second and stops the work when it returns false.
+fn parallel<T: Send>(
+    items: &mut [T],
+    bytes_of: impl Fn(&T) -> u64 + Sync,
+    work: impl Fn(&mut T) + Sync,
+    stage: Stage,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<(), Error> {
+    let total_bytes: u64 = items.iter().map(&bytes_of).sum();
+    let total = items.len() as u64;
+    let next = AtomicUsize::new(0);
+    let done = AtomicU64::new(0);
+    let done_bytes = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(1, 8);
+    let slots: Vec<Mutex<&mut T>> = items.iter_mut().map(Mutex::new).collect();
+    let mut cancelled = false;
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(slot) = slots.get(i) else { break };
+                    let mut item = slot.lock().unwrap_or_else(|e| e.into_inner());
+                    work(&mut item);
+                    done_bytes.fetch_add(bytes_of(&item), Ordering::Relaxed);
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        loop {
+            let d = done.load(Ordering::Relaxed);
+            let go_on = progress(Progress {
+                stage,
+                files_done: d,
+                files_total: total,
+                bytes_done: done_bytes.load(Ordering::Relaxed),
+                bytes_total: total_bytes,
+            });
+            if !go_on {
+                cancelled = true;
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
+            if d >= total {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    if cancelled {
+        return Err(Error::Cancelled);
+    }
+    Ok(())
+}
+
+/// Opens a file for hashing without following a symlink (and without
+/// updating its access time when we may).
+fn open(path: &Path) -> std::io::Result<File> {
+    let flags = libc::O_NOFOLLOW | libc::O_NOATIME;
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+    {
+        // O_NOATIME needs ownership (or CAP_FOWNER).
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path),
+        other => other,
+    }
+}
+
+/// What reading one file gave.
+enum Outcome {
+    Hash(Vec<u8>),
+    Unreadable,
+    /// Not the file the index knows, or it changed while being read.
+    Changed,
+}
+
+/// Reads `path` (head and tail, or whole) and hashes it, checking that it
+/// is still the expected inode and state before and after.
+fn read_hash(c: &Cand, whole: bool, stats: &HashStats) -> Outcome {
+    let Some(state) = c.state else {
+        return Outcome::Changed;
+    };
+    let f = match open(&c.path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Changed,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Outcome::Changed,
+        Err(_) => return Outcome::Unreadable,
+    };
+    let same = |f: &File| {
+        f.metadata().is_ok_and(|m| {
+            m.is_file()
+                && m.dev() == c.dev
+                && m.ino() == c.ino
+                && m.len() == c.size
+                && state_of(&m) == state
+        })
+    };
+    if !same(&f) {
+        return Outcome::Changed;
+    }
+    stats.files_read.fetch_add(1, Ordering::Relaxed);
+    let mut hasher = blake3::Hasher::new();
+    let mut read = 0u64;
+    let ok = if whole {
+        let mut f = &f;
+        let mut buf = vec![0u8; BUF.min(c.size as usize + 1).max(1)];
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => break true,
+                Ok(n) => {
+                    hasher.update(&buf[..n]);
+                    read += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break false,
+            }
+        }
+    } else {
+        let mut head = vec![0u8; BLOCK as usize];
+        let mut tail = vec![0u8; BLOCK as usize];
+        let ok = f.read_exact_at(&mut head, 0).is_ok()
+            && f.read_exact_at(&mut tail, c.size - BLOCK).is_ok();
+        hasher.update(&head);
+        hasher.update(&tail);
+        read = 2 * BLOCK;
+        ok
+    };
+    stats.bytes_read.fetch_add(read, Ordering::Relaxed);
+    if !ok {
+        return Outcome::Unreadable;
+    }
+    if whole && read != c.size || !same(&f) {
+        return Outcome::Changed;
+    }
+    let h = hasher.finalize();
+    if whole {
+        Outcome::Hash(h.as_bytes().to_vec())
+    } else {
+        Outcome::Hash(h.as_bytes()[..PARTIAL_LEN].to_vec())
+    }
+}
+
+/// True when a cached row may be used for a file in `state`.
+fn trusted(row: &HashRow, c: &Cand, state: State) -> bool {
+    row.size == c.size
+        && row.mtime_ns == state.mtime_ns
+        && row.ctime_ns == state.ctime_ns
+        && row.hashed_ns >= state.mtime_ns.max(state.ctime_ns) + RACY_NS
+}
+
+/// Finds duplicate files. `progress` is called during the hashing stages
+/// and cancels the search by returning false. Hashes computed are sent to
+/// the writer as they come.
+pub fn find(
+    conn: &Connection,
+    writer: &WriteHandle,
+    roots: &[RootMode],
+    req: &Request,
+    stats: &HashStats,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Report, Error> {
+    let mut report = Report::default();
+    let bytes_before = stats.bytes_read.load(Ordering::Relaxed);
+    let mut read_inodes: std::collections::HashSet<(u64, u64)> = Default::default();
+    let min = if req.include_empty {
+        req.min_size
+    } else {
+        req.min_size.max(1)
+    };
+    if !progress(Progress {
+        stage: Stage::Sizes,
+        files_done: 0,
+        files_total: 0,
+        bytes_done: 0,
+        bytes_total: 0,
+    }) {
+        return Err(Error::Cancelled);
+    }
+
+    // 1. Sizes shared by two or more files (one read of the table)...
+    let mut per_size: HashMap<u64, u32> = HashMap::new();
+    {
+        let mut stmt = conn.prepare("SELECT size FROM entries WHERE kind = 0 AND size >= ?1")?;
+        let mut rows = stmt.query([min as i64])?;
+        while let Some(r) = rows.next()? {
+            *per_size.entry(r.get::<_, i64>(0)? as u64).or_default() += 1;
+        }
+    }
+    per_size.retain(|_, n| *n > 1);
+
+    // ...then those files, placed under their root and the scope; hard
+    // links folded into one candidate per inode.
+    let mut dirs = Dirs::new(conn, req.scope)?;
+    let modes: HashMap<i64, &RootMode> = roots.iter().map(|r| (r.entry_id, r)).collect();
+    let mut skipped: Vec<i64> = Vec::new();
+    let mut by_inode: HashMap<(u64, u64), Cand> = HashMap::new();
+    {
+        let mut stmt = conn.prepare(
+            "SELECT id, parent_id, size, blocks, dev, ino FROM entries WHERE kind = 0 AND size >= ?1",
+        )?;
+        let mut rows = stmt.query([min as i64])?;
+        while let Some(r) = rows.next()? {
+            let size = r.get::<_, i64>(2)? as u64;
+            if !per_size.contains_key(&size) {
+                continue;
+            }
+            let id: i64 = r.get(0)?;
+            let Some(parent) = r.get::<_, Option<i64>>(1)? else {
+                continue; // a root that is a file: never a duplicate of itself
+            };
+            // A file given as the scope is its own folder's sibling: place
+            // it by its parent, and check the scope on the file too.
+            let Some((root, inside)) = dirs.place(parent)? else {
+                continue;
+            };
+            if !(inside || req.scope == Some(id)) {
+                continue;
+            }
+            match modes.get(&root) {
+                Some(m) if m.mode == HashMode::Off => {
+                    if !skipped.contains(&root) {
+                        skipped.push(root);
+                    }
+                    continue;
+                }
+                Some(_) => {}
+                None => continue, // a root being removed
+            }
+            let dev = r.get::<_, i64>(4)? as u64;
+            let ino = r.get::<_, i64>(5)? as u64;
+            let blocks = r.get::<_, i64>(3)? as u64;
+            by_inode
+                .entry((dev, ino))
+                .or_insert_with(|| Cand {
+                    dev,
+                    ino,
+                    size,
+                    allocated: blocks * 512,
+                    ids: Vec::new(),
+                    path: PathBuf::new(),
+                    state: None,
+                    cached: None,
+                    partial: None,
+                    full: None,
+                })
+                .ids
+                .push(id);
+        }
+    }
+    report.skipped_roots = skipped
+        .iter()
+        .filter_map(|id| modes.get(id).map(|m| m.path.clone()))
+        .collect();
+
+    // Sizes with two or more distinct inodes in scope.
+    let mut inodes_per_size: HashMap<u64, u32> = HashMap::new();
+    for c in by_inode.values() {
+        *inodes_per_size.entry(c.size).or_default() += 1;
+    }
+    let mut cands: Vec<Cand> = by_inode
+        .into_values()
+        .filter(|c| inodes_per_size.get(&c.size).is_some_and(|&n| n > 1))
+        .collect();
+    drop(inodes_per_size);
+    report.candidates = cands.len() as u64;
+
+    // Paths (every link, sorted), current state and cache rows.
+    let mut cached_stmt = conn.prepare_cached(
+        "SELECT size, mtime_ns, ctime_ns, partial, full, hashed_ns FROM hashes WHERE dev=?1 AND ino=?2",
+    )?;
+    let mut paths_of: HashMap<(u64, u64), Vec<Vec<u8>>> = HashMap::new();
+    for c in &mut cands {
+        let mut paths = Vec::with_capacity(c.ids.len());
+        for &id in &c.ids {
+            if let Some(p) = dirs.file_path(id)? {
+                paths.push(p);
+            }
+        }
+        paths.sort();
+        let Some(first) = paths.first() else {
+            continue;
+        };
+        c.path = bytes_path(first);
+        paths_of.insert((c.dev, c.ino), paths);
+        c.state = match std::fs::symlink_metadata(&c.path) {
+            Ok(m) if m.is_file() && m.dev() == c.dev && m.ino() == c.ino && m.len() == c.size => {
+                Some(state_of(&m))
+            }
+            _ => None,
+        };
+        if c.state.is_none() {
+            report.changed += 1;
+            continue;
+        }
+        c.cached = cached_stmt
+            .query_row(rusqlite::params![c.dev as i64, c.ino as i64], |r| {
+                Ok(HashRow {
+                    dev: c.dev,
+                    ino: c.ino,
+                    size: r.get::<_, i64>(0)? as u64,
+                    mtime_ns: r.get(1)?,
+                    ctime_ns: r.get(2)?,
+                    partial: r.get(3)?,
+                    full: r.get(4)?,
+                    hashed_ns: r.get(5)?,
+                })
+            })
+            .optional()?
+            .filter(|row| c.state.is_some_and(|s| trusted(row, c, s)));
+    }
+    cands.retain(|c| c.state.is_some());
+    let present = cands.len() as u64;
+    drop(dirs);
+
+    let mut unreadable: Vec<Vec<u8>> = Vec::new();
+    let mut new_rows: Vec<HashRow> = Vec::new();
+    let started_ns = now_ns();
+
+    // 2. Partial hashes, for files big enough to have a head and a tail.
+    let mut big: Vec<Cand> = Vec::new();
+    let mut small: Vec<Cand> = Vec::new();
+    for c in cands {
+        if c.size > WHOLE_BELOW {
+            big.push(c);
+        } else {
+            small.push(c);
+        }
+    }
+    for c in &mut big {
+        if let Some(p) = c.cached.as_ref().and_then(|r| r.partial.as_deref())
+            && let Ok(p) = <[u8; PARTIAL_LEN]>::try_from(p)
+        {
+            c.partial = Some(p);
+        }
+    }
+    let outcome: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
+    {
+        let mut todo: Vec<(usize, &Cand)> = big
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.partial.is_none())
+            .collect();
+        parallel(
+            &mut todo,
+            |_| 2 * BLOCK,
+            |(i, c)| {
+                let r = read_hash(c, false, stats);
+                outcome
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((*i, r));
+            },
+            Stage::Partial,
+            progress,
+        )?;
+    }
+    let mut dropped = vec![false; big.len()];
+    for (i, r) in outcome.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        let c = &mut big[i];
+        read_inodes.insert((c.dev, c.ino));
+        match r {
+            Outcome::Hash(h) => {
+                c.partial = <[u8; PARTIAL_LEN]>::try_from(h.as_slice()).ok();
+                let s = c.state.unwrap_or(State {
+                    mtime_ns: 0,
+                    ctime_ns: 0,
+                });
+                new_rows.push(HashRow {
+                    dev: c.dev,
+                    ino: c.ino,
+                    size: c.size,
+                    mtime_ns: s.mtime_ns,
+                    ctime_ns: s.ctime_ns,
+                    partial: Some(h),
+                    full: None,
+                    hashed_ns: started_ns,
+                });
+            }
+            Outcome::Unreadable => {
+                report.unreadable += 1;
+                unreadable.push(c.path.as_os_str().as_encoded_bytes().to_vec());
+                dropped[i] = true;
+            }
+            Outcome::Changed => {
+                report.changed += 1;
+                dropped[i] = true;
+            }
+        }
+    }
+    let mut keep = dropped.iter().map(|d| !d);
+    big.retain(|_| keep.next().unwrap_or(false));
+    flush_rows(writer, &mut new_rows, &mut report.racy)?;
+
+    // Keep big files whose (size, partial) is shared.
+    let mut per_partial: HashMap<(u64, [u8; PARTIAL_LEN]), u32> = HashMap::new();
+    for c in &big {
+        if let Some(p) = c.partial {
+            *per_partial.entry((c.size, p)).or_default() += 1;
+        }
+    }
+    big.retain(|c| {
+        c.partial
+            .is_some_and(|p| per_partial.get(&(c.size, p)).is_some_and(|&n| n > 1))
+    });
+
+    // 3. Full hashes.
+    let mut rest: Vec<Cand> = small;
+    rest.append(&mut big);
+    for c in &mut rest {
+        if let Some(f) = c.cached.as_ref().and_then(|r| r.full.as_deref())
+            && let Ok(f) = <[u8; 32]>::try_from(f)
+        {
+            c.full = Some(f);
+        }
+    }
+    let outcome: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
+    {
+        let mut todo: Vec<(usize, &Cand)> = rest
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.full.is_none())
+            .collect();
+        parallel(
+            &mut todo,
+            |(_, c)| c.size,
+            |(i, c)| {
+                let r = read_hash(c, true, stats);
+                outcome
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((*i, r));
+            },
+            Stage::Full,
+            progress,
+        )?;
+    }
+    for (i, r) in outcome.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        let c = &mut rest[i];
+        read_inodes.insert((c.dev, c.ino));
+        match r {
+            Outcome::Hash(h) => {
+                c.full = <[u8; 32]>::try_from(h.as_slice()).ok();
+                let s = c.state.unwrap_or(State {
+                    mtime_ns: 0,
+                    ctime_ns: 0,
+                });
+                new_rows.push(HashRow {
+                    dev: c.dev,
+                    ino: c.ino,
+                    size: c.size,
+                    mtime_ns: s.mtime_ns,
+                    ctime_ns: s.ctime_ns,
+                    partial: c.partial.map(|p| p.to_vec()),
+                    full: Some(h),
+                    hashed_ns: started_ns,
+                });
+            }
+            Outcome::Unreadable => {
+                report.unreadable += 1;
+                unreadable.push(c.path.as_os_str().as_encoded_bytes().to_vec());
+            }
+            Outcome::Changed => report.changed += 1,
+        }
+    }
+    flush_rows(writer, &mut new_rows, &mut report.racy)?;
+
+    // 4. Groups: equal (size, full hash), two or more inodes.
+    let mut groups: HashMap<(u64, [u8; 32]), Vec<Copy>> = HashMap::new();
+    for c in rest {
+        let Some(full) = c.full else { continue };
+        let paths = paths_of.remove(&(c.dev, c.ino)).unwrap_or_default();
+        groups.entry((c.size, full)).or_default().push(Copy {
+            paths,
+            allocated: c.allocated,
+        });
+    }
+    let mut groups: Vec<Group> = groups
+        .into_iter()
+        .filter(|(_, copies)| copies.len() > 1)
+        .map(|((size, hash), mut copies)| {
+            copies.sort_by(|a, b| a.paths.cmp(&b.paths));
+            Group { size, hash, copies }
+        })
+        .collect();
+    groups.sort_by(|a, b| {
+        b.reclaimable()
+            .cmp(&a.reclaimable())
+            .then(b.size.cmp(&a.size))
+            .then(a.copies[0].paths.cmp(&b.copies[0].paths))
+    });
+    report.groups = groups;
+    report.files_read = read_inodes.len() as u64;
+    report.cache_hits = present.saturating_sub(report.files_read);
+    stats
+        .cache_hits
+        .fetch_add(report.cache_hits, Ordering::Relaxed);
+    report.bytes_read = stats.bytes_read.load(Ordering::Relaxed) - bytes_before;
+    unreadable.sort();
+    unreadable.truncate(LIST_MAX);
+    report.unreadable_paths = unreadable;
+    Ok(report)
+}
+
+fn flush_rows(writer: &WriteHandle, rows: &mut Vec<HashRow>, racy: &mut u64) -> Result<(), Error> {
+    *racy += rows
+        .iter()
+        .filter(|r| r.hashed_ns < r.mtime_ns.max(r.ctime_ns) + RACY_NS)
+        .count() as u64;
+    for chunk in std::mem::take(rows).chunks(8192) {
+        writer.send(vec![Op::PutHashes(chunk.to_vec())])?;
+    }
+    Ok(())
+}
+
+/// Lowers the calling thread's CPU and I/O priority (background hashing).
+#[allow(unsafe_code)]
+pub fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread with integer arguments.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 19);
+        // IOPRIO_CLASS_IDLE (3) << IOPRIO_CLASS_SHIFT (13), who = this thread.
+        libc::syscall(libc::SYS_ioprio_set, 1, tid as libc::c_long, 3 << 13);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!("off".parse::<HashMode>(), Ok(HashMode::Off));
+        assert_eq!("background".parse::<HashMode>(), Ok(HashMode::Background));
+        assert!(
+            "sometimes"
+                .parse::<HashMode>()
+                .unwrap_err()
+                .contains("on-demand")
+        );
+    }
+
+    #[test]
+    fn reclaimable_counts_copies_beyond_one() {
+        let g = Group {
+            size: 100,
+            hash: [0; 32],
+            copies: vec![
+                Copy {
+                    paths: vec![b"/a".to_vec()],
+                    allocated: 4096,
+                },
+                Copy {
+                    paths: vec![b"/b".to_vec(), b"/b2".to_vec()],
+                    allocated: 4096,
+                },
+                Copy {
+                    paths: vec![b"/c".to_vec()],
+                    allocated: 0,
+                },
+            ],
+        };
+        assert_eq!(g.reclaimable(), 200);
+        assert_eq!(g.reclaimable_allocated(), 4096);
+    }
+
+    #[test]
+    fn racy_hashes_are_not_trusted() {
+        let c = Cand {
+            dev: 1,
+            ino: 2,
+            size: 10,
+            allocated: 0,
+            ids: vec![],
+            path: PathBuf::new(),
+            state: None,
+            cached: None,
+            partial: None,
+            full: None,
+        };
+        let s = State {
+            mtime_ns: 1_000,
+            ctime_ns: 5_000,
+        };
+        let row = |hashed_ns| HashRow {
+            dev: 1,
+            ino: 2,
+            size: 10,
+            mtime_ns: 1_000,
+            ctime_ns: 5_000,
+            partial: None,
+            full: None,
+            hashed_ns,
+        };
+        assert!(!trusted(&row(5_000 + RACY_NS - 1), &c, s));
+        assert!(trusted(&row(5_000 + RACY_NS), &c, s));
+        let moved = State {
+            mtime_ns: 1_000,
+            ctime_ns: 6_000,
+        };
+        assert!(!trusted(&row(i64::MAX), &c, moved));
+    }
+}
