@@ -701,9 +701,9 @@ pub fn find(
     let mut dropped = vec![false; big.len()];
     for (i, r) in outcome.into_inner().unwrap_or_else(|e| e.into_inner()) {
         let c = &mut big[i];
-        read_inodes.insert((c.dev, c.ino));
         match r {
             Outcome::Hash(h) => {
+                read_inodes.insert((c.dev, c.ino));
                 c.partial = <[u8; PARTIAL_LEN]>::try_from(h.as_slice()).ok();
                 let s = c.state.unwrap_or(State {
                     mtime_ns: 0,
@@ -780,9 +780,9 @@ pub fn find(
     }
     for (i, r) in outcome.into_inner().unwrap_or_else(|e| e.into_inner()) {
         let c = &mut rest[i];
-        read_inodes.insert((c.dev, c.ino));
         match r {
             Outcome::Hash(h) => {
+                read_inodes.insert((c.dev, c.ino));
                 c.full = <[u8; 32]>::try_from(h.as_slice()).ok();
                 let s = c.state.unwrap_or(State {
                     mtime_ns: 0,

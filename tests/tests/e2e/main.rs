@@ -5,6 +5,7 @@
 mod bad_input;
 mod browse;
 mod du;
+mod dupes;
 mod query;
 mod restart;
 mod search;

@@ -1,0 +1,296 @@
+//! Duplicate files: groups equal an oracle that compares every file's whole
+//! content; a second run reads no content; a changed byte drops a file from
+//! its group; hashing modes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::{Instance, Runner, make_unreadable};
+
+/// Deterministic bytes (xorshift), so content is incompressible and
+/// distinct per seed.
+fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn write(p: &Path, data: &[u8]) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, data).unwrap();
+}
+
+/// A tree with known duplicate groups and near-misses. Returns the path of
+/// the file made unreadable later.
+fn dupes_tree(t: &Path) -> PathBuf {
+    const MIB: usize = 1 << 20;
+    // One byte, three copies.
+    for p in ["one/a", "one/b", "two/c"] {
+        write(&t.join(p), b"x");
+    }
+    write(&t.join("one/other-byte"), b"y");
+    // 100 bytes: two copies and a same-size stranger.
+    write(&t.join("small/r1.txt"), &noise(1, 100));
+    write(&t.join("small/deep/er/r2.txt"), &noise(1, 100));
+    write(&t.join("small/stranger.txt"), &noise(2, 100));
+    // Between one block and the partial-hash threshold.
+    write(&t.join("mid/m1"), &noise(3, 5000));
+    write(&t.join("mid/m2"), &noise(3, 5000));
+    // 1 MiB: three copies (one with a hard link), and a file with the same
+    // head and tail but a different middle byte.
+    let big = noise(4, MIB);
+    write(&t.join("big/b1.bin"), &big);
+    write(&t.join("big/b2.bin"), &big);
+    write(&t.join("elsewhere/b3.bin"), &big);
+    std::fs::hard_link(t.join("big/b1.bin"), t.join("elsewhere/b1-link.bin")).unwrap();
+    let mut middle = big.clone();
+    middle[MIB / 2] ^= 0xff;
+    write(&t.join("big/middle-differs.bin"), &middle);
+    // 3 MiB: two copies.
+    let huge = noise(5, 3 * MIB);
+    write(&t.join("huge/h1"), &huge);
+    write(&t.join("huge/h2 with space"), &huge);
+    // A file and its hard link only: one copy, not a duplicate.
+    write(&t.join("linked/solo"), &noise(6, 777));
+    std::fs::hard_link(t.join("linked/solo"), t.join("linked/solo-link")).unwrap();
+    // Empty files: left out unless asked for.
+    for p in ["empty/e1", "empty/e2", "empty/e3"] {
+        write(&t.join(p), b"");
+    }
+    // A symlink to a duplicate is not followed.
+    std::os::unix::fs::symlink("b2.bin", t.join("big/link-to-b2")).unwrap();
+    // An unreadable copy of the 100-byte content.
+    let locked = t.join("small/locked.txt");
+    write(&locked, &noise(1, 100));
+    locked
+}
+
+/// Groups of paths with byte-identical content, two or more inodes each,
+/// computed by reading every regular file whole (no hashing at all).
+fn oracle(root: &Path, skip: &[PathBuf], min_size: u64, empty: bool) -> BTreeSet<Vec<String>> {
+    let mut by_content: BTreeMap<Vec<u8>, BTreeMap<(u64, u64), Vec<String>>> = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            if m.is_dir() {
+                stack.push(p);
+            } else if m.is_file() && !skip.contains(&p) && m.len() >= min_size {
+                if m.len() == 0 && !empty {
+                    continue;
+                }
+                by_content
+                    .entry(std::fs::read(&p).unwrap())
+                    .or_default()
+                    .entry((m.dev(), m.ino()))
+                    .or_default()
+                    .push(p.to_str().unwrap().to_owned());
+            }
+        }
+    }
+    by_content
+        .into_values()
+        .filter(|inodes| inodes.len() > 1)
+        .map(|inodes| {
+            let mut paths: Vec<String> = inodes.into_values().flatten().collect();
+            paths.sort();
+            paths
+        })
+        .collect()
+}
+
+/// Runs `fsctl dupes ARGS --json`: the groups (as sorted path lists, in
+/// output order), the raw group objects, and stderr (the summary line).
+fn dupes(inst: &Instance, args: &[&str]) -> (Vec<Vec<String>>, Vec<Value>, String) {
+    let mut a = vec!["dupes"];
+    a.extend_from_slice(args);
+    a.push("--json");
+    let out = inst.fsctl(&a);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "fsctl {a:?}: {stderr}");
+    let groups: Vec<Value> = out
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    let paths = groups
+        .iter()
+        .map(|g| {
+            let mut p: Vec<String> = g["paths"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap().to_owned())
+                .collect();
+            p.sort();
+            p
+        })
+        .collect();
+    (paths, groups, stderr)
+}
+
+fn files_read(inst: &Instance) -> u64 {
+    inst.status()["hashing"]["files_read"].as_u64().unwrap()
+}
+
+/// A hash is trusted by later runs only when taken 2 s after the file's
+/// last change (the racy window): let the tree settle first.
+fn settle() {
+    std::thread::sleep(Duration::from_millis(2100));
+}
+
+#[test]
+fn dupes_equal_a_content_oracle_and_the_cache_spares_reading() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    let locked = dupes_tree(&tree);
+    let runner = Runner::unprivileged(&[&tree], tmp.path());
+    make_unreadable(&locked);
+    // The daemon runs as a user the mode applies to (nobody, when root).
+    let unreadable = vec![locked.clone()];
+    settle();
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner);
+    inst.start();
+
+    // First run: every group equals the oracle's, largest reclaimable first.
+    let (groups, raw, stderr) = dupes(&inst, &[]);
+    let expected = oracle(&tree, &unreadable, 1, false);
+    assert_eq!(
+        groups.iter().cloned().collect::<BTreeSet<_>>(),
+        expected,
+        "stderr: {stderr}"
+    );
+    assert_eq!(groups.len(), expected.len(), "no group twice");
+    let reclaim: Vec<u64> = raw
+        .iter()
+        .map(|g| g["reclaimable_bytes"].as_u64().unwrap())
+        .collect();
+    assert!(reclaim.windows(2).all(|w| w[0] >= w[1]), "{reclaim:?}");
+    // The 1 MiB group: three inodes (the hard link is the same copy), so
+    // two copies' worth reclaimable; the hash is BLAKE3-sized.
+    let big = raw
+        .iter()
+        .find(|g| g["size"] == 1 << 20)
+        .expect("the 1 MiB group");
+    assert_eq!(big["copies"].as_array().unwrap().len(), 3, "{big}");
+    assert_eq!(big["reclaimable_bytes"], 2u64 << 20);
+    assert_eq!(big["hash"].as_str().unwrap().len(), 64);
+    assert!(
+        !groups.iter().flatten().any(|p| p.contains("middle-differs")
+            || p.contains("link-to-b2")
+            || p.contains("solo")
+            || p.contains("empty/")),
+        "near-misses, symlinks, lone hard links and empty files are not duplicates: {groups:?}"
+    );
+    if !unreadable.is_empty() {
+        assert!(
+            stderr.contains("could not be read") && stderr.contains("locked.txt"),
+            "the user is told which file was skipped: {stderr}"
+        );
+    }
+
+    // Second run: the same answer without reading any content.
+    let before = files_read(&inst);
+    let (again, _, stderr) = dupes(&inst, &[]);
+    assert_eq!(again, groups);
+    assert_eq!(files_read(&inst), before, "a cached run reads no file");
+    assert!(stderr.contains(", 0 read (0 B)"), "{stderr}");
+
+    // Options: --min-size keeps the big groups; --include-empty adds the
+    // empty files; a folder limits the search to its subtree.
+    let (only_big, _, _) = dupes(&inst, &["--min-size", "1M"]);
+    assert_eq!(
+        only_big.into_iter().collect::<BTreeSet<_>>(),
+        oracle(&tree, &unreadable, 1 << 20, false)
+    );
+    let (with_empty, _, _) = dupes(&inst, &["--include-empty"]);
+    assert_eq!(
+        with_empty.into_iter().collect::<BTreeSet<_>>(),
+        oracle(&tree, &unreadable, 0, true)
+    );
+    let (under_big, _, _) = dupes(&inst, &[tree.join("big").to_str().unwrap()]);
+    assert_eq!(
+        under_big.into_iter().collect::<BTreeSet<_>>(),
+        oracle(&tree.join("big"), &unreadable, 1, false)
+    );
+
+    // One changed byte (same size, so the index's size still matches): the
+    // file leaves its group at once, without waiting for the watcher.
+    let b2 = tree.join("big/b2.bin");
+    let mut data = std::fs::read(&b2).unwrap();
+    data[12345] ^= 1;
+    std::fs::write(&b2, &data).unwrap();
+    let (after, _, _) = dupes(&inst, &[]);
+    let expected = oracle(&tree, &unreadable, 1, false);
+    assert_eq!(after.into_iter().collect::<BTreeSet<_>>(), expected);
+    assert!(!expected.iter().flatten().any(|p| p.ends_with("b2.bin")));
+
+    // A path outside every root: one line, exit 2.
+    let out = inst.fsctl(&["dupes", "/proc"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not under any root"));
+    // A malformed size: one line, exit 2.
+    let out = inst.fsctl(&["dupes", "--min-size", "3 parsecs"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown size unit"));
+}
+
+#[test]
+fn background_hashing_answers_from_the_cache_and_off_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    for i in 0..20u64 {
+        write(
+            &tree.join(format!("d{}/f{i}", i % 4)),
+            &noise(i % 5, 20_000),
+        );
+    }
+    settle();
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.args = vec!["--hashing".into(), "background".into()];
+    inst.start();
+    assert_eq!(inst.status()["roots"][0]["hashing"], "background");
+
+    // The daemon hashes on its own once idle...
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let h = inst.status()["hashing"].clone();
+        let last = &h["last_pass"];
+        if last["background"] == true && last["candidates"] == 20 && last["read"] == 20 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no background pass: {h}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // ...so dupes answers without reading anything.
+    let before = files_read(&inst);
+    let (groups, _, stderr) = dupes(&inst, &[]);
+    assert_eq!(groups.len(), 5, "{stderr}");
+    assert!(stderr.contains(", 0 read (0 B)"), "{stderr}");
+    assert_eq!(files_read(&inst), before);
+    inst.stop();
+
+    // Hashing off: a dupes query under the root is refused with the reason;
+    // one over every root says what it left out.
+    inst.args = vec!["--hashing".into(), "off".into()];
+    inst.start();
+    let out = inst.fsctl(&["dupes", tree.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("hashing is off"), "{err}");
+    let (groups, _, stderr) = dupes(&inst, &[]);
+    assert!(groups.is_empty());
+    assert!(stderr.contains("its hashing is off"), "{stderr}");
+}
