@@ -75,10 +75,14 @@ fn dupes_tree(t: &Path) -> PathBuf {
     locked
 }
 
+/// Paths per (dev, ino).
+type Inodes = BTreeMap<(u64, u64), Vec<String>>;
+
 /// Groups of paths with byte-identical content, two or more inodes each,
 /// computed by reading every regular file whole (no hashing at all).
 fn oracle(root: &Path, skip: &[PathBuf], min_size: u64, empty: bool) -> BTreeSet<Vec<String>> {
-    let mut by_content: BTreeMap<Vec<u8>, BTreeMap<(u64, u64), Vec<String>>> = BTreeMap::new();
+    // content -> inode -> paths
+    let mut by_content: BTreeMap<Vec<u8>, Inodes> = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for e in std::fs::read_dir(&dir).unwrap() {
