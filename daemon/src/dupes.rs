@@ -196,8 +196,8 @@ struct Cand {
     ino: u64,
     size: u64,
     allocated: u64,
-    /// Entry ids of every indexed path to this inode.
-    ids: Vec<i64>,
+    /// (parent folder id, name) of every indexed path to this inode.
+    links: Vec<(i64, Vec<u8>)>,
     /// Absolute path used to read it.
     path: PathBuf,
     /// Its state now (from lstat), when it still is what the index says.
@@ -311,21 +311,6 @@ impl<'c> Dirs<'c> {
         };
         self.paths.insert(id, path.clone());
         Ok(Some(path))
-    }
-
-    /// Paths are memoised for folders only: files are looked up once.
-    fn file_path(&mut self, id: i64) -> Result<Option<Vec<u8>>, Error> {
-        let Some((Some(parent), name)) = self.parent_name(id)? else {
-            return Ok(None);
-        };
-        let Some(mut base) = self.path(parent)? else {
-            return Ok(None);
-        };
-        if base.last() != Some(&b'/') {
-            base.push(b'/');
-        }
-        base.extend_from_slice(&name);
-        Ok(Some(base))
     }
 }
 
@@ -540,7 +525,7 @@ pub fn find(
     let mut by_inode: HashMap<(u64, u64), Cand> = HashMap::new();
     {
         let mut stmt = conn.prepare(
-            "SELECT id, parent_id, size, blocks, dev, ino FROM entries WHERE kind = 0 AND size >= ?1",
+            "SELECT id, parent_id, size, blocks, dev, ino, name FROM entries WHERE kind = 0 AND size >= ?1",
         )?;
         let mut rows = stmt.query([min as i64])?;
         while let Some(r) = rows.next()? {
@@ -580,15 +565,15 @@ pub fn find(
                     ino,
                     size,
                     allocated: blocks * 512,
-                    ids: Vec::new(),
+                    links: Vec::new(),
                     path: PathBuf::new(),
                     state: None,
                     cached: None,
                     partial: None,
                     full: None,
                 })
-                .ids
-                .push(id);
+                .links
+                .push((parent, r.get(6)?));
         }
     }
     report.skipped_roots = skipped
@@ -608,53 +593,84 @@ pub fn find(
     drop(inodes_per_size);
     report.candidates = cands.len() as u64;
 
-    // Paths (every link, sorted), current state and cache rows.
-    let mut cached_stmt = conn.prepare_cached(
-        "SELECT size, mtime_ns, ctime_ns, partial, full, hashed_ns FROM hashes WHERE dev=?1 AND ino=?2",
-    )?;
+    // Paths (every link, sorted), from the folders' paths (one query per
+    // folder) and the names read above.
     let mut paths_of: HashMap<(u64, u64), Vec<Vec<u8>>> = HashMap::new();
     for c in &mut cands {
-        let mut paths = Vec::with_capacity(c.ids.len());
-        for &id in &c.ids {
-            if let Some(p) = dirs.file_path(id)? {
+        let mut paths = Vec::with_capacity(c.links.len());
+        for (parent, name) in std::mem::take(&mut c.links) {
+            if let Some(mut p) = dirs.path(parent)? {
+                if p.last() != Some(&b'/') {
+                    p.push(b'/');
+                }
+                p.extend_from_slice(&name);
                 paths.push(p);
             }
         }
         paths.sort();
-        let Some(first) = paths.first() else {
-            continue;
-        };
-        c.path = bytes_path(first);
-        paths_of.insert((c.dev, c.ino), paths);
-        c.state = match std::fs::symlink_metadata(&c.path) {
-            Ok(m) if m.is_file() && m.dev() == c.dev && m.ino() == c.ino && m.len() == c.size => {
-                Some(state_of(&m))
-            }
-            _ => None,
-        };
-        if c.state.is_none() {
-            report.changed += 1;
-            continue;
+        if let Some(first) = paths.first() {
+            c.path = bytes_path(first);
         }
-        c.cached = cached_stmt
-            .query_row(rusqlite::params![c.dev as i64, c.ino as i64], |r| {
-                Ok(HashRow {
-                    dev: c.dev,
-                    ino: c.ino,
-                    size: r.get::<_, i64>(0)? as u64,
-                    mtime_ns: r.get(1)?,
-                    ctime_ns: r.get(2)?,
-                    partial: r.get(3)?,
-                    full: r.get(4)?,
-                    hashed_ns: r.get(5)?,
-                })
-            })
-            .optional()?
-            .filter(|row| c.state.is_some_and(|s| trusted(row, c, s)));
+        paths_of.insert((c.dev, c.ino), paths);
     }
+    drop(dirs);
+
+    // Cached hashes of the candidates (one read of the table).
+    let at: HashMap<(u64, u64), usize> = cands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ((c.dev, c.ino), i))
+        .collect();
+    {
+        let mut stmt = conn.prepare(
+            "SELECT dev, ino, size, mtime_ns, ctime_ns, partial, full, hashed_ns FROM hashes",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let key = (r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64);
+            if let Some(&i) = at.get(&key) {
+                cands[i].cached = Some(HashRow {
+                    dev: key.0,
+                    ino: key.1,
+                    size: r.get::<_, i64>(2)? as u64,
+                    mtime_ns: r.get(3)?,
+                    ctime_ns: r.get(4)?,
+                    partial: r.get(5)?,
+                    full: r.get(6)?,
+                    hashed_ns: r.get(7)?,
+                });
+            }
+        }
+    }
+    drop(at);
+
+    // Each candidate's state now (lstat, on every core): a file that is no
+    // longer what the index says is left out, and a cached hash counts only
+    // for the exact state it was computed for.
+    parallel(
+        &mut cands,
+        |_| 0,
+        |c| {
+            c.state = match std::fs::symlink_metadata(&c.path) {
+                Ok(m)
+                    if m.is_file() && m.dev() == c.dev && m.ino() == c.ino && m.len() == c.size =>
+                {
+                    Some(state_of(&m))
+                }
+                _ => None,
+            };
+            if let (Some(row), Some(state)) = (&c.cached, c.state)
+                && !trusted(row, c, state)
+            {
+                c.cached = None;
+            }
+        },
+        Stage::Sizes,
+        progress,
+    )?;
+    report.changed += cands.iter().filter(|c| c.state.is_none()).count() as u64;
     cands.retain(|c| c.state.is_some());
     let present = cands.len() as u64;
-    drop(dirs);
 
     let mut unreadable: Vec<Vec<u8>> = Vec::new();
     let mut new_rows: Vec<HashRow> = Vec::new();
@@ -916,7 +932,7 @@ mod tests {
             ino: 2,
             size: 10,
             allocated: 0,
-            ids: vec![],
+            links: vec![],
             path: PathBuf::new(),
             state: None,
             cached: None,
