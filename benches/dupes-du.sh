@@ -64,6 +64,9 @@ if [[ $MAKE == 1 ]]; then
         python3 "$HERE/mktree.py" --entries "$ENTRIES" --seed "$SEED" --out "$TREE" >/dev/null
         python3 "$HERE/mkdupes.py" --out "$TREE/dupes" --groups "$DUPE_GROUPS" --seed "$SEED" >&2
         sync
+        # Hashes taken within 2 s of a file's last change are not trusted
+        # later (racy timestamps): let the newest files age first.
+        sleep 3
         echo "$stamp" >"$TREE.stamp"
     fi
 fi
@@ -82,8 +85,19 @@ P=$!
 until "$FSCTL" status --json 2>/dev/null | grep -q '"state":"ready"'; do sleep 0.1; done
 log "indexed $entries entries"
 
+# Wait (up to QUIET_WAIT s, default 600) until no compiler has run for 15 s,
+# so other work on the machine does not skew one side.
+quiet() {
+    local waited=0 calm=0
+    while ((calm < 15 && waited < ${QUIET_WAIT:-600})); do
+        if pgrep -x 'rustc|cc1|ld|cargo' >/dev/null; then calm=0; else calm=$((calm + 1)); fi
+        sleep 1; waited=$((waited + 1))
+    done
+    ((calm >= 15)) || log "machine not quiet after ${waited} s; timing anyway"
+}
 timed() { # name, output file, command...: wall seconds and max RSS to $W/name.time
     local name=$1 out=$2; shift 2
+    quiet
     log "$name: $*"
     /usr/bin/time -f "%e %M" -o "$W/$name.time" "$@" >"$out" 2>"$W/$name.err" || die "$name failed: $(tail -3 "$W/$name.err")"
 }
@@ -132,6 +146,7 @@ for name, f in [("fsindex", fsindex), ("fclones", fclones), ("jdupes", jdupes), 
 EOF
 
 # -------------------------------------------------------------------- du
+quiet
 log "du: hyperfine"
 "$FSCTL" du "$TREE" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["bytes"])' >"$W/du.fsindex"
 hyperfine -N --warmup 2 --runs "$RUNS" --export-json "$W/du.json" \

@@ -506,6 +506,12 @@ pub fn find(
         return Err(Error::Cancelled);
     }
 
+    let mut lap = std::time::Instant::now();
+    let mut laps: Vec<(&str, u128)> = Vec::new();
+    let mut mark = |name: &'static str| {
+        laps.push((name, lap.elapsed().as_millis()));
+        lap = std::time::Instant::now();
+    };
     // 1. Sizes shared by two or more files (one read of the table)...
     let mut per_size: HashMap<u64, u32> = HashMap::new();
     {
@@ -517,6 +523,7 @@ pub fn find(
     }
     per_size.retain(|_, n| *n > 1);
 
+    mark("sizes");
     // ...then those files, placed under their root and the scope; hard
     // links folded into one candidate per inode.
     let mut dirs = Dirs::new(conn, req.scope)?;
@@ -593,6 +600,7 @@ pub fn find(
     drop(inodes_per_size);
     report.candidates = cands.len() as u64;
 
+    mark("candidates");
     // Paths (every link, sorted), from the folders' paths (one query per
     // folder) and the names read above.
     let mut paths_of: HashMap<(u64, u64), Vec<Vec<u8>>> = HashMap::new();
@@ -615,6 +623,7 @@ pub fn find(
     }
     drop(dirs);
 
+    mark("paths");
     // Cached hashes of the candidates (one read of the table).
     let at: HashMap<(u64, u64), usize> = cands
         .iter()
@@ -644,6 +653,7 @@ pub fn find(
     }
     drop(at);
 
+    mark("cache");
     // Each candidate's state now (lstat, on every core): a file that is no
     // longer what the index says is left out, and a cached hash counts only
     // for the exact state it was computed for.
@@ -676,6 +686,7 @@ pub fn find(
     let mut new_rows: Vec<HashRow> = Vec::new();
     let started_ns = now_ns();
 
+    mark("lstat");
     // 2. Partial hashes, for files big enough to have a head and a tail.
     let mut big: Vec<Cand> = Vec::new();
     let mut small: Vec<Cand> = Vec::new();
@@ -763,6 +774,7 @@ pub fn find(
             .is_some_and(|p| per_partial.get(&(c.size, p)).is_some_and(|&n| n > 1))
     });
 
+    mark("partial");
     // 3. Full hashes.
     let mut rest: Vec<Cand> = small;
     rest.append(&mut big);
@@ -824,6 +836,7 @@ pub fn find(
     }
     flush_rows(writer, &mut new_rows, &mut report.racy)?;
 
+    mark("full");
     // 4. Groups: equal (size, full hash), two or more inodes.
     let mut groups: HashMap<(u64, [u8; 32]), Vec<Copy>> = HashMap::new();
     for c in rest {
@@ -848,6 +861,8 @@ pub fn find(
             .then(b.size.cmp(&a.size))
             .then(a.copies[0].paths.cmp(&b.copies[0].paths))
     });
+    mark("groups");
+    tracing::debug!(?laps, "duplicate search stages (ms)");
     report.groups = groups;
     report.files_read = read_inodes.len() as u64;
     report.cache_hits = present.saturating_sub(report.files_read);
