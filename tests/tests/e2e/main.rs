@@ -5,6 +5,7 @@
 mod bad_input;
 mod browse;
 mod du;
+mod map;
 mod query;
 mod restart;
 mod search;
