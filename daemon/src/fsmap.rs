@@ -62,6 +62,9 @@ pub enum NodeType {
     File,
     /// Sibling files whose names differ only in digits.
     Group,
+    /// Sibling folders whose names differ only in digits; its children are
+    /// those folders.
+    FolderGroup,
 }
 
 /// One kind's share of a folder's files.
@@ -103,6 +106,8 @@ pub struct Node {
     pub recent: bool,
     /// A group's pattern, or the one pattern of a folder's files.
     pub like: String,
+    /// How many files (a group) or folders (a folder group) it stands for.
+    pub count: u64,
     /// Modification years (UTC) of a group's or such a folder's files.
     pub years: Option<(i32, i32)>,
     pub children: Vec<Node>,
@@ -112,6 +117,8 @@ pub struct Node {
     id: i64,
     /// A folder with children worth listing.
     expandable: bool,
+    /// A folder group's folders, shown as its children when it is expanded.
+    members: Vec<Node>,
 }
 
 impl Node {
@@ -125,11 +132,13 @@ impl Node {
             kinds: Vec::new(),
             recent: false,
             like: String::new(),
+            count: 0,
             years: None,
             children: Vec::new(),
             more: More::default(),
             id: 0,
             expandable: false,
+            members: Vec::new(),
         }
     }
 
@@ -138,6 +147,11 @@ impl Node {
         match self.kind {
             NodeType::Folder => More {
                 dirs: 1,
+                files: 0,
+                bytes: self.bytes,
+            },
+            NodeType::FolderGroup => More {
+                dirs: self.count,
                 files: 0,
                 bytes: self.bytes,
             },
@@ -382,7 +396,19 @@ pub fn line(n: &Node) -> String {
             if !name.ends_with('/') {
                 name.push('/');
             }
-            let what = if !n.like.is_empty() {
+            let what = if n.like.ends_with('/') {
+                let mut s = format!(
+                    ", {} like {}, {}",
+                    plural(n.count, "folder", "folders"),
+                    n.like,
+                    plural(n.files, "file", "files")
+                );
+                if !n.kinds.is_empty() {
+                    s += ": ";
+                    s += &kinds_text(&n.kinds);
+                }
+                s
+            } else if !n.like.is_empty() {
                 format!(
                     ", {} like {}{}",
                     plural(n.files, "file", "files"),
@@ -405,6 +431,20 @@ pub fn line(n: &Node) -> String {
             format!("{name} {}{what}{recent}", size(n.bytes))
         }
         NodeType::File => format!("{} {}{recent}", display(&n.name), size(n.bytes)),
+        NodeType::FolderGroup => {
+            let mut s = format!(
+                "{} like {}/, {}, {}",
+                plural(n.count, "folder", "folders"),
+                n.like,
+                size(n.bytes),
+                plural(n.files, "file", "files")
+            );
+            if !n.kinds.is_empty() {
+                s += ": ";
+                s += &kinds_text(&n.kinds);
+            }
+            s + recent
+        }
         NodeType::Group => format!(
             "{} like {}, {}{}{recent}",
             plural(n.files, "file", "files"),
@@ -564,7 +604,12 @@ fn plan(root: Node, budget_bytes: usize, source: &mut dyn Source) -> Map {
         }
         match p.step {
             Step::Expand(s) => {
-                let kids = match source.children(slots[s].node.id) {
+                let members = std::mem::take(&mut slots[s].node.members);
+                let kids = match if members.is_empty() {
+                    source.children(slots[s].node.id)
+                } else {
+                    Ok(members)
+                } {
                     Ok(k) => k,
                     Err(e) => {
                         // A folder that vanished meanwhile stays summarised.
@@ -705,6 +750,13 @@ struct FolderStats {
     same_runs: bool,
     direct_oldest: i64,
     direct_newest: i64,
+    /// Direct subfolders: count, first one, whether all share its pattern.
+    sub: u32,
+    sub_first: u32,
+    sub_key_hash: u64,
+    sub_runs_hash: u64,
+    sub_same_key: bool,
+    sub_same_runs: bool,
     /// Hard-linked files (kept out of dir_totals), each inode once.
     linked_bytes: u64,
     linked_files: u64,
@@ -744,6 +796,12 @@ impl Stats {
             same_runs: true,
             direct_oldest: i64::MAX,
             direct_newest: i64::MIN,
+            sub: 0,
+            sub_first: 0,
+            sub_key_hash: 0,
+            sub_runs_hash: 0,
+            sub_same_key: true,
+            sub_same_runs: true,
             linked_bytes: 0,
             linked_files: 0,
         };
@@ -778,6 +836,17 @@ impl Stats {
                 } else if snap.entry_kind(c) == Some(Kind::Dir) {
                     let parent = snap.entry_parent(c).unwrap_or(t);
                     let pk = stats.mark[parent as usize] - FOLDER_BASE;
+                    let (key, runs) = pattern_hashes(snap.entry_name(c));
+                    let pf = &mut stats.folders[pk as usize];
+                    if pf.sub == 0 {
+                        pf.sub_first = c;
+                        pf.sub_key_hash = key;
+                        pf.sub_runs_hash = runs;
+                    } else {
+                        pf.sub_same_key &= pf.sub_key_hash == key;
+                        pf.sub_same_runs &= pf.sub_runs_hash == runs;
+                    }
+                    pf.sub += 1;
                     stats.folders.push(new_folder(pk, snap.entry_depth(c)));
                     FOLDER_BASE + stats.folders.len() as u32 - 1
                 } else {
@@ -981,14 +1050,25 @@ impl IndexSource<'_> {
             node.files += f.linked_files;
             node.recent = f.newest >= self.recent_from;
             if dirs <= 1 && f.direct as usize >= GROUP_MIN && f.same_key {
+                // Its files are one group: the folder's line says it all.
                 let (key, runs) = pattern_key(self.snapshot.entry_name(f.first));
                 node.like = pattern_text(&key, f.same_runs.then_some(runs.as_slice()));
+                node.count = f.direct as u64;
                 node.years = Some((year_of(f.direct_oldest), year_of(f.direct_newest)));
             } else {
+                if f.direct == 0 && f.sub as usize >= GROUP_MIN && f.sub_same_key {
+                    // Its subfolders are one group: named in its line, and
+                    // listed directly when it is expanded.
+                    let (key, runs) = pattern_key(self.snapshot.entry_name(f.sub_first));
+                    node.like =
+                        pattern_text(&key, f.sub_same_runs.then_some(runs.as_slice())) + "/";
+                    node.count = f.sub as u64;
+                }
                 node.kinds = self.stats.kinds(&f.hist);
             }
         }
-        node.expandable = node.like.is_empty() && (node.files > 0 || node.dirs > 1);
+        node.expandable =
+            (node.like.is_empty() || node.like.ends_with('/')) && (node.files > 0 || node.dirs > 1);
         node
     }
 }
@@ -1004,6 +1084,7 @@ impl Source for IndexSource<'_> {
         // Files by pattern key: (name, bytes, mtime, id, run lengths).
         type Member = (Vec<u8>, u64, i64, i64, Vec<u32>);
         let mut by_key: BTreeMap<Vec<u8>, Vec<Member>> = BTreeMap::new();
+        let mut folders: BTreeMap<Vec<u8>, Vec<(Node, Vec<u32>)>> = BTreeMap::new();
         while let Some(r) = rows.next()? {
             let cid: i64 = r.get(0)?;
             let name: Vec<u8> = r.get(1)?;
@@ -1011,7 +1092,11 @@ impl Source for IndexSource<'_> {
                 let bytes = r.get::<_, Option<i64>>(5)?.unwrap_or(0) as u64;
                 let files = r.get::<_, Option<i64>>(6)?.unwrap_or(0) as u64;
                 let dirs = r.get::<_, Option<i64>>(7)?.unwrap_or(1) as u64;
-                out.push(self.folder(cid, name, bytes, files, dirs));
+                let (key, runs) = pattern_key(&name);
+                folders
+                    .entry(key)
+                    .or_default()
+                    .push((self.folder(cid, name, bytes, files, dirs), runs));
             } else {
                 let bytes = r.get::<_, i64>(3)? as u64 * 512;
                 let mtime: i64 = r.get(4)?;
@@ -1021,6 +1106,36 @@ impl Source for IndexSource<'_> {
                     .or_default()
                     .push((name, bytes, mtime, cid, runs));
             }
+        }
+        for (key, members) in folders {
+            if members.len() < GROUP_MIN {
+                out.extend(members.into_iter().map(|(n, _)| n));
+                continue;
+            }
+            let same_runs = members.windows(2).all(|w| w[0].1 == w[1].1);
+            let like = pattern_text(&key, same_runs.then_some(members[0].1.as_slice()));
+            let members: Vec<Node> = members.into_iter().map(|(n, _)| n).collect();
+            let mut g = Node::leaf(
+                NodeType::FolderGroup,
+                format!("{like}/").into_bytes(),
+                members.iter().map(|m| m.bytes).sum(),
+                members.iter().map(|m| m.files).sum(),
+            );
+            g.dirs = members.iter().map(|m| m.dirs).sum();
+            g.like = like;
+            g.count = members.len() as u64;
+            g.recent = members.iter().any(|m| m.recent);
+            let mut hist = Hist::new();
+            for m in &members {
+                if let Some(f) = self.stats.folder(m.id) {
+                    hist = merge(&hist, &f.hist);
+                }
+            }
+            g.kinds = self.stats.kinds(&hist);
+            g.id = members.iter().map(|m| m.id).min().unwrap_or(0);
+            g.expandable = true;
+            g.members = members;
+            out.push(g);
         }
         for (key, members) in by_key {
             if members.len() >= GROUP_MIN {
@@ -1035,6 +1150,7 @@ impl Source for IndexSource<'_> {
                 let oldest = members.iter().map(|m| m.2).min().unwrap_or(0);
                 let newest = members.iter().map(|m| m.2).max().unwrap_or(0);
                 g.like = like;
+                g.count = members.len() as u64;
                 g.years = Some((year_of(oldest), year_of(newest)));
                 g.recent = newest >= self.recent_from;
                 g.id = members.iter().map(|m| m.3).min().unwrap_or(0);
@@ -1047,6 +1163,11 @@ impl Source for IndexSource<'_> {
                     out.push(f);
                 }
             }
+        }
+        // A folder whose children are one folder group names the pattern in
+        // its own line: list the folders directly.
+        if out.len() == 1 && out[0].kind == NodeType::FolderGroup {
+            return Ok(std::mem::take(&mut out[0].members));
         }
         Ok(out)
     }

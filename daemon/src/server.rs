@@ -596,6 +596,7 @@ impl pb::index_server::Index for IndexService {
                     NodeType::Folder => pb::FsMapNodeType::Folder,
                     NodeType::File => pb::FsMapNodeType::File,
                     NodeType::Group => pb::FsMapNodeType::Group,
+                    NodeType::FolderGroup => pb::FsMapNodeType::FolderGroup,
                 }) as i32,
                 name: n.name,
                 bytes: n.bytes,
@@ -619,6 +620,7 @@ impl pb::index_server::Index for IndexService {
                 more_dirs: n.more.dirs,
                 more_files: n.more.files,
                 more_bytes: n.more.bytes,
+                count: n.count,
             }
         }
         let tokens = map.text.len().div_ceil(4) as u32;

@@ -46,6 +46,9 @@ fn map_tree(root: &Path) {
         file(root, &format!("big/frames/frame_{i:03}.png"), 1000, old);
     }
     file(root, "big/frames/readme.txt", 100, old);
+    for r in 1..=3 {
+        file(root, &format!("big/run-{r:02}/out.log"), 20_000, old);
+    }
     file(root, "videos/talk.mp4", 500_000, old);
     file(root, "src/main.rs", 3000, SystemTime::now());
     file(root, "src/lib.rs", 2000, old);
@@ -176,21 +179,42 @@ fn map_stays_in_budget_shows_the_largest_folders_and_is_stable() {
     assert_eq!(group["files"], 40);
     assert!(text.contains("40 files like frame_###.png, "), "{text}");
 
-    // Recently active areas are marked, old ones are not.
     let line = |name: &str| {
         text.lines()
             .find(|l| l.starts_with(&format!("  {name}/ ")))
             .unwrap_or_else(|| panic!("{name} not in\n{text}"))
             .to_owned()
     };
+    // Sibling folders alike are one group; a folder whose subfolders all
+    // look alike names their pattern in its own line.
+    let runs = node(root, &["big", "run-##/"]);
+    assert_eq!(
+        (
+            runs["type"].as_str(),
+            runs["count"].as_u64(),
+            runs["files"].as_u64()
+        ),
+        (Some("dir_group"), Some(3), Some(3)),
+        "{runs}"
+    );
+    assert!(text.contains("    3 folders like run-##/, "), "{text}");
+    let misc = node(root, &["misc"]);
+    assert_eq!(
+        (misc["like"].as_str(), misc["count"].as_u64()),
+        (Some("topic-###/"), Some(150))
+    );
+    assert!(
+        line("misc").ends_with(", 150 folders like topic-###/, 150 files: text 100% (.md)"),
+        "{text}"
+    );
+
+    // Recently active areas are marked, old ones are not.
     assert!(line("src").ends_with("[recent]"), "{text}");
     assert!(!line("archive").contains("[recent]"), "{text}");
     assert!(!line("photos").contains("[recent]"), "{text}");
     assert!(text.lines().next().unwrap().ends_with("[recent]"));
     assert_eq!(node(root, &["src"])["recent"], true);
     assert_eq!(node(root, &["archive"])["recent"], false);
-    // Kinds and extensions of a folder's files.
-    assert!(line("misc").contains("text 100% (.md)"), "{text}");
 
     // Bad input: outside every root, a zero budget.
     let out = inst.fsctl(&["map", "/usr", "--budget", "500"]);

@@ -24,6 +24,7 @@ fn node_json(n: &pb::FsMapNode) -> Value {
     let kind = match pb::FsMapNodeType::try_from(n.r#type).unwrap_or_default() {
         pb::FsMapNodeType::Folder => "dir",
         pb::FsMapNodeType::Group => "group",
+        pb::FsMapNodeType::FolderGroup => "dir_group",
         pb::FsMapNodeType::File | pb::FsMapNodeType::Unspecified => "file",
     };
     let mut v = json!({
@@ -33,7 +34,10 @@ fn node_json(n: &pb::FsMapNode) -> Value {
         "files": n.files,
         "recent": n.recent,
     });
-    if kind == "dir" {
+    if n.count > 0 {
+        v["count"] = json!(n.count);
+    }
+    if kind == "dir" || kind == "dir_group" {
         v["dirs"] = json!(n.dirs);
         v["kinds"] = n
             .kinds
@@ -56,6 +60,8 @@ fn node_json(n: &pb::FsMapNode) -> Value {
     }
     if !n.like.is_empty() {
         v["like"] = json!(n.like);
+    }
+    if n.year_min != 0 {
         v["years"] = json!([n.year_min, n.year_max]);
     }
     v
