@@ -200,7 +200,9 @@ pub fn fs_map(
         return Ok(plan(node, budget_bytes, &mut NoChildren));
     }
     let tx = conn.unchecked_transaction()?; // one consistent read
+    let started = std::time::Instant::now();
     let stats = Stats::collect(&tx, snapshot, id)?;
+    let collected = started.elapsed();
     let mut source = IndexSource {
         conn: &tx,
         snapshot,
@@ -215,7 +217,14 @@ pub fn fs_map(
         t.files as u64,
         t.dirs as u64,
     );
-    Ok(plan(root, budget_bytes, &mut source))
+    let map = plan(root, budget_bytes, &mut source);
+    tracing::debug!(
+        collect_us = collected.as_micros() as u64,
+        total_us = started.elapsed().as_micros() as u64,
+        folders = stats.folders.len(),
+        "fsmap"
+    );
+    Ok(map)
 }
 
 // ---------------------------------------------------------------------------
@@ -262,30 +271,76 @@ pub fn pattern_text(key: &[u8], runs: Option<&[u32]>) -> String {
     display(&out)
 }
 
-/// FNV-1a over a pattern key and, separately, over the run lengths, without
-/// allocating (the snapshot pass calls this for every file).
-fn pattern_hashes(name: &[u8]) -> (u64, u64) {
-    const PRIME: u64 = 0x100_0000_01b3;
-    let (mut key, mut runs) = (0xcbf2_9ce4_8422_2325u64, 0xcbf2_9ce4_8422_2325u64);
-    let mut run = 0u64;
-    for &b in name {
-        if b.is_ascii_digit() {
-            if run == 0 {
-                key = (key ^ RUN as u64).wrapping_mul(PRIME);
+/// Whether two names have the same pattern key, and whether their digit
+/// runs have the same lengths too. Allocates nothing: the snapshot pass
+/// compares each file with its folder's first one until they differ.
+fn same_pattern(a: &[u8], b: &[u8]) -> (bool, bool) {
+    let (mut i, mut j) = (0, 0);
+    let mut same_runs = true;
+    loop {
+        match (a.get(i), b.get(j)) {
+            (None, None) => return (true, same_runs),
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let (si, sj) = (i, j);
+                while a.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+                while b.get(j).is_some_and(u8::is_ascii_digit) {
+                    j += 1;
+                }
+                same_runs &= i - si == j - sj;
             }
-            run += 1;
-            continue;
+            (Some(x), Some(y)) if x == y && !x.is_ascii_digit() => {
+                i += 1;
+                j += 1;
+            }
+            _ => return (false, false),
         }
-        if run > 0 {
-            runs = (runs ^ run).wrapping_mul(PRIME);
-            run = 0;
+    }
+}
+
+/// An extension packed into a map key: up to 8 bytes fit in the number
+/// (names hold no NUL, so zero padding is unambiguous); longer ones (at most
+/// 12, see [`extension`]) use the remaining bytes too.
+fn ext_key(ext: &[u8]) -> (u64, u32) {
+    let mut lo = [0u8; 8];
+    let mut hi = [0u8; 4];
+    let n = ext.len().min(8);
+    lo[..n].copy_from_slice(&ext[..n]);
+    if ext.len() > 8 {
+        let m = (ext.len() - 8).min(4);
+        hi[..m].copy_from_slice(&ext[8..8 + m]);
+    }
+    (u64::from_le_bytes(lo), u32::from_le_bytes(hi))
+}
+
+/// Extension ids by packed extension, with a multiplicative hash: the
+/// snapshot pass looks one up per file.
+type ExtIds = HashMap<(u64, u32), u32, std::hash::BuildHasherDefault<MulHasher>>;
+
+/// Fibonacci hashing of integer keys (not for untrusted keys: extensions
+/// come from the user's own file names).
+#[derive(Default)]
+struct MulHasher(u64);
+
+impl std::hash::Hasher for MulHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
         }
-        key = (key ^ b as u64).wrapping_mul(PRIME);
     }
-    if run > 0 {
-        runs = (runs ^ run).wrapping_mul(PRIME);
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
-    (key, runs)
+
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v as u64);
+    }
 }
 
 /// The extension of a (folded) name: after the last dot, not a leading dot,
@@ -744,8 +799,6 @@ struct FolderStats {
     /// all share the first one's pattern (and run lengths), mtime range.
     direct: u32,
     first: u32,
-    key_hash: u64,
-    runs_hash: u64,
     same_key: bool,
     same_runs: bool,
     direct_oldest: i64,
@@ -753,8 +806,6 @@ struct FolderStats {
     /// Direct subfolders: count, first one, whether all share its pattern.
     sub: u32,
     sub_first: u32,
-    sub_key_hash: u64,
-    sub_runs_hash: u64,
     sub_same_key: bool,
     sub_same_runs: bool,
     /// Hard-linked files (kept out of dir_totals), each inode once.
@@ -790,16 +841,12 @@ impl Stats {
             newest: i64::MIN,
             direct: 0,
             first: 0,
-            key_hash: 0,
-            runs_hash: 0,
             same_key: true,
             same_runs: true,
             direct_oldest: i64::MAX,
             direct_newest: i64::MIN,
             sub: 0,
             sub_first: 0,
-            sub_key_hash: 0,
-            sub_runs_hash: 0,
             sub_same_key: true,
             sub_same_runs: true,
             linked_bytes: 0,
@@ -818,11 +865,11 @@ impl Stats {
             let inside = loop {
                 match stats.mark[cur as usize] {
                     UNKNOWN => {}
-                    OUTSIDE => break false,
+                    OUTSIDE | INSIDE_FILE => break false,
                     _ => break true,
                 }
-                if snap.entry_kind(cur).is_none() {
-                    break false;
+                if snap.entry_kind(cur).is_none() || chain.len() > n {
+                    break false; // a hole, or a cycle (never in a sound index)
                 }
                 chain.push(cur);
                 match snap.entry_parent(cur) {
@@ -831,20 +878,21 @@ impl Stats {
                 }
             };
             for &c in chain.iter().rev() {
-                stats.mark[c as usize] = if !inside {
+                let parent_mark = snap
+                    .entry_parent(c)
+                    .map_or(OUTSIDE, |p| stats.mark[p as usize]);
+                stats.mark[c as usize] = if !inside || parent_mark < FOLDER_BASE {
                     OUTSIDE
                 } else if snap.entry_kind(c) == Some(Kind::Dir) {
-                    let parent = snap.entry_parent(c).unwrap_or(t);
-                    let pk = stats.mark[parent as usize] - FOLDER_BASE;
-                    let (key, runs) = pattern_hashes(snap.entry_name(c));
+                    let pk = parent_mark - FOLDER_BASE;
                     let pf = &mut stats.folders[pk as usize];
                     if pf.sub == 0 {
                         pf.sub_first = c;
-                        pf.sub_key_hash = key;
-                        pf.sub_runs_hash = runs;
-                    } else {
-                        pf.sub_same_key &= pf.sub_key_hash == key;
-                        pf.sub_same_runs &= pf.sub_runs_hash == runs;
+                    } else if pf.sub_same_key {
+                        let (key, runs) =
+                            same_pattern(snap.entry_name(pf.sub_first), snap.entry_name(c));
+                        pf.sub_same_key = key;
+                        pf.sub_same_runs &= runs;
                     }
                     pf.sub += 1;
                     stats.folders.push(new_folder(pk, snap.entry_depth(c)));
@@ -855,8 +903,7 @@ impl Stats {
             }
         }
         // Files: extensions, newest mtime and patterns per direct folder.
-        let mut ext_ids: HashMap<Vec<u8>, u32> = HashMap::new();
-        let mut last_ext: (Vec<u8>, u32) = (Vec::new(), u32::MAX);
+        let mut ext_ids: ExtIds = HashMap::default();
         for i in 0..n as u32 {
             if stats.mark[i as usize] != INSIDE_FILE {
                 continue;
@@ -864,26 +911,26 @@ impl Stats {
             let Some(p) = snap.entry_parent(i) else {
                 continue;
             };
-            let k = (stats.mark[p as usize] - FOLDER_BASE) as usize;
+            let Some(k) = stats.mark[p as usize].checked_sub(FOLDER_BASE) else {
+                continue;
+            };
+            let k = k as usize;
             let ext = extension(snap.entry_folded_name(i));
-            let e = if last_ext.1 != u32::MAX && last_ext.0 == ext {
-                last_ext.1
-            } else {
-                let next = ext_ids.len() as u32;
-                let e = *ext_ids.entry(ext.to_vec()).or_insert(next);
-                if e == next {
+            let e = match ext_ids.get(&ext_key(ext)) {
+                Some(&e) => e,
+                None => {
+                    let e = stats.ext_names.len() as u32;
+                    ext_ids.insert(ext_key(ext), e);
                     stats.ext_names.push(ext.to_vec());
                     stats.ext_kinds.push(kind_label(if ext.is_empty() {
                         None
                     } else {
                         kind_of(&format!("x.{}", String::from_utf8_lossy(ext)), false)
                     }));
+                    e
                 }
-                last_ext = (ext.to_vec(), e);
-                e
             };
             let mtime = snap.entry_mtime_ns(i);
-            let (key, runs) = pattern_hashes(snap.entry_name(i));
             let f = &mut stats.folders[k];
             match f.hist.iter_mut().find(|(x, _)| *x == e) {
                 Some((_, c)) => *c += 1,
@@ -892,11 +939,10 @@ impl Stats {
             f.newest = f.newest.max(mtime);
             if f.direct == 0 {
                 f.first = i;
-                f.key_hash = key;
-                f.runs_hash = runs;
-            } else {
-                f.same_key &= f.key_hash == key;
-                f.same_runs &= f.runs_hash == runs;
+            } else if f.same_key {
+                let (key, runs) = same_pattern(snap.entry_name(f.first), snap.entry_name(i));
+                f.same_key = key;
+                f.same_runs &= runs;
             }
             f.direct += 1;
             f.direct_oldest = f.direct_oldest.min(mtime);
@@ -908,17 +954,22 @@ impl Stats {
         for f in &mut stats.folders {
             f.hist.sort_unstable();
         }
+        // Merged into a scratch vector that then trades places with the
+        // parent's, so allocations are reused.
+        let mut scratch = Hist::new();
         for k in order {
             let (newest, parent) = {
                 let f = &stats.folders[k as usize];
                 (f.newest, f.parent)
             };
-            let merged = merge(
-                &stats.folders[parent as usize].hist,
-                &stats.folders[k as usize].hist,
-            );
+            let child = std::mem::take(&mut stats.folders[k as usize].hist);
+            if !child.is_empty() {
+                let p = &mut stats.folders[parent as usize];
+                merge_into(&p.hist, &child, &mut scratch);
+                std::mem::swap(&mut p.hist, &mut scratch);
+            }
+            stats.folders[k as usize].hist = child;
             let p = &mut stats.folders[parent as usize];
-            p.hist = merged;
             p.newest = p.newest.max(newest);
         }
         // Hard-linked files: each inode once per folder, as du counts.
@@ -939,7 +990,9 @@ impl Stats {
             let Some(p) = snap.entry_parent(i) else {
                 continue;
             };
-            let mut k = stats.mark[p as usize] - FOLDER_BASE;
+            let Some(mut k) = stats.mark[p as usize].checked_sub(FOLDER_BASE) else {
+                continue;
+            };
             loop {
                 if seen.insert((k, dev, ino)) {
                     let f = &mut stats.folders[k as usize];
@@ -1002,9 +1055,9 @@ impl Stats {
 /// (extension id, files), sorted by extension id.
 type Hist = Vec<(u32, u32)>;
 
-/// Merges two histograms sorted by extension id.
-fn merge(a: &[(u32, u32)], b: &[(u32, u32)]) -> Vec<(u32, u32)> {
-    let mut out = Vec::with_capacity(a.len().max(b.len()));
+/// Merges two histograms sorted by extension id into `out` (cleared first).
+fn merge_into(a: &[(u32, u32)], b: &[(u32, u32)], out: &mut Hist) {
+    out.clear();
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         match a[i].0.cmp(&b[j].0) {
@@ -1025,7 +1078,6 @@ fn merge(a: &[(u32, u32)], b: &[(u32, u32)]) -> Vec<(u32, u32)> {
     }
     out.extend_from_slice(&a[i..]);
     out.extend_from_slice(&b[j..]);
-    out
 }
 
 // ---------------------------------------------------------------------------
@@ -1128,7 +1180,9 @@ impl Source for IndexSource<'_> {
             let mut hist = Hist::new();
             for m in &members {
                 if let Some(f) = self.stats.folder(m.id) {
-                    hist = merge(&hist, &f.hist);
+                    let mut merged = Hist::new();
+                    merge_into(&hist, &f.hist, &mut merged);
+                    hist = merged;
                 }
             }
             g.kinds = self.stats.kinds(&hist);
@@ -1188,14 +1242,13 @@ mod tests {
         assert_eq!(a, b, "run lengths do not split a pattern");
         assert_ne!(ra, rb);
         assert_eq!(
-            pattern_hashes(b"file-1-10.txt").0,
-            pattern_hashes(b"file-22-3.txt").0
+            same_pattern(b"file-1-10.txt", b"file-22-3.txt"),
+            (true, false)
         );
-        assert_ne!(
-            pattern_hashes(b"file-1-10.txt").1,
-            pattern_hashes(b"file-22-3.txt").1
-        );
-        assert_ne!(pattern_hashes(b"a1.txt").0, pattern_hashes(b"b1.txt").0);
+        assert_eq!(same_pattern(b"IMG_0001.jpg", b"IMG_0420.jpg"), (true, true));
+        assert_eq!(same_pattern(b"a1.txt", b"b1.txt"), (false, false));
+        assert_eq!(same_pattern(b"a1.txt", b"a1.txt2"), (false, false));
+        assert_eq!(same_pattern(b"v2", b"v10"), (true, false));
         assert_eq!(pattern_key(b"plain").1, Vec::<u32>::new());
     }
 
