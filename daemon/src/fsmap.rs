@@ -51,6 +51,8 @@ const MAX_MISSES: usize = 64;
 const KIND_MIN_PERCENT: u32 = 10;
 const MAX_KINDS: usize = 3;
 const MAX_EXTENSIONS: usize = 2;
+/// At most this many names in one line of a folder chain (`a/b/c/`).
+const MAX_CHAIN: usize = 8;
 /// Stands for a digit run in pattern keys (a file name cannot hold NUL).
 const RUN: u8 = 0;
 
@@ -119,6 +121,8 @@ pub struct Node {
     expandable: bool,
     /// A folder group's folders, shown as its children when it is expanded.
     members: Vec<Node>,
+    /// Folders named after the first in a chain line (`a/b/c/`: 2).
+    chain: u64,
 }
 
 impl Node {
@@ -139,6 +143,7 @@ impl Node {
             id: 0,
             expandable: false,
             members: Vec::new(),
+            chain: 0,
         }
     }
 
@@ -470,12 +475,14 @@ pub fn line(n: &Node) -> String {
                     n.like,
                     years_text(n.years)
                 )
-            } else if n.files == 0 && n.dirs <= 1 {
+            } else if n.files == 0 && n.dirs <= 1 + n.chain {
                 ", empty".to_owned()
             } else {
                 let mut s = format!(", {}", plural(n.files, "file", "files"));
-                if n.dirs > 1 {
-                    s += &format!(", {}", plural(n.dirs - 1, "folder", "folders"));
+                // Subfolders, not counting those named in a chain line.
+                let sub = n.dirs.saturating_sub(1 + n.chain);
+                if sub > 0 {
+                    s += &format!(", {}", plural(sub, "folder", "folders"));
                 }
                 if !n.kinds.is_empty() {
                     s += ": ";
@@ -1093,15 +1100,35 @@ struct IndexSource<'a> {
 impl IndexSource<'_> {
     /// A folder's node from its du figures (without hard links) and the
     /// snapshot's figures.
-    fn folder(&self, id: i64, name: Vec<u8>, bytes: u64, files: u64, dirs: u64) -> Node {
-        let mut node = Node::leaf(NodeType::Folder, name, bytes, files);
+    ///
+    /// A folder holding nothing but one folder is shown as one line with
+    /// both names (`.local/share/`), as GitHub shows such chains; its figures
+    /// are the outer folder's and its children the innermost one's.
+    fn folder(&self, id: i64, mut name: Vec<u8>, bytes: u64, files: u64, dirs: u64) -> Node {
+        let linked = self
+            .stats
+            .folder(id)
+            .map_or((0, 0), |f| (f.linked_bytes, f.linked_files));
+        let mut id = id;
+        let mut chain = 0;
+        for _ in 0..MAX_CHAIN {
+            match self.stats.folder(id) {
+                Some(f) if f.direct == 0 && f.sub == 1 => {
+                    name.push(b'/');
+                    name.extend_from_slice(self.snapshot.entry_name(f.sub_first));
+                    id = f.sub_first as i64;
+                    chain += 1;
+                }
+                _ => break,
+            }
+        }
+        let mut node = Node::leaf(NodeType::Folder, name, bytes + linked.0, files + linked.1);
         node.id = id;
         node.dirs = dirs;
+        node.chain = chain;
         if let Some(f) = self.stats.folder(id) {
-            node.bytes += f.linked_bytes;
-            node.files += f.linked_files;
             node.recent = f.newest >= self.recent_from;
-            if dirs <= 1 && f.direct as usize >= GROUP_MIN && f.same_key {
+            if f.sub == 0 && f.direct as usize >= GROUP_MIN && f.same_key {
                 // Its files are one group: the folder's line says it all.
                 let (key, runs) = pattern_key(self.snapshot.entry_name(f.first));
                 node.like = pattern_text(&key, f.same_runs.then_some(runs.as_slice()));
@@ -1119,8 +1146,8 @@ impl IndexSource<'_> {
                 node.kinds = self.stats.kinds(&f.hist);
             }
         }
-        node.expandable =
-            (node.like.is_empty() || node.like.ends_with('/')) && (node.files > 0 || node.dirs > 1);
+        node.expandable = (node.like.is_empty() || node.like.ends_with('/'))
+            && (node.files > 0 || node.dirs > 1 + chain);
         node
     }
 }
