@@ -11,6 +11,7 @@ pub mod daemon;
 pub mod du;
 pub mod dupes;
 pub mod fold;
+pub mod fsmap;
 pub mod query;
 pub mod scan;
 pub mod search;

@@ -877,6 +877,49 @@ fn top_k<T>(v: &mut [T], k: usize, cmp: impl Fn(&T, &T) -> std::cmp::Ordering) {
     v[..k].sort_unstable_by(&cmp);
 }
 
+/// Read-only views of single entries, for other query modules (`fsmap`).
+/// Ids run from 0 to [`Snapshot::id_bound`]; holes answer `None`.
+impl Snapshot {
+    /// One past the largest id.
+    pub fn id_bound(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// The entry's kind, or `None` for an id without an entry.
+    pub fn entry_kind(&self, i: u32) -> Option<Kind> {
+        match self.kind.get(i as usize) {
+            None | Some(&HOLE) => None,
+            Some(&k) => Some(Kind::from_i64(k as i64)),
+        }
+    }
+
+    /// The parent's id; `None` for a root's own folder.
+    pub fn entry_parent(&self, i: u32) -> Option<u32> {
+        match self.parent[i as usize] {
+            NO_PARENT => None,
+            p => Some(p),
+        }
+    }
+
+    pub fn entry_mtime_ns(&self, i: u32) -> i64 {
+        self.mtime[i as usize]
+    }
+
+    pub fn entry_depth(&self, i: u32) -> u16 {
+        self.depth[i as usize]
+    }
+
+    /// The entry's name, byte-exact (a root's own folder: its absolute path).
+    pub fn entry_name(&self, i: u32) -> &[u8] {
+        self.name(i as usize)
+    }
+
+    /// The entry's name in NFC with full case folding.
+    pub fn entry_folded_name(&self, i: u32) -> &[u8] {
+        self.folded_name(i as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -707,6 +707,69 @@ impl pb::index_server::Index for IndexService {
             root: Some(convert(root)),
         }))
     }
+
+    async fn fs_map(
+        &self,
+        req: Request<pb::FsMapRequest>,
+    ) -> Result<Response<pb::FsMapResponse>, Status> {
+        let req = req.into_inner();
+        let path = absolute(&req.path)?;
+        let engine = self.engine.clone();
+        let now_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as i64)
+            .unwrap_or(0);
+        let map = blocking(move || {
+            let snapshot = engine.snapshot();
+            let snapshot = snapshot.read().unwrap_or_else(|e| e.into_inner());
+            engine
+                .store
+                .read(|c| crate::fsmap::fs_map(c, &snapshot, &path, req.budget, now_ns))
+        })
+        .await?;
+        fn convert(n: crate::fsmap::Node) -> pb::FsMapNode {
+            use crate::fsmap::NodeType;
+            let (year_min, year_max) = n.years.unwrap_or((0, 0));
+            pb::FsMapNode {
+                r#type: (match n.kind {
+                    NodeType::Folder => pb::FsMapNodeType::Folder,
+                    NodeType::File => pb::FsMapNodeType::File,
+                    NodeType::Group => pb::FsMapNodeType::Group,
+                    NodeType::FolderGroup => pb::FsMapNodeType::FolderGroup,
+                }) as i32,
+                name: n.name,
+                bytes: n.bytes,
+                files: n.files,
+                dirs: n.dirs,
+                kinds: n
+                    .kinds
+                    .into_iter()
+                    .map(|k| pb::FsMapKind {
+                        kind: k.kind.into(),
+                        files: k.files,
+                        percent: k.percent,
+                        extensions: k.extensions,
+                    })
+                    .collect(),
+                recent: n.recent,
+                like: n.like,
+                year_min,
+                year_max,
+                children: n.children.into_iter().map(convert).collect(),
+                more_dirs: n.more.dirs,
+                more_files: n.more.files,
+                more_bytes: n.more.bytes,
+                count: n.count,
+            }
+        }
+        let tokens = map.text.len().div_ceil(4) as u32;
+        Ok(Response::new(pb::FsMapResponse {
+            text: map.text,
+            root: Some(convert(map.root)),
+            tokens,
+            budget: req.budget,
+        }))
+    }
 }
 
 /// Serves the index service, health and reflection on `listener` until

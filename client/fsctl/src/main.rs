@@ -90,6 +90,8 @@ enum Command {
     Verify(cmd::verify::Args),
     /// Stream changes under a path as they are applied.
     Watch(cmd::watch::Args),
+    /// A condensed outline of a tree for an LLM's context, within a token budget.
+    Map(cmd::map::Args),
 }
 
 fn main() -> ExitCode {
@@ -117,6 +119,7 @@ fn main() -> ExitCode {
             Command::Ls(a) => cmd::ls::run(&cli.global, a).await,
             Command::Tree(a) => cmd::tree::run(&cli.global, a).await,
             Command::Watch(a) => cmd::watch::run(&cli.global, a).await,
+            Command::Map(a) => cmd::map::run(&cli.global, a).await,
         }
     });
     match result {

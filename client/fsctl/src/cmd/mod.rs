@@ -4,6 +4,7 @@ pub mod du;
 pub mod dupes;
 pub mod info;
 pub mod ls;
+pub mod map;
 pub mod roots;
 pub mod scan;
 pub mod search;
