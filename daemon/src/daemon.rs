@@ -137,6 +137,18 @@ pub struct Hashing {
     running: Mutex<()>,
     pub last_pass: Mutex<Option<LastPass>>,
     background_started: AtomicBool,
+    /// The last answer, reused while nothing under the roots changed.
+    last_answer: Mutex<Option<(AnswerKey, dupes::Report)>>,
+}
+
+/// What an answer was computed for: the request and the change generation
+/// (see [`Engine::generation`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct AnswerKey {
+    scope: Option<i64>,
+    min_size: u64,
+    include_empty: bool,
+    generation: u64,
 }
 
 /// The hashing mode of every root: a default and per-root exceptions.
@@ -1029,9 +1041,54 @@ impl Engine {
             min_size,
             include_empty,
         };
-        let report = self
-            .store
-            .read(|c| dupes::find(c, &self.writer, &modes, &req, &self.hashing.stats, progress))?;
+        // Nothing under the roots changed since the same question was
+        // answered (no event, no entry written, no rescan) and no file of
+        // the answer has a hard link the watcher cannot see: the answer
+        // stands, and nothing needs reading or even a stat.
+        let key = self.generation().map(|generation| AnswerKey {
+            scope,
+            min_size,
+            include_empty,
+            generation,
+        });
+        let reused = {
+            let last = self
+                .hashing
+                .last_answer
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            match (&key, last.as_ref()) {
+                (Some(k), Some((lk, r)))
+                    if k == lk && r.pinned.iter().all(dupes::Pinned::unchanged) =>
+                {
+                    let mut r = r.clone();
+                    r.cache_hits = r.candidates;
+                    r.files_read = 0;
+                    r.bytes_read = 0;
+                    Some(r)
+                }
+                _ => None,
+            }
+        };
+        let fresh = reused.is_none();
+        let report = match reused {
+            Some(r) => r,
+            None => self.store.read(|c| {
+                dupes::find(c, &self.writer, &modes, &req, &self.hashing.stats, progress)
+            })?,
+        };
+        if fresh {
+            *self
+                .hashing
+                .last_answer
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = match key {
+                Some(k) if report.racy == 0 && report.changed == 0 && report.unreadable == 0 => {
+                    Some((k, report.clone()))
+                }
+                _ => None,
+            };
+        }
         // The next search must see the hashes this one computed.
         self.writer.flush()?;
         tracing::info!(
@@ -1041,6 +1098,7 @@ impl Engine {
             cached = report.cache_hits,
             groups = report.groups.len(),
             background,
+            reused = !fresh,
             "duplicate search"
         );
         *self
@@ -1056,6 +1114,24 @@ impl Engine {
             background,
         });
         Ok(report)
+    }
+
+    /// A number that changes whenever anything under the roots may have
+    /// changed: entry rows written, watcher events, lost-event rescans.
+    /// `None` when not every folder is watched live (a polled folder's
+    /// changes arrive late), so no earlier answer may be reused.
+    fn generation(&self) -> Option<u64> {
+        let w = self.watcher.as_ref()?;
+        if w.polled_under(Path::new("/")) > 0 || self.busy() {
+            return None;
+        }
+        let s = &w.stats;
+        Some(
+            self.store.rows_written.load(Ordering::SeqCst)
+                + s.events.load(Ordering::SeqCst)
+                + s.overflows.load(Ordering::SeqCst)
+                + s.recrawls.load(Ordering::SeqCst),
+        )
     }
 
     /// True while a scan runs or the watcher saw an event in the last

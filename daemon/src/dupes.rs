@@ -146,8 +146,33 @@ impl Group {
     }
 }
 
+/// A file in an answer that has hard links outside the index: a write
+/// through such a link raises no event in a watched folder, so an answer
+/// reused from an earlier search re-checks these files first.
+#[derive(Clone, Debug)]
+pub struct Pinned {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+    size: u64,
+    state: State,
+}
+
+impl Pinned {
+    /// True when the file still has the state it was hashed in.
+    pub fn unchanged(&self) -> bool {
+        std::fs::symlink_metadata(&self.path).is_ok_and(|m| {
+            m.is_file()
+                && m.dev() == self.dev
+                && m.ino() == self.ino
+                && m.len() == self.size
+                && state_of(&m) == self.state
+        })
+    }
+}
+
 /// What a duplicate search found, and what it cost.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Report {
     /// Largest reclaimable first.
     pub groups: Vec<Group>,
@@ -166,6 +191,8 @@ pub struct Report {
     pub changed: u64,
     /// Roots left out because their hashing mode is `off`.
     pub skipped_roots: Vec<Vec<u8>>,
+    /// Group members with hard links outside the index (see [`Pinned`]).
+    pub pinned: Vec<Pinned>,
     /// Hashes taken too soon after the file's last change to be trusted
     /// later (see [`RACY_NS`]): the next search reads those files again.
     pub racy: u64,
@@ -196,6 +223,7 @@ struct Cand {
     ino: u64,
     size: u64,
     allocated: u64,
+    nlink: u64,
     /// (parent folder id, name) of every indexed path to this inode.
     links: Vec<(i64, Vec<u8>)>,
     /// Absolute path used to read it.
@@ -532,7 +560,7 @@ pub fn find(
     let mut by_inode: HashMap<(u64, u64), Cand> = HashMap::new();
     {
         let mut stmt = conn.prepare(
-            "SELECT id, parent_id, size, blocks, dev, ino, name FROM entries WHERE kind = 0 AND size >= ?1",
+            "SELECT id, parent_id, size, blocks, dev, ino, name, nlink FROM entries WHERE kind = 0 AND size >= ?1",
         )?;
         let mut rows = stmt.query([min as i64])?;
         while let Some(r) = rows.next()? {
@@ -565,6 +593,7 @@ pub fn find(
             let dev = r.get::<_, i64>(4)? as u64;
             let ino = r.get::<_, i64>(5)? as u64;
             let blocks = r.get::<_, i64>(3)? as u64;
+            let nlink = r.get::<_, i64>(7)? as u64;
             by_inode
                 .entry((dev, ino))
                 .or_insert_with(|| Cand {
@@ -572,6 +601,7 @@ pub fn find(
                     ino,
                     size,
                     allocated: blocks * 512,
+                    nlink,
                     links: Vec::new(),
                     path: PathBuf::new(),
                     state: None,
@@ -839,9 +869,24 @@ pub fn find(
     mark("full");
     // 4. Groups: equal (size, full hash), two or more inodes.
     let mut groups: HashMap<(u64, [u8; 32]), Vec<Copy>> = HashMap::new();
+    let mut pinned = Vec::new();
     for c in rest {
         let Some(full) = c.full else { continue };
         let paths = paths_of.remove(&(c.dev, c.ino)).unwrap_or_default();
+        if c.nlink > paths.len() as u64
+            && let Some(state) = c.state
+        {
+            pinned.push((
+                full,
+                Pinned {
+                    path: c.path.clone(),
+                    dev: c.dev,
+                    ino: c.ino,
+                    size: c.size,
+                    state,
+                },
+            ));
+        }
         groups.entry((c.size, full)).or_default().push(Copy {
             paths,
             allocated: c.allocated,
@@ -861,6 +906,11 @@ pub fn find(
             .then(b.size.cmp(&a.size))
             .then(a.copies[0].paths.cmp(&b.copies[0].paths))
     });
+    report.pinned = pinned
+        .into_iter()
+        .filter(|(h, _)| groups.iter().any(|g| g.hash == *h))
+        .map(|(_, p)| p)
+        .collect();
     mark("groups");
     tracing::debug!(?laps, "duplicate search stages (ms)");
     report.groups = groups;
@@ -947,6 +997,7 @@ mod tests {
             ino: 2,
             size: 10,
             allocated: 0,
+            nlink: 1,
             links: vec![],
             path: PathBuf::new(),
             state: None,

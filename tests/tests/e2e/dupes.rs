@@ -145,6 +145,15 @@ fn dupes(inst: &Instance, args: &[&str]) -> (Vec<Vec<String>>, Vec<Value>, Strin
     (paths, groups, stderr)
 }
 
+/// Everything the daemon logged so far.
+fn daemon_log(inst: &Instance) -> String {
+    let mut all = String::new();
+    for e in std::fs::read_dir(inst.home.join("logs")).unwrap() {
+        all += &std::fs::read_to_string(e.unwrap().path()).unwrap_or_default();
+    }
+    all
+}
+
 fn files_read(inst: &Instance) -> u64 {
     inst.status()["hashing"]["files_read"].as_u64().unwrap()
 }
@@ -214,7 +223,11 @@ fn dupes_equal_a_content_oracle_and_the_cache_spares_reading() {
 
     // Options: --min-size keeps the big groups; --include-empty adds the
     // empty files; a folder limits the search to its subtree.
-    let (only_big, _, _) = dupes(&inst, &["--min-size", "1M"]);
+    // A new question (here: another minimum size) is answered afresh from
+    // the index and the cached hashes: still nothing read.
+    let before = files_read(&inst);
+    let (only_big, _, stderr) = dupes(&inst, &["--min-size", "1M"]);
+    assert_eq!(files_read(&inst), before, "{stderr}");
     assert_eq!(
         only_big.into_iter().collect::<BTreeSet<_>>(),
         oracle(&tree, &unreadable, 1 << 20, false)
@@ -284,6 +297,25 @@ fn background_hashing_answers_from_the_cache_and_off_refuses() {
     assert_eq!(groups.len(), 5, "{stderr}");
     assert!(stderr.contains(", 0 read (0 B)"), "{stderr}");
     assert_eq!(files_read(&inst), before);
+
+    // Asked again with nothing changed: the previous answer stands (the
+    // daemon logs that it reused it).
+    let (again, _, _) = dupes(&inst, &[]);
+    assert_eq!(again, groups);
+    assert!(daemon_log(&inst).contains("reused=true"));
+    // One byte changed (same size) and the daemon idle again: the watcher
+    // saw it, so the answer is computed afresh and the file left its group.
+    let f0 = tree.join("d0/f0");
+    let mut data = std::fs::read(&f0).unwrap();
+    data[100] ^= 1;
+    std::fs::write(&f0, &data).unwrap();
+    settle();
+    let (after, _, stderr) = dupes(&inst, &[]);
+    assert!(
+        !after.iter().flatten().any(|p| p.ends_with("d0/f0")),
+        "{after:?} {stderr}"
+    );
+    assert_eq!(after.len(), 5);
     inst.stop();
 
     // Hashing off: a dupes query under the root is refused with the reason;
