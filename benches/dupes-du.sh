@@ -90,7 +90,11 @@ log "indexed $entries entries"
 quiet() {
     local waited=0 calm=0
     while ((calm < 15 && waited < ${QUIET_WAIT:-600})); do
-        if pgrep -x 'rustc|cc1|ld|cargo' >/dev/null; then calm=0; else calm=$((calm + 1)); fi
+        if pgrep -x rustc >/dev/null || pgrep -x cc1 >/dev/null || pgrep -x cargo >/dev/null; then
+            calm=0
+        else
+            calm=$((calm + 1))
+        fi
         sleep 1; waited=$((waited + 1))
     done
     ((calm >= 15)) || log "machine not quiet after ${waited} s; timing anyway"

@@ -361,7 +361,8 @@ fn parallel<T: Send>(
         .map(|n| n.get())
         .unwrap_or(2)
         .clamp(1, 8);
-    let slots: Vec<Mutex<&mut T>> = items.iter_mut().map(Mutex::new).collect();
+    // Work is handed out in chunks: one lock per chunk, not per file.
+    let slots: Vec<Mutex<&mut [T]>> = items.chunks_mut(64).map(Mutex::new).collect();
     let mut cancelled = false;
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -372,10 +373,15 @@ fn parallel<T: Send>(
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(slot) = slots.get(i) else { break };
-                    let mut item = slot.lock().unwrap_or_else(|e| e.into_inner());
-                    work(&mut item);
-                    done_bytes.fetch_add(bytes_of(&item), Ordering::Relaxed);
-                    done.fetch_add(1, Ordering::Relaxed);
+                    let mut chunk = slot.lock().unwrap_or_else(|e| e.into_inner());
+                    for item in chunk.iter_mut() {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        work(item);
+                        done_bytes.fetch_add(bytes_of(item), Ordering::Relaxed);
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
                 }
             });
         }
@@ -393,10 +399,16 @@ fn parallel<T: Send>(
                 stop.store(true, Ordering::Relaxed);
                 break;
             }
-            if d >= total {
+            // Report about ten times a second, but notice the end at once.
+            for _ in 0..50 {
+                if done.load(Ordering::Relaxed) >= total {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if done.load(Ordering::Relaxed) >= total {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(100));
         }
     });
     if cancelled {
