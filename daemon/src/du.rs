@@ -218,6 +218,38 @@ pub fn entry_count(conn: &Connection, id: i64) -> Result<u64, Error> {
     Ok((t.files + t.dirs) as u64 + linked)
 }
 
+/// A folder's children with their aggregates (files have none).
+const CHILDREN: &str = "SELECT e.id, e.name, e.kind, e.size, e.blocks, t.bytes, t.apparent, t.files, t.dirs, t.incomplete
+     FROM entries e LEFT JOIN dir_totals t ON t.id = e.id WHERE e.parent_id = ?1";
+
+/// One row of [`CHILDREN`]: id, name and usage (path and depth left empty;
+/// a folder's figures without its multi-link files).
+fn child_usage(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Vec<u8>, Usage)> {
+    let kind = Kind::from_i64(r.get(2)?);
+    let total =
+        |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0) as u64) };
+    let usage = if kind == Kind::Dir {
+        Usage {
+            kind: Some(kind),
+            bytes: total(5)?,
+            apparent: total(6)?,
+            files: total(7)?,
+            dirs: total(8)?,
+            incomplete: total(9)? > 0,
+            ..Usage::default()
+        }
+    } else {
+        Usage {
+            kind: Some(kind),
+            bytes: r.get::<_, i64>(4)? as u64 * 512,
+            apparent: r.get::<_, i64>(3)? as u64,
+            files: 1,
+            ..Usage::default()
+        }
+    };
+    Ok((r.get(0)?, r.get(1)?, usage))
+}
+
 /// Disk usage of entry `id` (whose absolute path is `path`) and of its
 /// children; `top` children are returned (0: all), ranked by allocated
 /// bytes or, with `apparent`, by apparent size.
@@ -306,44 +338,23 @@ pub fn disk_usage(
 
     let mut children = Vec::new();
     {
-        let mut stmt = tx.prepare_cached(
-            "SELECT e.id, e.name, e.kind, e.size, e.blocks, e.nlink, t.bytes, t.apparent, t.files, t.dirs, t.incomplete
-             FROM entries e LEFT JOIN dir_totals t ON t.id = e.id WHERE e.parent_id = ?1",
-        )?;
+        let mut stmt = tx.prepare_cached(CHILDREN)?;
         let mut rows = stmt.query([id])?;
         while let Some(r) = rows.next()? {
-            let cid: i64 = r.get(0)?;
-            let name: Vec<u8> = r.get(1)?;
-            let kind = Kind::from_i64(r.get(2)?);
+            let (cid, name, mut u) = child_usage(r)?;
             let mut child_path = path.clone();
             if child_path.last() != Some(&b'/') {
                 child_path.push(b'/');
             }
             child_path.extend_from_slice(&name);
-            let u = if kind == Kind::Dir {
+            u.path = child_path;
+            u.depth = 1;
+            if u.kind == Some(Kind::Dir) {
                 let extra = linked_per_child.remove(&cid).unwrap_or_default();
-                Usage {
-                    path: child_path,
-                    kind: Some(kind),
-                    bytes: r.get::<_, Option<i64>>(6)?.unwrap_or(0) as u64 + extra.bytes,
-                    apparent: r.get::<_, Option<i64>>(7)?.unwrap_or(0) as u64 + extra.apparent,
-                    files: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64 + extra.files,
-                    dirs: r.get::<_, Option<i64>>(9)?.unwrap_or(0) as u64,
-                    incomplete: r.get::<_, Option<i64>>(10)?.unwrap_or(0) > 0,
-                    depth: 1,
-                }
-            } else {
-                Usage {
-                    path: child_path,
-                    kind: Some(kind),
-                    bytes: r.get::<_, i64>(4)? as u64 * 512,
-                    apparent: r.get::<_, i64>(3)? as u64,
-                    files: 1,
-                    dirs: 0,
-                    incomplete: false,
-                    depth: 1,
-                }
-            };
+                u.bytes += extra.bytes;
+                u.apparent += extra.apparent;
+                u.files += extra.files;
+            }
             children.push(u);
         }
     }
@@ -402,10 +413,7 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
     let mut rows: Vec<Row> = Vec::new();
     let mut index: HashMap<i64, usize> = HashMap::new();
     {
-        let mut children = tx.prepare_cached(
-            "SELECT e.id, e.name, e.kind, e.size, e.blocks, t.bytes, t.apparent, t.files, t.dirs, t.incomplete
-             FROM entries e LEFT JOIN dir_totals t ON t.id = e.id WHERE e.parent_id = ?1",
-        )?;
+        let mut children = tx.prepare_cached(CHILDREN)?;
         let mut level: Vec<(i64, Option<usize>)> = vec![(id, None)];
         let mut depth = 1u32;
         while !level.is_empty() && opts.depth.is_none_or(|d| depth <= d) {
@@ -413,35 +421,12 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
             for (dir, parent) in level {
                 let mut q = children.query([dir])?;
                 while let Some(r) = q.next()? {
-                    let kind = Kind::from_i64(r.get(2)?);
-                    let usage = if kind == Kind::Dir {
-                        Usage {
-                            path: Vec::new(),
-                            kind: Some(kind),
-                            bytes: r.get::<_, Option<i64>>(5)?.unwrap_or(0) as u64,
-                            apparent: r.get::<_, Option<i64>>(6)?.unwrap_or(0) as u64,
-                            files: r.get::<_, Option<i64>>(7)?.unwrap_or(0) as u64,
-                            dirs: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64,
-                            incomplete: r.get::<_, Option<i64>>(9)?.unwrap_or(0) > 0,
-                            depth: 0,
-                        }
-                    } else {
-                        Usage {
-                            path: Vec::new(),
-                            kind: Some(kind),
-                            bytes: r.get::<_, i64>(4)? as u64 * 512,
-                            apparent: r.get::<_, i64>(3)? as u64,
-                            files: 1,
-                            dirs: 0,
-                            incomplete: false,
-                            depth: 0,
-                        }
-                    };
-                    let rid: i64 = r.get(0)?;
+                    let (rid, name, usage) = child_usage(r)?;
+                    let kind = usage.kind.unwrap_or(Kind::Other);
                     let at = rows.len();
                     rows.push(Row {
                         parent,
-                        name: r.get(1)?,
+                        name,
                         depth,
                         usage,
                     });

@@ -10,7 +10,7 @@
 //! write landing in the same timestamp tick as our read would otherwise go
 //! unnoticed: git's and plocate's "racy" timestamps).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
@@ -530,7 +530,6 @@ pub fn find(
 ) -> Result<Report, Error> {
     let mut report = Report::default();
     let bytes_before = stats.bytes_read.load(Ordering::Relaxed);
-    let mut read_inodes: std::collections::HashSet<(u64, u64)> = Default::default();
     let min = if req.include_empty {
         req.min_size
     } else {
@@ -724,87 +723,31 @@ pub fn find(
     cands.retain(|c| c.state.is_some());
     let present = cands.len() as u64;
 
-    let mut unreadable: Vec<Vec<u8>> = Vec::new();
-    let mut new_rows: Vec<HashRow> = Vec::new();
     let started_ns = now_ns();
 
     mark("lstat");
-    // 2. Partial hashes, for files big enough to have a head and a tail.
-    let mut big: Vec<Cand> = Vec::new();
-    let mut small: Vec<Cand> = Vec::new();
-    for c in cands {
-        if c.size > WHOLE_BELOW {
-            big.push(c);
-        } else {
-            small.push(c);
-        }
-    }
+    // 2. Partial hashes, for files big enough to have a head and a tail;
+    // only big files whose (size, partial) is shared go on.
+    let (mut big, small): (Vec<Cand>, Vec<Cand>) =
+        cands.into_iter().partition(|c| c.size > WHOLE_BELOW);
     for c in &mut big {
-        if let Some(p) = c.cached.as_ref().and_then(|r| r.partial.as_deref())
-            && let Ok(p) = <[u8; PARTIAL_LEN]>::try_from(p)
-        {
-            c.partial = Some(p);
-        }
+        c.partial = c
+            .cached
+            .as_ref()
+            .and_then(|r| r.partial.as_deref())
+            .and_then(|p| p.try_into().ok());
     }
-    let outcome: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
-    {
-        let mut todo: Vec<(usize, &Cand)> = big
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.partial.is_none())
-            .collect();
-        parallel(
-            &mut todo,
-            |_| 2 * BLOCK,
-            |(i, c)| {
-                let r = read_hash(c, false, stats);
-                outcome
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((*i, r));
-            },
-            Stage::Partial,
-            progress,
-        )?;
-    }
-    let mut dropped = vec![false; big.len()];
-    for (i, r) in outcome.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        let c = &mut big[i];
-        match r {
-            Outcome::Hash(h) => {
-                read_inodes.insert((c.dev, c.ino));
-                c.partial = <[u8; PARTIAL_LEN]>::try_from(h.as_slice()).ok();
-                let s = c.state.unwrap_or(State {
-                    mtime_ns: 0,
-                    ctime_ns: 0,
-                });
-                new_rows.push(HashRow {
-                    dev: c.dev,
-                    ino: c.ino,
-                    size: c.size,
-                    mtime_ns: s.mtime_ns,
-                    ctime_ns: s.ctime_ns,
-                    partial: Some(h),
-                    full: None,
-                    hashed_ns: started_ns,
-                });
-            }
-            Outcome::Unreadable => {
-                report.unreadable += 1;
-                unreadable.push(c.path.as_os_str().as_encoded_bytes().to_vec());
-                dropped[i] = true;
-            }
-            Outcome::Changed => {
-                report.changed += 1;
-                dropped[i] = true;
-            }
-        }
-    }
-    let mut keep = dropped.iter().map(|d| !d);
-    big.retain(|_| keep.next().unwrap_or(false));
-    flush_rows(writer, &mut new_rows, &mut report.racy)?;
-
-    // Keep big files whose (size, partial) is shared.
+    let mut read = HashSet::new();
+    hash_stage(
+        &mut big,
+        false,
+        started_ns,
+        stats,
+        writer,
+        &mut report,
+        &mut read,
+        progress,
+    )?;
     let mut per_partial: HashMap<(u64, [u8; PARTIAL_LEN]), u32> = HashMap::new();
     for c in &big {
         if let Some(p) = c.partial {
@@ -821,62 +764,22 @@ pub fn find(
     let mut rest: Vec<Cand> = small;
     rest.append(&mut big);
     for c in &mut rest {
-        if let Some(f) = c.cached.as_ref().and_then(|r| r.full.as_deref())
-            && let Ok(f) = <[u8; 32]>::try_from(f)
-        {
-            c.full = Some(f);
-        }
+        c.full = c
+            .cached
+            .as_ref()
+            .and_then(|r| r.full.as_deref())
+            .and_then(|f| f.try_into().ok());
     }
-    let outcome: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
-    {
-        let mut todo: Vec<(usize, &Cand)> = rest
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.full.is_none())
-            .collect();
-        parallel(
-            &mut todo,
-            |(_, c)| c.size,
-            |(i, c)| {
-                let r = read_hash(c, true, stats);
-                outcome
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((*i, r));
-            },
-            Stage::Full,
-            progress,
-        )?;
-    }
-    for (i, r) in outcome.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        let c = &mut rest[i];
-        match r {
-            Outcome::Hash(h) => {
-                read_inodes.insert((c.dev, c.ino));
-                c.full = <[u8; 32]>::try_from(h.as_slice()).ok();
-                let s = c.state.unwrap_or(State {
-                    mtime_ns: 0,
-                    ctime_ns: 0,
-                });
-                new_rows.push(HashRow {
-                    dev: c.dev,
-                    ino: c.ino,
-                    size: c.size,
-                    mtime_ns: s.mtime_ns,
-                    ctime_ns: s.ctime_ns,
-                    partial: c.partial.map(|p| p.to_vec()),
-                    full: Some(h),
-                    hashed_ns: started_ns,
-                });
-            }
-            Outcome::Unreadable => {
-                report.unreadable += 1;
-                unreadable.push(c.path.as_os_str().as_encoded_bytes().to_vec());
-            }
-            Outcome::Changed => report.changed += 1,
-        }
-    }
-    flush_rows(writer, &mut new_rows, &mut report.racy)?;
+    hash_stage(
+        &mut rest,
+        true,
+        started_ns,
+        stats,
+        writer,
+        &mut report,
+        &mut read,
+        progress,
+    )?;
 
     mark("full");
     // 4. Groups: equal (size, full hash), two or more inodes.
@@ -926,16 +829,100 @@ pub fn find(
     mark("groups");
     tracing::debug!(?laps, "duplicate search stages (ms)");
     report.groups = groups;
-    report.files_read = read_inodes.len() as u64;
+    report.files_read = read.len() as u64;
     report.cache_hits = present.saturating_sub(report.files_read);
     stats
         .cache_hits
         .fetch_add(report.cache_hits, Ordering::Relaxed);
     report.bytes_read = stats.bytes_read.load(Ordering::Relaxed) - bytes_before;
-    unreadable.sort();
-    unreadable.truncate(LIST_MAX);
-    report.unreadable_paths = unreadable;
+    report.unreadable_paths.sort();
+    report.unreadable_paths.truncate(LIST_MAX);
     Ok(report)
+}
+
+/// Hashes (head and tail, or whole) every candidate that has no such hash
+/// yet, on every core; records the new hashes, and leaves out (counting them
+/// in `report`) the files that could not be read or changed meanwhile.
+/// `read` collects the inodes whose content was read.
+#[allow(clippy::too_many_arguments)]
+fn hash_stage(
+    cands: &mut Vec<Cand>,
+    whole: bool,
+    at_ns: i64,
+    stats: &HashStats,
+    writer: &WriteHandle,
+    report: &mut Report,
+    read: &mut HashSet<(u64, u64)>,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<(), Error> {
+    let has = |c: &Cand| {
+        if whole {
+            c.full.is_some()
+        } else {
+            c.partial.is_some()
+        }
+    };
+    let outcome = Mutex::new(Vec::new());
+    {
+        let mut todo: Vec<(usize, &Cand)> =
+            cands.iter().enumerate().filter(|(_, c)| !has(c)).collect();
+        parallel(
+            &mut todo,
+            |(_, c)| if whole { c.size } else { 2 * BLOCK },
+            |(i, c)| {
+                let r = read_hash(c, whole, stats);
+                outcome
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((*i, r));
+            },
+            if whole { Stage::Full } else { Stage::Partial },
+            progress,
+        )?;
+    }
+    let mut keep = vec![true; cands.len()];
+    let mut rows = Vec::new();
+    for (i, r) in outcome.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        let c = &mut cands[i];
+        match r {
+            Outcome::Hash(h) => {
+                read.insert((c.dev, c.ino));
+                if whole {
+                    c.full = h.as_slice().try_into().ok();
+                } else {
+                    c.partial = h.as_slice().try_into().ok();
+                }
+                let s = c.state.unwrap_or(State {
+                    mtime_ns: 0,
+                    ctime_ns: 0,
+                });
+                rows.push(HashRow {
+                    dev: c.dev,
+                    ino: c.ino,
+                    size: c.size,
+                    mtime_ns: s.mtime_ns,
+                    ctime_ns: s.ctime_ns,
+                    partial: c.partial.map(|p| p.to_vec()),
+                    full: c.full.map(|f| f.to_vec()),
+                    hashed_ns: at_ns,
+                });
+            }
+            Outcome::Unreadable => {
+                report.unreadable += 1;
+                report
+                    .unreadable_paths
+                    .push(c.path.as_os_str().as_encoded_bytes().to_vec());
+                keep[i] = false;
+            }
+            Outcome::Changed => {
+                report.changed += 1;
+                keep[i] = false;
+            }
+        }
+    }
+    let mut keep = keep.into_iter();
+    cands.retain(|_| keep.next().unwrap_or(false));
+    flush_rows(writer, &mut rows, &mut report.racy)
 }
 
 fn flush_rows(writer: &WriteHandle, rows: &mut Vec<HashRow>, racy: &mut u64) -> Result<(), Error> {

@@ -50,6 +50,15 @@ fn absolute(b: &[u8]) -> Result<PathBuf, Status> {
     Ok(p)
 }
 
+/// An optional path argument: empty means "every root".
+fn optional_absolute(b: &[u8]) -> Result<Option<PathBuf>, Status> {
+    if b.is_empty() {
+        Ok(None)
+    } else {
+        absolute(b).map(Some)
+    }
+}
+
 fn entry_type(k: Kind) -> i32 {
     (match k {
         Kind::File => pb::EntryType::File,
@@ -322,11 +331,7 @@ impl pb::index_server::Index for IndexService {
         req: Request<pb::RescanRequest>,
     ) -> Result<Response<Self::RescanStream>, Status> {
         let req = req.into_inner();
-        let path = if req.path.is_empty() {
-            None
-        } else {
-            Some(absolute(&req.path)?)
-        };
+        let path = optional_absolute(&req.path)?;
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         let progress = self
             .engine
@@ -407,11 +412,7 @@ impl pb::index_server::Index for IndexService {
         req: Request<pb::VerifyRequest>,
     ) -> Result<Response<Self::VerifyStream>, Status> {
         let req = req.into_inner();
-        let path = if req.path.is_empty() {
-            None
-        } else {
-            Some(absolute(&req.path)?)
-        };
+        let path = optional_absolute(&req.path)?;
         let engine = self.engine.clone();
         let found = blocking(move || engine.verify(path.as_deref(), req.fix)).await?;
         let diffs: Vec<pb::Difference> = found
@@ -452,11 +453,7 @@ impl pb::index_server::Index for IndexService {
         req: Request<pb::DuplicatesRequest>,
     ) -> Result<Response<Self::DuplicatesStream>, Status> {
         let req = req.into_inner();
-        let path = if req.path.is_empty() {
-            None
-        } else {
-            Some(absolute(&req.path)?)
-        };
+        let path = optional_absolute(&req.path)?;
         let engine = self.engine.clone();
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::DuplicatesResponse, Status>>(64);
         let item = |i: pb::duplicates_response::Item| pb::DuplicatesResponse { item: Some(i) };
