@@ -22,6 +22,7 @@
 #   REPS        repetitions for the daemon latency (default 200)
 #   QUIET_WAIT  seconds to wait for a machine with no compiler running
 #               (rustc, cargo, cc1, ld for 15 s) before timing (default 900)
+#   MIN_RUNS    hyperfine --min-runs (default 30)
 #   NO_BUILD=1  skip `cargo build --release --bins`; KEEP=1 keep $BASE/search.*
 set -euo pipefail
 
@@ -89,23 +90,23 @@ make_synth() {
         echo "$want" >"$BASE/t.stamp"
     fi
     TREE_DESC="\`benches/mktree.py --entries $ENTRIES --seed 1 --out $ROOT\`"
-    # query | plocate arguments (after -i -d DB) | how the semantics compare
+    # query @ plocate arguments (after -i -d DB) @ how the semantics compare
     QUERIES=(
-        "report|report|same"
-        "2025|2025|same"
-        "IMG|IMG|same"
-        "zanzibar|zanzibar|same"
-        "quokka|quokka|same"
-        "z|z|same"
-        "ar|ar|same"
-        "tax 2025|tax 2025|same"
-        "café jpg|café jpg|same"
-        "ärger|ärger|same"
-        ".tar.gz|.tar.gz|same"
-        "qqxjnomatch|qqxjnomatch|same"
-        'ext:pdf|-r \.pdf$|same unless a folder name ends in .pdf (ext: is files only)'
-        'ext:jpg size:>1mb|-r \.jpg$|plocate cannot filter by size: it lists every .jpg'
-        'kind:image|-r \.(jpe?g|png|gif|bmp|tiff?|webp|svg|ico|heic|xpm|xbm|pbm|pgm|ppm|pnm|tga|avif|jxl)$|kind: uses mime_guess (more extensions) and skips folders'
+        'report@report@same'
+        '2025@2025@same'
+        'IMG@IMG@same'
+        'zanzibar@zanzibar@same'
+        'quokka@quokka@same'
+        'z@z@same'
+        'ar@ar@same'
+        'tax 2025@tax 2025@same'
+        'café jpg@café jpg@same'
+        'ärger@ärger@same'
+        '.tar.gz@.tar.gz@same'
+        'qqxjnomatch@qqxjnomatch@same'
+        'ext:pdf@-r \.pdf$@same unless a folder name ends in .pdf (ext: is files only)'
+        'ext:jpg size:>1mb@-r \.jpg$@plocate cannot filter by size: it lists every .jpg'
+        'kind:image@-r \.(jpe?g|png|gif|bmp|tiff?|webp|svg|ico|heic|xpm|xbm|pbm|pgm|ppm|pnm|tga|avif|jxl)$@kind: uses mime_guess (more extensions) and skips folders'
     )
 }
 
@@ -125,19 +126,19 @@ make_real() {
     fi
     TREE_DESC="\`tar -xJf $src -C $ROOT && cp -a /usr $ROOT/usr\`"
     QUERIES=(
-        "driver|driver|same"
-        "usb|usb|same"
-        "include|include|same"
-        "x|x|same"
-        "io|io|same"
-        "net ipv4|net ipv4|same"
-        "Kconfig arm64|Kconfig arm64|same"
-        "sja1105|sja1105|same"
-        "nf_conntrack_sip|nf_conntrack_sip|same"
-        "qqxjnomatch|qqxjnomatch|same"
-        'ext:c|-r \.c$|same unless a folder name ends in .c (ext: is files only)'
-        'ext:so size:>1mb|-r \.so$|plocate cannot filter by size: it lists every .so'
-        'kind:image|-r \.(jpe?g|png|gif|bmp|tiff?|webp|svg|ico|heic|xpm|xbm|pbm|pgm|ppm|pnm|tga|avif|jxl)$|kind: uses mime_guess (more extensions) and skips folders'
+        'driver@driver@same'
+        'usb@usb@same'
+        'include@include@same'
+        'x@x@same'
+        'io@io@same'
+        'net ipv4@net ipv4@same'
+        'Kconfig arm64@Kconfig arm64@same'
+        'sja1105@sja1105@same'
+        'nf_conntrack_sip@nf_conntrack_sip@same'
+        'qqxjnomatch@qqxjnomatch@same'
+        'ext:c@-r \.c$@same unless a folder name ends in .c (ext: is files only)'
+        'ext:so size:>1mb@-r \.so$@plocate cannot filter by size: it lists every .so'
+        'kind:image@-r \.(jpe?g|png|gif|bmp|tiff?|webp|svg|ico|heic|xpm|xbm|pbm|pgm|ppm|pnm|tga|avif|jxl)$@kind: uses mime_guess (more extensions) and skips folders'
     )
 }
 
@@ -175,7 +176,7 @@ bench_tree() {
     cut -d' ' -f1-3 /proc/loadavg >"$out/load"
     local k=0 line q pl note
     for line in "${QUERIES[@]}"; do
-        IFS='|' read -r q pl note <<<"$line"
+        IFS='@' read -r q pl note <<<"$line"
         # A regex (and its alternatives) is one plocate argument; terms are several.
         local -a fs_args pl_args
         read -r -a fs_args <<<"$q"
@@ -188,7 +189,7 @@ bench_tree() {
         local fcmd="$FSCTL search --limit 0" pcmd="plocate -i -d $db" a
         for a in "${fs_args[@]}"; do fcmd+=" '$a'"; done
         for a in "${pl_args[@]}"; do pcmd+=" '$a'"; done
-        hyperfine -N -i --warmup 5 --min-runs 30 --style none --export-json "$out/hf-$k.json" \
+        hyperfine -N -i --warmup 5 --min-runs "${MIN_RUNS:-30}" --style none --export-json "$out/hf-$k.json" \
             -n fsctl "$fcmd" -n plocate "$pcmd" >&2
         local before r
         before=$(log_lines)
@@ -276,8 +277,9 @@ for t in trees:
             p99s.append((pct(us, 0.99), q))
         same = "" if nf == np_ else " (**differ**)" if note == "same" else " (differ, see note)"
         if note != "same":
-            notes.append(f"`{q}`: {note}.")
-        p(f"| `{q}` | `plocate -i {pl}` | {ms(a)} | {ms(b)} | {a / b:.2f}x | {int(nf):,}{same} | {int(np_):,} | {lat} |")
+            notes.append(f"`{q}`: {note}; plocate command `plocate -i {pl}`.")
+        cell = lambda x: x.replace("|", "\\|")
+        p(f"| `{q}` | `plocate -i {cell(pl)}` | {ms(a)} | {ms(b)} | {a / b:.2f}x | {int(nf):,}{same} | {int(np_):,} | {lat} |")
     p("")
     p(f"fsctl faster on {wins} of {len(rows)} queries. "
       f"Daemon p99 under 10 ms on {sum(x < 10 for x, _ in p99s)} of {len(p99s)} queries" +
