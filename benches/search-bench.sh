@@ -65,7 +65,7 @@ trap 'exit 130' INT TERM
 wait_quiet() {
     local start=$SECONDS calm=0
     while ((calm < 15)); do
-        if pgrep -x 'rustc|cargo|cc1|cc1plus|ld|ld.bfd|ld.gold|clippy-driver|cargo-nextest' >/dev/null; then
+        if ps -eo comm= | grep -qxE 'rustc|cargo|cc1|cc1plus|ld|ld\.bfd|ld\.gold|collect2|clippy-driver|cargo-nextest'; then
             calm=0
         else
             calm=$((calm + 1))
@@ -104,9 +104,9 @@ make_synth() {
         'ärger@ärger@same'
         '.tar.gz@.tar.gz@same'
         'qqxjnomatch@qqxjnomatch@same'
-        'ext:pdf@-r \.pdf$@same unless a folder name ends in .pdf (ext: is files only)'
-        'ext:jpg size:>1mb@-r \.jpg$@plocate cannot filter by size: it lists every .jpg'
-        'kind:image@-r \.(jpe?g|png|gif|bmp|tiff?|webp|svg|ico|heic|xpm|xbm|pbm|pgm|ppm|pnm|tga|avif|jxl)$@kind: uses mime_guess (more extensions) and skips folders'
+        'ext:pdf@--regex \.pdf$@same unless a folder name ends in .pdf (ext: is files only)'
+        'ext:jpg size:>1mb@--regex \.jpg$@plocate cannot filter by size: it lists every .jpg'
+        'kind:image@--regex \.(jpe?g|png|gif|bmp|tiff?|webp|svg|ico|heic|xpm|xbm|pbm|pgm|ppm|pnm|tga|avif|jxl)$@kind: uses mime_guess (more extensions) and skips folders'
     )
 }
 
@@ -136,9 +136,9 @@ make_real() {
         'sja1105@sja1105@same'
         'nf_conntrack_sip@nf_conntrack_sip@same'
         'qqxjnomatch@qqxjnomatch@same'
-        'ext:c@-r \.c$@same unless a folder name ends in .c (ext: is files only)'
-        'ext:so size:>1mb@-r \.so$@plocate cannot filter by size: it lists every .so'
-        'kind:image@-r \.(jpe?g|png|gif|bmp|tiff?|webp|svg|ico|heic|xpm|xbm|pbm|pgm|ppm|pnm|tga|avif|jxl)$@kind: uses mime_guess (more extensions) and skips folders'
+        'ext:c@--regex \.c$@same unless a folder name ends in .c (ext: is files only)'
+        'ext:so size:>1mb@--regex \.so$@plocate cannot filter by size: it lists every .so'
+        'kind:image@--regex \.(jpe?g|png|gif|bmp|tiff?|webp|svg|ico|heic|xpm|xbm|pbm|pgm|ppm|pnm|tga|avif|jxl)$@kind: uses mime_guess (more extensions) and skips folders'
     )
 }
 
@@ -180,7 +180,7 @@ bench_tree() {
         # A regex (and its alternatives) is one plocate argument; terms are several.
         local -a fs_args pl_args
         read -r -a fs_args <<<"$q"
-        if [[ $pl == -r\ * ]]; then pl_args=(-r "${pl#-r }"); else read -r -a pl_args <<<"$pl"; fi
+        if [[ $pl == --regex\ * ]]; then pl_args=(--regex "${pl#--regex }"); else read -r -a pl_args <<<"$pl"; fi
         local n_fs n_pl
         n_fs=$("$FSCTL" search --limit 0 "${fs_args[@]}" | wc -l) || true
         n_pl=$(plocate -i -d "$db" "${pl_args[@]}" | wc -l) || true
