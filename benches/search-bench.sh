@@ -212,9 +212,11 @@ for t in "${TREES[@]}"; do bench_tree "$t"; done
 
 GIT_REV=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
 GIT_DIRTY=$(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null | wc -l)
-python3 - "$WORK" "$GIT_REV" "$GIT_DIRTY" "$REPS" "${TREES[@]}" <<'PYEOF'
+SETTINGS="REPS=$REPS MIN_RUNS=${MIN_RUNS:-30} QUIET_WAIT=$QUIET_WAIT"
+python3 - "$WORK" "$GIT_REV" "$GIT_DIRTY" "$REPS" "$SETTINGS" "${TREES[@]}" <<'PYEOF'
 import json, os, platform, statistics, subprocess, sys, datetime
-work, rev, dirty, reps, trees = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
+work, rev, dirty, reps, settings, trees = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6:]
+min_runs = settings.split("MIN_RUNS=")[1].split()[0]
 def ver(cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()[0].strip()
@@ -238,8 +240,8 @@ p(f"- {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; fsindex
   f"{ver(['plocate', '--version'])}; {ver(['hyperfine', '--version'])}")
 p(f"- machine: {os.cpu_count()} × {cpu}, {platform.system()} {platform.release()}, "
   f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB RAM; warm page cache")
-p("- command: `benches/search-bench.sh " + " ".join(trees) + " > benches/RESULTS-search.md`")
-p("- whole process: `hyperfine -N -i --warmup 5 --min-runs 30`, output to /dev/null, median; "
+p(f"- command: `{settings} benches/search-bench.sh " + " ".join(trees) + " > benches/RESULTS-search.md`")
+p(f"- whole process: `hyperfine -N -i --warmup 5 --min-runs {min_runs}`, output to /dev/null, median; "
   f"daemon: the `search us=` debug lines of fsindexd over {reps} runs of the same fsctl command "
   "(parse excluded; match, rank and build every result included; streaming excluded)")
 p("- fsindex matches the path relative to the root, plocate the absolute path; each root's own path holds none of the query words")
