@@ -29,6 +29,13 @@ const HOLE: u8 = u8::MAX;
 const SEP: u8 = b'/';
 /// `orig_at` value for names whose original bytes equal the folded ones.
 const SAME: u32 = u32::MAX;
+/// Entries per block of the trigram filter (see [`Snapshot::grams`]).
+const GRAM_BLOCK: usize = 64;
+/// log2 of the bits per block in the trigram filter.
+const GRAM_BITS_LOG2: u32 = 10;
+/// One block's trigram set: bit `gram_bit(a, b, c)` is set when some name
+/// in the block holds the bytes `abc`.
+type GramMask = [u64; (1 << GRAM_BITS_LOG2) / 64];
 
 /// What happened to an entry, for subscribers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,6 +105,20 @@ pub struct Snapshot {
     relocated: HashMap<u32, Relocated>,
     /// Arena bytes of removed or relocated names.
     garbage: usize,
+    /// A pre-filter over the arena: per block of [`GRAM_BLOCK`] ids, a
+    /// hashed set of the trigrams of its names. A term of 3+ bytes is only
+    /// searched for in blocks holding all of its trigrams, so a rare term
+    /// or one that matches nothing skips nearly all of the arena. It only
+    /// ever gains bits (a removed name leaves its own: a false positive
+    /// costs a scan, never a wrong answer) and is rebuilt by `compact`.
+    grams: Vec<GramMask>,
+    /// `hi[i]`: no descendant of entry i has an id above it. Lets a term
+    /// that marks few entries spread to their subtrees without a pass over
+    /// every entry. Meaningful while `ordered`.
+    hi: Vec<u32>,
+    /// Every entry's id is above its parent's (true after a walk; a move
+    /// under a folder with a higher id clears it until the next load).
+    ordered: bool,
 }
 
 impl Default for Snapshot {
@@ -115,6 +136,9 @@ impl Default for Snapshot {
             entries: 0,
             relocated: HashMap::new(),
             garbage: 0,
+            grams: Vec::new(),
+            hi: Vec::new(),
+            ordered: true,
         }
     }
 }
@@ -152,6 +176,9 @@ impl Snapshot {
             entries: count as usize,
             relocated: HashMap::new(),
             garbage: 0,
+            grams: Vec::new(),
+            hi: Vec::new(),
+            ordered: true,
         };
         let mut stmt = conn
             .prepare("SELECT id, parent_id, name, kind, size, mtime_ns FROM entries ORDER BY id")?;
@@ -208,7 +235,60 @@ impl Snapshot {
         }
         s.folded.shrink_to_fit();
         s.orig.shrink_to_fit();
+        s.build_grams();
+        s.build_hi();
         Ok(s)
+    }
+
+    /// Rebuilds the trigram filter from the arena.
+    fn build_grams(&mut self) {
+        let n = self.parent.len();
+        let mut grams = vec![[0u64; (1 << GRAM_BITS_LOG2) / 64]; n.div_ceil(GRAM_BLOCK)];
+        for (b, mask) in grams.iter_mut().enumerate() {
+            let (from, to) = (b * GRAM_BLOCK, ((b + 1) * GRAM_BLOCK).min(n));
+            let span = &self.folded[self.fold_at[from] as usize..self.fold_at[to] as usize];
+            add_grams(mask, span);
+        }
+        self.grams = grams;
+    }
+
+    /// Recomputes `hi` and `ordered` from the parent array.
+    fn build_hi(&mut self) {
+        let n = self.parent.len();
+        let mut hi: Vec<u32> = (0..n as u32).collect();
+        let mut ordered = true;
+        for i in (0..n).rev() {
+            let p = self.parent[i];
+            if p == NO_PARENT {
+                continue;
+            }
+            if p as usize >= i {
+                ordered = false;
+                continue;
+            }
+            hi[p as usize] = hi[p as usize].max(hi[i]);
+        }
+        self.hi = hi;
+        self.ordered = ordered;
+    }
+
+    /// Entry `i` (with descendants up to `top`) now sits under `parent`:
+    /// widens the ancestors' `hi`, or clears `ordered`.
+    fn attach(&mut self, i: u32, parent: u32, top: u32) {
+        if parent == NO_PARENT || !self.ordered {
+            return;
+        }
+        if parent >= i {
+            self.ordered = false;
+            return;
+        }
+        let mut a = parent;
+        // Ancestors have lower ids while ordered, so this ends; and an
+        // ancestor's `hi` is at least its children's, so it can stop early.
+        while a != NO_PARENT && self.hi[a as usize] < top {
+            self.hi[a as usize] = top;
+            a = self.parent[a as usize];
+        }
     }
 
     fn depth_of(&self, mut i: u32) -> u16 {
@@ -245,6 +325,8 @@ impl Snapshot {
             + self.folded.capacity()
             + self.orig_at.capacity() * 4
             + self.orig.capacity()
+            + self.grams.capacity() * std::mem::size_of::<GramMask>()
+            + self.hi.capacity() * 4
     }
 
     fn folded_name(&self, i: usize) -> &[u8] {
@@ -338,6 +420,7 @@ impl Snapshot {
                     let folded = fold_bytes(&name).into_owned();
                     self.blank(i);
                     self.parent[i] = parent_id as u32;
+                    self.attach(i as u32, parent_id as u32, self.hi[i].max(i as u32));
                     self.relocated.insert(
                         i as u32,
                         (folded.into_boxed_slice(), name.into_boxed_slice()),
@@ -399,6 +482,7 @@ impl Snapshot {
             }
             self.blank(i);
             self.parent[i] = parent;
+            self.attach(i as u32, parent, self.hi[i].max(i as u32));
             self.relocated.insert(
                 i as u32,
                 (folded.into_boxed_slice(), row.name.into_boxed_slice()),
@@ -422,6 +506,13 @@ impl Snapshot {
         self.folded.extend_from_slice(folded);
         self.folded.push(SEP);
         self.fold_at.push(self.folded.len() as u32);
+        let b = i as usize / GRAM_BLOCK;
+        if self.grams.len() <= b {
+            self.grams.resize(b + 1, [0; (1 << GRAM_BITS_LOG2) / 64]);
+        }
+        add_grams(&mut self.grams[b], folded);
+        self.hi.push(i);
+        self.attach(i, parent, i);
         if kind != HOLE && orig != folded {
             self.orig_at.push(self.orig.len() as u32);
             let len = orig.len().min(u16::MAX as usize);
@@ -481,6 +572,7 @@ impl Snapshot {
         self.orig_at = orig_at;
         self.relocated.clear();
         self.garbage = 0;
+        self.build_grams();
     }
 
     /// The absolute path of entry `i`, byte-exact.
@@ -522,53 +614,86 @@ impl Snapshot {
             own: Vec::new(),
             found: Vec::new(),
         };
-        if !terms.is_empty() {
-            marks.own = vec![0u32; n];
-            for (t, term) in terms.iter().enumerate() {
-                let found = self.mark_term(term.as_bytes(), 1 << t, &mut marks.own);
-                marks.found.push(found);
-            }
+        let lists: Vec<Vec<u32>> = terms.iter().map(|t| self.mark_term(t.as_bytes())).collect();
+        marks.found = lists.iter().map(Vec::len).collect();
+        if lists.iter().any(Vec::is_empty) {
+            // A term every result needs is in no name: nothing matches.
+            return (0, Vec::new());
         }
-        let mut matched: Option<Vec<bool>> = None;
-        for group in &query.groups {
-            let mut any = vec![false; n];
-            for item in group {
-                for (a, m) in any.iter_mut().zip(self.eval(item, &marks)) {
-                    *a |= m;
+        let marked: usize = lists.iter().map(Vec::len).sum();
+        let only_terms = query.groups.len() == terms.len()
+            && query
+                .groups
+                .iter()
+                .all(|g| g.len() == 1 && matches!(g[0], Item::Term(_)));
+        let (hits, own_bits): (Vec<u32>, OwnBits) =
+            if only_terms && self.ordered && marked <= n / 16 {
+                // Few marks: spread them through their subtrees only.
+                let own: Vec<Vec<u64>> = lists.iter().map(|l| self.bitset(l)).collect();
+                let mut all: Option<Vec<u64>> = None;
+                for (l, o) in lists.iter().zip(&own) {
+                    let m = self.spread_sparse(l, o.clone());
+                    all = Some(match all {
+                        None => m,
+                        Some(mut a) => {
+                            for (x, y) in a.iter_mut().zip(m) {
+                                *x &= y;
+                            }
+                            a
+                        }
+                    });
                 }
-            }
-            matched = Some(match matched {
-                None => any,
-                Some(mut all) => {
-                    for (a, m) in all.iter_mut().zip(any) {
-                        *a &= m;
+                let all = all.unwrap_or_default();
+                let hits = ones(&all)
+                    .filter(|&i| self.kind[i] != HOLE && self.parent[i] != NO_PARENT)
+                    .map(|i| i as u32)
+                    .collect();
+                (hits, OwnBits::Sparse(own))
+            } else {
+                if !lists.is_empty() {
+                    marks.own = vec![0u32; n];
+                    for (t, l) in lists.iter().enumerate() {
+                        for &i in l {
+                            marks.own[i as usize] |= 1 << t;
+                        }
                     }
-                    all
                 }
-            });
-        }
-        let matched = matched.unwrap_or_default();
-        let mut hits: Vec<u32> = (0..n)
-            .filter(|&i| matched[i] && self.kind[i] != HOLE && self.parent[i] != NO_PARENT)
-            .map(|i| i as u32)
-            .collect();
+                let mut matched: Option<Vec<bool>> = None;
+                for group in &query.groups {
+                    let mut any = vec![false; n];
+                    for item in group {
+                        for (a, m) in any.iter_mut().zip(self.eval(item, &marks)) {
+                            *a |= m;
+                        }
+                    }
+                    matched = Some(match matched {
+                        None => any,
+                        Some(mut all) => {
+                            for (a, m) in all.iter_mut().zip(any) {
+                                *a &= m;
+                            }
+                            all
+                        }
+                    });
+                }
+                let matched = matched.unwrap_or_default();
+                let hits = (0..n)
+                    .filter(|&i| matched[i] && self.kind[i] != HOLE && self.parent[i] != NO_PARENT)
+                    .map(|i| i as u32)
+                    .collect();
+                (hits, OwnBits::Dense(std::mem::take(&mut marks.own)))
+            };
+        let mut hits = hits;
         let total = hits.len();
         let limit = if limit == 0 { total } else { limit.min(total) };
-        let own = &marks.own;
         let flip = |o: std::cmp::Ordering| if reverse { o.reverse() } else { o };
 
         match sort {
             Sort::Relevance => {
-                let keyed: Vec<(RelevanceKey, u32)> = hits
+                let mut keyed: Vec<(RelevanceKey, u32)> = hits
                     .iter()
-                    .map(|&i| {
-                        (
-                            self.relevance(i, own.get(i as usize).copied().unwrap_or(0), &terms),
-                            i,
-                        )
-                    })
+                    .map(|&i| (self.relevance(i, own_bits.get(i), &terms), i))
                     .collect();
-                let mut keyed = keyed;
                 top_k(&mut keyed, limit, |a, b| flip(a.cmp(b)));
                 hits = keyed.into_iter().map(|(_, i)| i).collect();
             }
@@ -634,26 +759,26 @@ impl Snapshot {
                     }
                     return self.spread(&marks.own, 1 << k);
                 }
-                let mut own = vec![0u32; n];
-                if self.mark_term(t.as_bytes(), 1, &mut own) == 0 {
+                let ids = self.mark_term(t.as_bytes());
+                if ids.is_empty() {
                     return vec![false; n];
                 }
-                self.spread(&own, 1)
+                self.spread(&self.dense(&ids), 1)
             }
             Item::CaseTerm(t) => {
-                let mut own = vec![0u32; n];
                 let t = t.as_bytes();
                 if t.contains(&SEP) {
-                    self.mark_slash_with(t, 1, &mut own, |i| self.name(i));
-                } else {
-                    let finder = memmem::Finder::new(t);
-                    for (i, o) in own.iter_mut().enumerate() {
-                        if self.kind[i] != HOLE
-                            && self.parent[i] != NO_PARENT
-                            && finder.find(self.name(i)).is_some()
-                        {
-                            *o = 1;
-                        }
+                    let ids = self.mark_slash_with(t, |i| self.name(i));
+                    return self.spread(&self.dense(&ids), 1);
+                }
+                let mut own = vec![0u32; n];
+                let finder = memmem::Finder::new(t);
+                for (i, o) in own.iter_mut().enumerate() {
+                    if self.kind[i] != HOLE
+                        && self.parent[i] != NO_PARENT
+                        && finder.find(self.name(i)).is_some()
+                    {
+                        *o = 1;
                     }
                 }
                 self.spread(&own, 1)
@@ -700,14 +825,32 @@ impl Snapshot {
         }
     }
 
-    /// Marks entries whose folded name holds `term` (or, with `/`, a span
-    /// of the path that ends at them); returns how many.
-    fn mark_term(&self, term: &[u8], bit: u32, own: &mut [u32]) -> usize {
+    /// The entries whose folded name holds `term` (or, with `/`, where a
+    /// span of the path that holds it ends), ascending.
+    fn mark_term(&self, term: &[u8]) -> Vec<u32> {
         if term.contains(&SEP) {
-            self.mark_slash_with(term, bit, own, |i| self.folded_name(i))
+            self.mark_slash_with(term, |i| self.folded_name(i))
         } else {
-            self.mark_name_term(term, bit, own)
+            self.mark_name_term(term)
         }
+    }
+
+    /// `ids` as marks for [`Snapshot::spread`] (bit 0).
+    fn dense(&self, ids: &[u32]) -> Vec<u32> {
+        let mut own = vec![0u32; self.parent.len()];
+        for &i in ids {
+            own[i as usize] = 1;
+        }
+        own
+    }
+
+    /// `ids` as a bit set over all ids.
+    fn bitset(&self, ids: &[u32]) -> Vec<u64> {
+        let mut set = vec![0u64; self.parent.len().div_ceil(64)];
+        for &i in ids {
+            set[i as usize / 64] |= 1 << (i % 64);
+        }
+        set
     }
 
     /// Spreads marks down the tree: an entry matches when it or any folder
@@ -735,57 +878,122 @@ impl Snapshot {
         out
     }
 
-    /// Sets `bit` on every entry whose folded name contains `term`; returns
-    /// how many.
-    fn mark_name_term(&self, term: &[u8], bit: u32, own: &mut [u32]) -> usize {
-        let mut marked = 0;
+    /// [`Snapshot::spread`] for few marks (`ids`, ascending, and the same as
+    /// the bit set `set`) in an ordered tree: visits only the id ranges
+    /// that can hold their descendants. Returns the bit set of matches.
+    fn spread_sparse(&self, ids: &[u32], mut set: Vec<u64>) -> Vec<u64> {
+        let has = |set: &[u64], i: usize| set[i / 64] >> (i % 64) & 1 != 0;
+        let mut span: Option<(usize, usize)> = None;
+        let visit = |set: &mut Vec<u64>, (from, to): (usize, usize)| {
+            for i in from..=to {
+                let p = self.parent[i];
+                if p != NO_PARENT && has(set, p as usize) {
+                    set[i / 64] |= 1 << (i % 64);
+                }
+            }
+        };
+        for &d in ids {
+            let (d, hi) = (d as usize, self.hi[d as usize] as usize);
+            if hi <= d {
+                continue;
+            }
+            span = match span {
+                Some((a, b)) if d <= b => Some((a, b.max(hi))),
+                Some(s) => {
+                    visit(&mut set, s);
+                    Some((d + 1, hi))
+                }
+                None => Some((d + 1, hi)),
+            };
+        }
+        if let Some(s) = span {
+            visit(&mut set, s);
+        }
+        set
+    }
+
+    /// The entries whose folded name contains `term`, ascending.
+    fn mark_name_term(&self, term: &[u8]) -> Vec<u32> {
+        let mut ids = Vec::new();
         let finder = memmem::Finder::new(term);
-        let mut i = 0usize; // entry holding the current position
-        let mut pos = 0usize;
-        while let Some(off) = finder.find(&self.folded[pos..]) {
+        let n = self.parent.len();
+        if term.len() < 3 || self.grams.len() * GRAM_BLOCK < n {
+            self.mark_span(&finder, 0, n, &mut ids);
+        } else {
+            let mut bits: Vec<(usize, u64)> = Vec::new();
+            for w in term.windows(3) {
+                let bit = gram_bit(w[0], w[1], w[2]);
+                match bits.iter_mut().find(|(word, _)| *word == bit / 64) {
+                    Some((_, m)) => *m |= 1 << (bit % 64),
+                    None => bits.push((bit / 64, 1 << (bit % 64))),
+                }
+            }
+            let blocks = n.div_ceil(GRAM_BLOCK);
+            let holds = |b: usize| bits.iter().all(|&(w, m)| self.grams[b][w] & m == m);
+            let mut b = 0;
+            while b < blocks {
+                if !holds(b) {
+                    b += 1;
+                    continue;
+                }
+                let first = b;
+                while b < blocks && holds(b) {
+                    b += 1;
+                }
+                self.mark_span(
+                    &finder,
+                    first * GRAM_BLOCK,
+                    (b * GRAM_BLOCK).min(n),
+                    &mut ids,
+                );
+            }
+        }
+        if !self.relocated.is_empty() {
+            for (&i, (folded, _)) in &self.relocated {
+                if self.kind[i as usize] != HOLE && finder.find(folded).is_some() {
+                    ids.push(i);
+                }
+            }
+            ids.sort_unstable();
+        }
+        ids
+    }
+
+    /// Adds the entries in `from..to` whose arena name contains the term.
+    fn mark_span(&self, finder: &memmem::Finder<'_>, from: usize, to: usize, ids: &mut Vec<u32>) {
+        let end = self.fold_at[to] as usize;
+        let mut i = from; // entry holding the current position
+        let mut pos = self.fold_at[from] as usize;
+        while pos < end {
+            let Some(off) = finder.find(&self.folded[pos..end]) else {
+                break;
+            };
             let at = pos + off;
             // Find the entry whose name holds offset `at`: step forward when
             // close, binary-search when far.
-            if self.fold_at[(i + 8).min(own.len())] as usize <= at {
-                i = self.fold_at.partition_point(|&s| s as usize <= at) - 1;
+            if self.fold_at[(i + 8).min(to)] as usize <= at {
+                i = self.fold_at[i..=to].partition_point(|&s| s as usize <= at) - 1 + i;
             } else {
                 while self.fold_at[i + 1] as usize <= at {
                     i += 1;
                 }
             }
-            own[i] |= bit;
-            marked += 1;
+            ids.push(i as u32);
             // Skip to the next name: one hit per name is enough.
             pos = self.fold_at[i + 1] as usize;
             i += 1;
-            if pos >= self.folded.len() {
-                break;
-            }
         }
-        for (&i, (folded, _)) in &self.relocated {
-            if self.kind[i as usize] != HOLE && finder.find(folded).is_some() {
-                own[i as usize] |= bit;
-                marked += 1;
-            }
-        }
-        marked
     }
 
     /// A term with `/` spans several path components: `a0/a1/.../ak` matches
     /// where one component ends with a0, the next ones equal a1.., and the
     /// last starts with ak. Marks the entry where such a span ends.
-    fn mark_slash_with<'a>(
-        &'a self,
-        term: &[u8],
-        bit: u32,
-        own: &mut [u32],
-        name_of: impl Fn(usize) -> &'a [u8],
-    ) -> usize {
-        let mut marked = 0;
+    fn mark_slash_with<'a>(&'a self, term: &[u8], name_of: impl Fn(usize) -> &'a [u8]) -> Vec<u32> {
+        let mut ids = Vec::new();
         let pieces: Vec<&[u8]> = term.split(|&b| b == SEP).collect();
         let k = pieces.len() - 1;
         let last = pieces[k];
-        for (i, own) in own.iter_mut().enumerate() {
+        for i in 0..self.parent.len() {
             if self.kind[i] == HOLE || (self.depth[i] as usize) < k + 1 {
                 continue;
             }
@@ -810,11 +1018,10 @@ impl Snapshot {
                 }
             }
             if ok {
-                *own |= bit;
-                marked += 1;
+                ids.push(i as u32);
             }
         }
-        marked
+        ids
     }
 
     fn relevance(&self, i: u32, own: u32, terms: &[&str]) -> RelevanceKey {
@@ -840,6 +1047,58 @@ struct Marks<'a> {
     terms: &'a [&'a str],
     own: Vec<u32>,
     found: Vec<usize>,
+}
+
+/// Which plain terms each entry's own name holds, for relevance: a `u32` of
+/// term bits per entry, or one bit set per term.
+enum OwnBits {
+    Dense(Vec<u32>),
+    Sparse(Vec<Vec<u64>>),
+}
+
+impl OwnBits {
+    fn get(&self, i: u32) -> u32 {
+        match self {
+            OwnBits::Dense(own) => own.get(i as usize).copied().unwrap_or(0),
+            OwnBits::Sparse(sets) => sets
+                .iter()
+                .enumerate()
+                .map(|(t, s)| ((s[i as usize / 64] >> (i % 64)) as u32 & 1) << t)
+                .sum(),
+        }
+    }
+}
+
+/// The indexes of the set bits, ascending.
+fn ones(set: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    set.iter().enumerate().flat_map(|(w, &bits)| {
+        let mut bits = bits;
+        std::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            Some(w * 64 + b)
+        })
+    })
+}
+
+/// The filter bit of the trigram `abc`.
+fn gram_bit(a: u8, b: u8, c: u8) -> usize {
+    let x = u32::from(a) | u32::from(b) << 8 | u32::from(c) << 16;
+    (x.wrapping_mul(0x9E37_79B1) >> (32 - GRAM_BITS_LOG2)) as usize
+}
+
+/// Adds the trigrams of `names` (names separated by [`SEP`], which no
+/// term holds, so trigrams across names are left out).
+fn add_grams(mask: &mut GramMask, names: &[u8]) {
+    for w in names.windows(3) {
+        if w[0] != SEP && w[1] != SEP && w[2] != SEP {
+            let bit = gram_bit(w[0], w[1], w[2]);
+            mask[bit / 64] |= 1 << (bit % 64);
+        }
+    }
 }
 
 /// (own-name matches, exact word matches, depth, newer first, id).
@@ -982,6 +1241,119 @@ mod tests {
         assert_eq!(paths(&s, "receipts"), ["/r/Receipts", "/r/Receipts/w2.pdf"]);
         assert_eq!(paths(&s, "receipts/w2"), ["/r/Receipts/w2.pdf"]);
         assert!(paths(&s, "notes").is_empty());
+    }
+
+    /// The trigram filter and the sparse spread must give exactly what a
+    /// walk over every path gives, also after moves and removals.
+    #[test]
+    fn prefiltered_search_equals_a_path_oracle() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        let syl = [
+            "ab", "ra", "ca", "da", "Zan", "zi", "bar", "qu", "ok", "ka", "é", "X",
+        ];
+        let name = |rnd: &mut dyn FnMut(u64) -> u64| -> String {
+            (0..1 + rnd(3))
+                .map(|_| syl[rnd(syl.len() as u64) as usize])
+                .collect()
+        };
+        let mut rows = vec![row(1, None, "/r", Kind::Dir)];
+        let mut dirs = vec![1i64];
+        for id in 2..3000i64 {
+            let parent = dirs[rnd(dirs.len() as u64) as usize];
+            let kind = if rnd(4) == 0 { Kind::Dir } else { Kind::File };
+            if kind == Kind::Dir {
+                dirs.push(id);
+            }
+            rows.push(row(id, Some(parent), &name(&mut rnd), kind));
+        }
+        let mut s = Snapshot::default();
+        s.apply(rows.into_iter().map(Change::Upsert).collect(), None);
+        let check = |s: &Snapshot, rnd: &mut dyn FnMut(u64) -> u64| {
+            let all = paths(s, "!qqqqqq");
+            for _ in 0..60 {
+                let q: Vec<String> = (0..1 + rnd(2))
+                    .map(|_| {
+                        let t: String = (0..1 + rnd(3))
+                            .map(|_| syl[rnd(syl.len() as u64) as usize])
+                            .collect();
+                        t.chars().skip(rnd(2) as usize).collect()
+                    })
+                    .filter(|t: &String| !t.is_empty())
+                    .collect();
+                if q.is_empty() {
+                    continue;
+                }
+                let want: Vec<&String> = all
+                    .iter()
+                    .filter(|p| {
+                        let rel = crate::fold::fold_str(&p["/r/".len()..]).into_owned();
+                        q.iter().all(|t| rel.contains(&*crate::fold::fold_str(t)))
+                    })
+                    .collect();
+                let got = paths(s, &q.join(" "));
+                assert_eq!(got.iter().collect::<Vec<_>>(), want, "query {q:?}");
+            }
+        };
+        check(&s, &mut rnd);
+        // Moves (down and up the id order), renames, removals.
+        for round in 0..400 {
+            if round == 200 {
+                // Only moves under lower ids so far: still ordered.
+                assert!(s.ordered);
+                check(&s, &mut rnd);
+            }
+            let id = 2 + rnd(2998) as i64;
+            match rnd(3) {
+                0 => {
+                    let parent = dirs[rnd(dirs.len() as u64) as usize];
+                    if round < 200 && parent >= id {
+                        continue;
+                    }
+                    let mut up = parent as u32;
+                    let mut cycle = false;
+                    while up != NO_PARENT {
+                        cycle |= up == id as u32 || s.kind[up as usize] == HOLE;
+                        up = s.parent[up as usize];
+                    }
+                    if cycle {
+                        continue;
+                    }
+                    s.apply(
+                        vec![Change::Moved {
+                            id,
+                            parent_id: parent,
+                            name: name(&mut rnd).into_bytes(),
+                            subtree: Vec::new(),
+                        }],
+                        None,
+                    );
+                }
+                1 if s.kind[id as usize] == Kind::File as u8 => {
+                    s.apply(vec![Change::Removed(vec![id])], None)
+                }
+                1 => {}
+                _ => {
+                    let parent = s.parent[id as usize] as i64;
+                    if s.kind[id as usize] != HOLE && parent != NO_PARENT as i64 {
+                        let k = Kind::from_i64(s.kind[id as usize] as i64);
+                        s.apply(
+                            vec![Change::Upsert(row(id, Some(parent), &name(&mut rnd), k))],
+                            None,
+                        );
+                    }
+                }
+            }
+        }
+        check(&s, &mut rnd);
+        s.compact();
+        s.build_hi();
+        check(&s, &mut rnd);
     }
 
     #[test]
