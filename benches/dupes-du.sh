@@ -186,9 +186,9 @@ each duplicate finder ran once, fsindex first with an empty hash cache.
 | jdupes -r | $(t jdupes) | $(rss jdupes) | $(count jdupes 2) | $(count jdupes 3) | $(count jdupes 4) |
 | rdfind -dryrun true | $(t rdfind) | $(rss rdfind) | $(count rdfind 2) | $(count rdfind 3) | $(count rdfind 4) |
 
-- fsindex first run / fastest peer: $(echo "scale=2; $(t fsindex1) / $fastest_peer" | bc)x (target: no slower, 1.00x or less).
-- repeat, nothing changed / fastest peer: $(echo "scale=3; $(t fsindex2) / $fastest_peer * 100" | bc)% (target: under 5%).
-- repeat after one change (all hashes from the cache, every candidate re-checked with lstat) / fastest peer: $(echo "scale=3; $(t fsindex3) / $fastest_peer * 100" | bc)%.
+- fsindex first run / fastest peer: $(printf "%.2f" "$(echo "scale=4; $(t fsindex1) / $fastest_peer" | bc)")x (target: no slower, 1.00x or less).
+- repeat, nothing changed / fastest peer: $(printf "%.1f" "$(echo "scale=4; $(t fsindex2) / $fastest_peer * 100" | bc)")% (target: under 5%).
+- repeat after one change (all hashes from the cache, every candidate re-checked with lstat) / fastest peer: $(printf "%.1f" "$(echo "scale=4; $(t fsindex3) / $fastest_peer * 100" | bc)")%.
 - fsindex's summary line, first run: $(tail -1 "$W/fsindex1.err")
 - fsindex's summary line, repeat: $(tail -1 "$W/fsindex2.err")
 - fsindex's summary line, repeat after one change: $(tail -1 "$W/fsindex3.err")

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use fsindex_proto::v1 as pb;
 use pb::duplicates_response::Item;
-use serde_json::json;
+use std::borrow::Cow;
 
 use crate::Global;
 use crate::output::{count, lossy, optional_path, size};
@@ -50,6 +50,17 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     Ok((n * mult as f64).round() as u64)
 }
 
+/// One `--json` line.
+#[derive(serde::Serialize)]
+struct GroupJson<'a> {
+    size: u64,
+    hash: String,
+    paths: Vec<&'a Cow<'a, str>>,
+    copies: &'a [Vec<Cow<'a, str>>],
+    reclaimable_bytes: u64,
+    reclaimable_allocated_bytes: u64,
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -78,7 +89,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         b
     });
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut summary = None;
     let mut first = true;
     while let Some(m) = stream.message().await? {
@@ -103,28 +114,22 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
                     b.finish_and_clear();
                 }
                 if g.json {
-                    let paths: Vec<String> = grp
+                    // Borrowed strings: a group can hold many thousands of paths.
+                    let copies: Vec<Vec<Cow<str>>> = grp
                         .copies
                         .iter()
-                        .flat_map(|c| c.paths.iter().map(|p| lossy(p)))
+                        .map(|c| c.paths.iter().map(|p| String::from_utf8_lossy(p)).collect())
                         .collect();
-                    let copies: Vec<Vec<String>> = grp
-                        .copies
-                        .iter()
-                        .map(|c| c.paths.iter().map(|p| lossy(p)).collect())
-                        .collect();
-                    writeln!(
-                        out,
-                        "{}",
-                        json!({
-                            "size": grp.size,
-                            "hash": hex(&grp.hash),
-                            "paths": paths,
-                            "copies": copies,
-                            "reclaimable_bytes": grp.reclaimable_bytes,
-                            "reclaimable_allocated_bytes": grp.reclaimable_allocated_bytes,
-                        })
-                    )?;
+                    let line = GroupJson {
+                        size: grp.size,
+                        hash: hex(&grp.hash),
+                        paths: copies.iter().flatten().collect(),
+                        copies: &copies,
+                        reclaimable_bytes: grp.reclaimable_bytes,
+                        reclaimable_allocated_bytes: grp.reclaimable_allocated_bytes,
+                    };
+                    serde_json::to_writer(&mut out, &line)?;
+                    out.write_all(b"\n")?;
                 } else {
                     if !first {
                         writeln!(out)?;
