@@ -139,6 +139,9 @@ pub struct Hashing {
     background_started: AtomicBool,
     /// The last answer, reused while nothing under the roots changed.
     last_answer: Mutex<Option<(AnswerKey, dupes::Report)>>,
+    /// Rows of the `hashes` table, counted once after each search (status
+    /// is polled often; the table can hold millions of rows).
+    cached_rows: Mutex<Option<u64>>,
 }
 
 /// What an answer was computed for: the request and the change generation
@@ -973,6 +976,24 @@ impl Engine {
         Ok(())
     }
 
+    /// Inodes with a cached hash.
+    pub fn cached_hashes(&self) -> Result<u64, Error> {
+        let mut n = self
+            .hashing
+            .cached_rows
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = *n {
+            return Ok(n);
+        }
+        let count = self
+            .store
+            .read(|c| Ok(c.query_row("SELECT COUNT(*) FROM hashes", [], |r| r.get::<_, i64>(0))?))?
+            as u64;
+        *n = Some(count);
+        Ok(count)
+    }
+
     /// The hashing mode of a root.
     pub fn hash_mode(&self, root: &[u8]) -> HashMode {
         self.hashing
@@ -1074,7 +1095,15 @@ impl Engine {
         let report = match reused {
             Some(r) => r,
             None => self.store.read(|c| {
-                dupes::find(c, &self.writer, &modes, &req, &self.hashing.stats, progress)
+                dupes::find(
+                    c,
+                    &self.snapshot,
+                    &self.writer,
+                    &modes,
+                    &req,
+                    &self.hashing.stats,
+                    progress,
+                )
             })?,
         };
         if fresh {
@@ -1089,8 +1118,16 @@ impl Engine {
                 _ => None,
             };
         }
-        // The next search must see the hashes this one computed.
+        // The next search must see the hashes this one computed, and the
+        // next status count them.
         self.writer.flush()?;
+        if fresh {
+            *self
+                .hashing
+                .cached_rows
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = None;
+        }
         tracing::info!(
             ms = started.elapsed().as_millis() as u64,
             candidates = report.candidates,

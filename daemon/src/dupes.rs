@@ -15,14 +15,15 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::search::Snapshot;
 use crate::store::{HashRow, Op, WriteHandle};
 
 /// A hash taken less than this long after the file's last change (mtime or
@@ -161,13 +162,10 @@ pub struct Pinned {
 impl Pinned {
     /// True when the file still has the state it was hashed in.
     pub fn unchanged(&self) -> bool {
-        std::fs::symlink_metadata(&self.path).is_ok_and(|m| {
-            m.is_file()
-                && m.dev() == self.dev
-                && m.ino() == self.ino
-                && m.len() == self.size
-                && state_of(&m) == self.state
-        })
+        std::fs::symlink_metadata(&self.path)
+            .ok()
+            .and_then(|m| state_if(&m, self.dev, self.ino, self.size))
+            == Some(self.state)
     }
 }
 
@@ -224,8 +222,8 @@ struct Cand {
     size: u64,
     allocated: u64,
     nlink: u64,
-    /// (parent folder id, name) of every indexed path to this inode.
-    links: Vec<(i64, Vec<u8>)>,
+    /// Entry ids of every indexed path to this inode.
+    links: Vec<u32>,
     /// Absolute path used to read it.
     path: PathBuf,
     /// Its state now (from lstat), when it still is what the index says.
@@ -248,11 +246,13 @@ fn now_ns() -> i64 {
         .unwrap_or(0)
 }
 
-fn state_of(m: &std::fs::Metadata) -> State {
-    State {
+/// The file's state, when it is still the regular file (dev, ino, size)
+/// that was indexed; `None` when anything of that differs.
+fn state_if(m: &std::fs::Metadata, dev: u64, ino: u64, size: u64) -> Option<State> {
+    (m.is_file() && m.dev() == dev && m.ino() == ino && m.len() == size).then(|| State {
         mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
         ctime_ns: m.ctime() * 1_000_000_000 + m.ctime_nsec(),
-    }
+    })
 }
 
 #[cfg(unix)]
@@ -261,84 +261,17 @@ fn bytes_path(b: &[u8]) -> PathBuf {
     PathBuf::from(std::ffi::OsStr::from_bytes(b))
 }
 
-/// An entry's parent (none for a root's own folder) and name.
-type ParentName = (Option<i64>, Vec<u8>);
-
-/// Folder ids to their root and absolute path, memoised.
-struct Dirs<'c> {
-    parent_name: rusqlite::CachedStatement<'c>,
-    /// dir id -> (root entry id, under the scope)
-    place: HashMap<i64, (i64, bool)>,
-    paths: HashMap<i64, Vec<u8>>,
-    scope: Option<i64>,
-}
-
-impl<'c> Dirs<'c> {
-    fn new(conn: &'c Connection, scope: Option<i64>) -> Result<Self, Error> {
-        Ok(Dirs {
-            parent_name: conn.prepare_cached("SELECT parent_id, name FROM entries WHERE id=?1")?,
-            place: HashMap::new(),
-            paths: HashMap::new(),
-            scope,
-        })
-    }
-
-    fn parent_name(&mut self, id: i64) -> Result<Option<ParentName>, Error> {
-        Ok(self
-            .parent_name
-            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?)
-    }
-
-    /// The root folder's entry id above `dir`, and whether `dir` is under
-    /// (or is) the scope. `None` when the chain is broken (a concurrent
-    /// delete).
-    fn place(&mut self, dir: i64) -> Result<Option<(i64, bool)>, Error> {
-        let mut chain = Vec::new();
-        let mut cur = dir;
-        let (root, mut inside) = loop {
-            if let Some(&p) = self.place.get(&cur) {
-                break p;
-            }
-            chain.push(cur);
-            match self.parent_name(cur)? {
-                None => return Ok(None),
-                Some((None, _)) => break (cur, self.scope.is_none() || self.scope == Some(cur)),
-                Some((Some(p), _)) => cur = p,
-            }
-        };
-        // Fill the memo from the top down: a folder is inside when it is the
-        // scope or its parent is inside.
-        for &d in chain.iter().rev() {
-            inside = inside || self.scope == Some(d) || self.scope.is_none();
-            self.place.insert(d, (root, inside));
+/// The root folder above entry `id` (its entry id) and whether the entry
+/// is, or is under, `scope` (always, without a scope).
+fn place(snap: &Snapshot, id: u32, scope: Option<i64>) -> (i64, bool) {
+    let mut inside = scope.is_none();
+    let mut cur = id;
+    loop {
+        inside = inside || scope == Some(i64::from(cur));
+        match snap.entry_parent(cur) {
+            Some(p) => cur = p,
+            None => return (i64::from(cur), inside),
         }
-        Ok(self.place.get(&dir).copied())
-    }
-
-    /// The absolute path of entry `id` (a root's own name is its path).
-    fn path(&mut self, id: i64) -> Result<Option<Vec<u8>>, Error> {
-        if let Some(p) = self.paths.get(&id) {
-            return Ok(Some(p.clone()));
-        }
-        let Some((parent, name)) = self.parent_name(id)? else {
-            return Ok(None);
-        };
-        let path = match parent {
-            None => name,
-            Some(p) => {
-                let Some(mut base) = self.path(p)? else {
-                    return Ok(None);
-                };
-                if base.last() != Some(&b'/') {
-                    base.push(b'/');
-                }
-                base.extend_from_slice(&name);
-                base
-            }
-        };
-        self.paths.insert(id, path.clone());
-        Ok(Some(path))
     }
 }
 
@@ -456,13 +389,10 @@ fn read_hash(c: &Cand, whole: bool, stats: &HashStats) -> Outcome {
         Err(_) => return Outcome::Unreadable,
     };
     let same = |f: &File| {
-        f.metadata().is_ok_and(|m| {
-            m.is_file()
-                && m.dev() == c.dev
-                && m.ino() == c.ino
-                && m.len() == c.size
-                && state_of(&m) == state
-        })
+        f.metadata()
+            .ok()
+            .and_then(|m| state_if(&m, c.dev, c.ino, c.size))
+            == Some(state)
     };
     if !same(&f) {
         return Outcome::Changed;
@@ -522,6 +452,7 @@ fn trusted(row: &HashRow, c: &Cand, state: State) -> bool {
 /// the writer as they come.
 pub fn find(
     conn: &Connection,
+    snapshot: &RwLock<Snapshot>,
     writer: &WriteHandle,
     roots: &[RootMode],
     req: &Request,
@@ -563,66 +494,67 @@ pub fn find(
     per_size.retain(|_, n| *n > 1);
 
     mark("sizes");
-    // ...then those files, placed under their root and the scope; hard
-    // links folded into one candidate per inode.
-    let mut dirs = Dirs::new(conn, req.scope)?;
+    // ...then those files' metadata...
+    let mut rows: Vec<(u32, u64, u64, u64, u64, u64)> = Vec::new();
+    {
+        let mut stmt = conn.prepare(
+            "SELECT id, size, blocks, dev, ino, nlink FROM entries WHERE kind = 0 AND size >= ?1",
+        )?;
+        let mut q = stmt.query([min as i64])?;
+        while let Some(r) = q.next()? {
+            let size = r.get::<_, i64>(1)? as u64;
+            if per_size.contains_key(&size) {
+                let n = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)? as u64) };
+                rows.push((r.get(0)?, size, n(2)?, n(3)?, n(4)?, n(5)?));
+            }
+        }
+    }
+    drop(per_size);
+
+    // ...placed under their root and the scope by the search snapshot (the
+    // index's tree in memory, kept equal to it by the writer); hard links
+    // folded into one candidate per inode.
+    let snap = snapshot.read().unwrap_or_else(|e| e.into_inner());
     let modes: HashMap<i64, &RootMode> = roots.iter().map(|r| (r.entry_id, r)).collect();
     let mut skipped: Vec<i64> = Vec::new();
     let mut by_inode: HashMap<(u64, u64), Cand> = HashMap::new();
-    {
-        let mut stmt = conn.prepare(
-            "SELECT id, parent_id, size, blocks, dev, ino, name, nlink FROM entries WHERE kind = 0 AND size >= ?1",
-        )?;
-        let mut rows = stmt.query([min as i64])?;
-        while let Some(r) = rows.next()? {
-            let size = r.get::<_, i64>(2)? as u64;
-            if !per_size.contains_key(&size) {
-                continue;
-            }
-            let id: i64 = r.get(0)?;
-            let Some(parent) = r.get::<_, Option<i64>>(1)? else {
-                continue; // a root that is a file: never a duplicate of itself
-            };
-            // A file given as the scope is its own folder's sibling: place
-            // it by its parent, and check the scope on the file too.
-            let Some((root, inside)) = dirs.place(parent)? else {
-                continue;
-            };
-            if !(inside || req.scope == Some(id)) {
-                continue;
-            }
-            match modes.get(&root) {
-                Some(m) if m.mode == HashMode::Off => {
-                    if !skipped.contains(&root) {
-                        skipped.push(root);
-                    }
-                    continue;
-                }
-                Some(_) => {}
-                None => continue, // a root being removed
-            }
-            let dev = r.get::<_, i64>(4)? as u64;
-            let ino = r.get::<_, i64>(5)? as u64;
-            let blocks = r.get::<_, i64>(3)? as u64;
-            let nlink = r.get::<_, i64>(7)? as u64;
-            by_inode
-                .entry((dev, ino))
-                .or_insert_with(|| Cand {
-                    dev,
-                    ino,
-                    size,
-                    allocated: blocks * 512,
-                    nlink,
-                    links: Vec::new(),
-                    path: PathBuf::new(),
-                    state: None,
-                    cached: None,
-                    partial: None,
-                    full: None,
-                })
-                .links
-                .push((parent, r.get(6)?));
+    for (id, size, blocks, dev, ino, nlink) in rows {
+        // Not in the snapshot yet (committed a moment ago), or a root
+        // that is a file: never a duplicate of anything here.
+        if snap.entry_kind(id).is_none() || snap.entry_parent(id).is_none() {
+            continue;
         }
+        let (root, inside) = place(&snap, id, req.scope);
+        if !inside {
+            continue;
+        }
+        match modes.get(&root) {
+            Some(m) if m.mode == HashMode::Off => {
+                if !skipped.contains(&root) {
+                    skipped.push(root);
+                }
+                continue;
+            }
+            Some(_) => {}
+            None => continue, // a root being removed
+        }
+        by_inode
+            .entry((dev, ino))
+            .or_insert_with(|| Cand {
+                dev,
+                ino,
+                size,
+                allocated: blocks * 512,
+                nlink,
+                links: Vec::new(),
+                path: PathBuf::new(),
+                state: None,
+                cached: None,
+                partial: None,
+                full: None,
+            })
+            .links
+            .push(id);
     }
     report.skipped_roots = skipped
         .iter()
@@ -642,27 +574,17 @@ pub fn find(
     report.candidates = cands.len() as u64;
 
     mark("candidates");
-    // Paths (every link, sorted), from the folders' paths (one query per
-    // folder) and the names read above.
+    // Paths (every link, sorted), from the snapshot.
     let mut paths_of: HashMap<(u64, u64), Vec<Vec<u8>>> = HashMap::new();
     for c in &mut cands {
-        let mut paths = Vec::with_capacity(c.links.len());
-        for (parent, name) in std::mem::take(&mut c.links) {
-            if let Some(mut p) = dirs.path(parent)? {
-                if p.last() != Some(&b'/') {
-                    p.push(b'/');
-                }
-                p.extend_from_slice(&name);
-                paths.push(p);
-            }
-        }
+        let mut paths: Vec<Vec<u8>> = c.links.iter().map(|&id| snap.path(id)).collect();
         paths.sort();
         if let Some(first) = paths.first() {
             c.path = bytes_path(first);
         }
         paths_of.insert((c.dev, c.ino), paths);
     }
-    drop(dirs);
+    drop(snap);
 
     mark("paths");
     // Cached hashes of the candidates (one read of the table).
@@ -702,14 +624,9 @@ pub fn find(
         &mut cands,
         |_| 0,
         |c| {
-            c.state = match std::fs::symlink_metadata(&c.path) {
-                Ok(m)
-                    if m.is_file() && m.dev() == c.dev && m.ino() == c.ino && m.len() == c.size =>
-                {
-                    Some(state_of(&m))
-                }
-                _ => None,
-            };
+            c.state = std::fs::symlink_metadata(&c.path)
+                .ok()
+                .and_then(|m| state_if(&m, c.dev, c.ino, c.size));
             if let (Some(row), Some(state)) = (&c.cached, c.state)
                 && !trusted(row, c, state)
             {

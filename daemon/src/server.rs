@@ -124,9 +124,7 @@ fn rss_bytes() -> u64 {
 
 fn hash_status(engine: &Engine) -> Result<pb::HashStatus, Error> {
     let stats = &engine.hashing.stats;
-    let cached = engine
-        .store
-        .read(|c| Ok(c.query_row("SELECT COUNT(*) FROM hashes", [], |r| r.get::<_, i64>(0))?))?;
+    let cached = engine.cached_hashes()?;
     let last = engine
         .hashing
         .last_pass
@@ -134,7 +132,7 @@ fn hash_status(engine: &Engine) -> Result<pb::HashStatus, Error> {
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     Ok(pb::HashStatus {
-        cached: cached as u64,
+        cached,
         files_read: stats.files_read.load(Ordering::Relaxed),
         bytes_read: stats.bytes_read.load(Ordering::Relaxed),
         cache_hits: stats.cache_hits.load(Ordering::Relaxed),
