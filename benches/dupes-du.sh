@@ -33,8 +33,9 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
 FSINDEXD=$CARGO_TARGET_DIR/release/fsindexd
 FSCTL=$CARGO_TARGET_DIR/release/fsctl
 
-log() { printf '[dupes-du %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+BENCH=dupes-du
+# shellcheck source=benches/lib.sh
+. "$HERE/lib.sh"
 now_ns() { date +%s%N; }
 secs_since() { echo "scale=2; ($(now_ns) - $1) / 1000000000" | bc; }
 
@@ -85,23 +86,9 @@ P=$!
 until "$FSCTL" status --json 2>/dev/null | grep -q '"state":"ready"'; do sleep 0.1; done
 log "indexed $entries entries"
 
-# Wait (up to QUIET_WAIT s, default 600) until no compiler has run for 15 s,
-# so other work on the machine does not skew one side.
-quiet() {
-    local waited=0 calm=0
-    while ((calm < 15 && waited < ${QUIET_WAIT:-600})); do
-        if pgrep -x rustc >/dev/null || pgrep -x cc1 >/dev/null || pgrep -x cargo >/dev/null; then
-            calm=0
-        else
-            calm=$((calm + 1))
-        fi
-        sleep 1; waited=$((waited + 1))
-    done
-    ((calm >= 15)) || log "machine not quiet after ${waited} s; timing anyway"
-}
 timed() { # name, output file, command...: wall seconds and max RSS to $W/name.time
     local name=$1 out=$2; shift 2
-    quiet
+    wait_quiet
     log "$name: $*"
     /usr/bin/time -f "%e %M" -o "$W/$name.time" "$@" >"$out" 2>"$W/$name.err" || die "$name failed: $(tail -3 "$W/$name.err")"
 }
@@ -156,7 +143,7 @@ for name, f in [("fsindex", fsindex), ("fclones", fclones), ("jdupes", jdupes), 
 EOF
 
 # -------------------------------------------------------------------- du
-quiet
+wait_quiet
 log "du: hyperfine"
 "$FSCTL" du "$TREE" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["bytes"])' >"$W/du.fsindex"
 hyperfine -N --warmup 2 --runs "$RUNS" --export-json "$W/du.json" \

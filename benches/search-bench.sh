@@ -38,8 +38,9 @@ FSCTL=$CARGO_TARGET_DIR/release/fsctl
 TREES=("$@")
 ((${#TREES[@]})) || TREES=(synth real)
 
-log() { printf '[search-bench %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+BENCH=search-bench
+# shellcheck source=benches/lib.sh
+. "$HERE/lib.sh"
 for t in plocate updatedb hyperfine python3; do
     command -v "$t" >/dev/null || die "$t not found (apt-get install plocate hyperfine)"
 done
@@ -59,26 +60,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# Waits until no compiler or linker has run for 15 s (another engineer's
-# build on 2 cores doubles every figure); sets QUIET to yes or a note.
-wait_quiet() {
-    local start=$SECONDS calm=0
-    while ((calm < 15)); do
-        if ps -eo comm= | grep -qxE 'rustc|cargo|cc1|cc1plus|ld|ld\.bfd|ld\.gold|collect2|clippy-driver|cargo-nextest'; then
-            calm=0
-        else
-            calm=$((calm + 1))
-        fi
-        if ((SECONDS - start > QUIET_WAIT)); then
-            QUIET="no (compilers still running after ${QUIET_WAIT}s)"
-            log "machine not quiet after ${QUIET_WAIT}s; measuring anyway"
-            return
-        fi
-        sleep 1
-    done
-    QUIET=yes
-}
 
 make_synth() {
     ROOT=$BASE/t

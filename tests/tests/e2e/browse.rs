@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::util::{Instance, Runner, gnu_du};
+use crate::util::{Instance, Runner, gnu_du, json_lines};
 
 #[test]
 fn info_ls_and_tree() {
@@ -60,12 +60,7 @@ fn info_ls_and_tree() {
 
     // ls lists exactly the folder's children.
     let out = inst.fsctl(&["ls", tree.to_str().unwrap(), "--json"]);
-    let listed: Vec<serde_json::Value> = out
-        .stdout
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect();
+    let listed: Vec<serde_json::Value> = json_lines(&out);
     let names: Vec<String> = listed
         .iter()
         .map(|e| e["name"].as_str().unwrap().to_owned())
@@ -79,8 +74,7 @@ fn info_ls_and_tree() {
     sorted.sort_by_key(|n| n.to_lowercase());
     assert_eq!(names, sorted, "sorted by name");
     let out = inst.fsctl(&["ls", tree.to_str().unwrap(), "--sort", "size", "--json"]);
-    let first: serde_json::Value =
-        serde_json::from_slice(out.stdout.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    let first = json_lines(&out).remove(0);
     assert_eq!(first["name"], "file29.dat");
 
     // tree: du figures, largest first, collapsed beyond --max-children.

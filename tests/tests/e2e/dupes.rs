@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Instance, Runner, make_unreadable};
+use crate::util::{Instance, Runner, json_lines, make_unreadable};
 
 /// Deterministic bytes (xorshift), so content is incompressible and
 /// distinct per seed.
@@ -123,12 +123,7 @@ fn dupes(inst: &Instance, args: &[&str]) -> (Vec<Vec<String>>, Vec<Value>, Strin
     let out = inst.fsctl(&a);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "fsctl {a:?}: {stderr}");
-    let groups: Vec<Value> = out
-        .stdout
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect();
+    let groups: Vec<Value> = json_lines(&out);
     let paths = groups
         .iter()
         .map(|g| {

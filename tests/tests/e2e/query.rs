@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::util::{Instance, Runner, diff, lossy};
+use crate::util::{Instance, Runner, diff, json_lines, lossy};
 
 /// One entry as `find -printf` reports it.
 #[derive(Debug)]
@@ -324,14 +324,9 @@ fn sort_reverse_and_limit() {
     inst.start();
     let sizes = |args: &[&str]| -> Vec<u64> {
         let out = inst.fsctl(args);
-        out.stdout
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .map(|l| {
-                serde_json::from_slice::<serde_json::Value>(l).unwrap()["size"]
-                    .as_u64()
-                    .unwrap()
-            })
+        json_lines(&out)
+            .iter()
+            .map(|l| l["size"].as_u64().unwrap())
             .collect()
     };
     let down = sizes(&["search", "ext:jpg;jpeg;png", "--sort", "size", "--json"]);

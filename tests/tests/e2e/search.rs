@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::util::{OddSetup, diff, find_oracle, odd_instance, search_oracle};
+use crate::util::{OddSetup, diff, find_oracle, json_lines, odd_instance, search_oracle};
 
 /// (query as typed, the terms it means).
 const QUERIES: &[(&[&str], &[&str])] = &[
@@ -91,12 +91,7 @@ fn ranking_limit_sort_json_and_exit_codes() {
     // --limit keeps the total; the JSON lines carry the contract's fields.
     let out = inst.fsctl(&["search", "e", "--limit", "3", "--json"]);
     assert_eq!(out.status.code(), Some(0));
-    let lines: Vec<serde_json::Value> = out
-        .stdout
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect();
+    let lines: Vec<serde_json::Value> = json_lines(&out);
     assert_eq!(lines.len(), 3);
     for l in &lines {
         for field in ["path", "name", "type", "size", "mtime"] {
@@ -107,15 +102,9 @@ fn ranking_limit_sort_json_and_exit_codes() {
 
     // --sort size: largest first.
     let out = inst.fsctl(&["search", "i", "--sort", "size", "--json"]);
-    let sizes: Vec<u64> = out
-        .stdout
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            serde_json::from_slice::<serde_json::Value>(l).unwrap()["size"]
-                .as_u64()
-                .unwrap()
-        })
+    let sizes: Vec<u64> = json_lines(&out)
+        .iter()
+        .map(|l| l["size"].as_u64().unwrap())
         .collect();
     assert!(
         sizes.len() > 5 && sizes.windows(2).all(|w| w[0] >= w[1]),

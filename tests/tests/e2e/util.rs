@@ -481,6 +481,15 @@ pub fn gnu_du(runner: &Runner, path: &Path) -> (u64, u64) {
     (get("-B1"), get("-b"))
 }
 
+/// The JSON objects of a `--json` command that prints one per line.
+pub fn json_lines(out: &Output) -> Vec<Value> {
+    out.stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect()
+}
+
 pub fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }

@@ -1,15 +1,7 @@
 //! `fsctl verify` lists every difference between the disk and the index;
 //! `--fix` repairs them.
 
-use crate::util::{OddSetup, odd_instance_with};
-
-fn lines(out: &std::process::Output) -> Vec<serde_json::Value> {
-    out.stdout
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect()
-}
+use crate::util::{OddSetup, json_lines, odd_instance_with};
 
 #[test]
 fn verify_reports_each_difference_and_fix_repairs_them() {
@@ -36,7 +28,7 @@ fn verify_reports_each_difference_and_fix_repairs_them() {
 
     let out = inst.fsctl(&["verify", "--json"]);
     assert_eq!(out.status.code(), Some(1), "differences exit 1");
-    let found = lines(&out);
+    let found = json_lines(&out);
     let summary = found.last().unwrap();
     assert_eq!(summary["done"], true);
     let has = |kind: &str, suffix: &str, detail: &str| {
@@ -85,7 +77,7 @@ fn verify_reports_each_difference_and_fix_repairs_them() {
 
     let fix = inst.fsctl(&["verify", "--fix", "--json"]);
     assert_eq!(fix.status.code(), Some(1));
-    assert!(lines(&fix).last().unwrap()["fixed"].as_u64().unwrap() >= 5);
+    assert!(json_lines(&fix).last().unwrap()["fixed"].as_u64().unwrap() >= 5);
     let after = inst.fsctl(&["verify"]);
     assert_eq!(
         after.status.code(),

@@ -1,0 +1,26 @@
+# Shared by the benchmark scripts (sourced). Set BENCH (the log prefix) and
+# QUIET_WAIT (seconds) before calling.
+
+log() { printf '[%s %(%H:%M:%S)T] %s\n' "${BENCH:-bench}" -1 "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# Waits until no compiler or linker has run for 15 s (another build on 2
+# cores doubles every figure), at most QUIET_WAIT s; sets QUIET to yes or a
+# note saying it timed anyway.
+wait_quiet() {
+    local start=$SECONDS calm=0
+    while ((calm < 15)); do
+        if ps -eo comm= | grep -qxE 'rustc|cargo|cc1|cc1plus|ld|ld\.bfd|ld\.gold|collect2|clippy-driver|cargo-nextest'; then
+            calm=0
+        else
+            calm=$((calm + 1))
+        fi
+        if ((SECONDS - start > ${QUIET_WAIT:-600})); then
+            QUIET="no (compilers still running after ${QUIET_WAIT:-600}s)"
+            log "machine not quiet after ${QUIET_WAIT:-600}s; measuring anyway"
+            return
+        fi
+        sleep 1
+    done
+    QUIET=yes
+}
