@@ -80,6 +80,94 @@ pub struct Config {
     pub hashing: Option<HashMode>,
     /// Per-root hashing modes, e.g. `"/home/me/Photos" = "background"`.
     pub root_hashing: BTreeMap<PathBuf, HashMode>,
+    /// Per-root options: `[root."/home/me/Photos"]` with `one_filesystem`
+    /// and `hashing`.
+    pub root: BTreeMap<PathBuf, RootOptions>,
+    /// Extra exclusions: globs matched against a name (`node_modules`,
+    /// `*.tmp`) or, when they hold a `/`, against the end of the path
+    /// (`build/*.o`, `/home/me/scratch`). Excluded entries are neither
+    /// indexed nor watched.
+    pub excludes: Vec<String>,
+    /// The built-in exclusions: pseudo and network file systems (/proc,
+    /// /sys, /dev, /run, nfs, cifs, sshfs) unless a root lies on one, the
+    /// trash and cache folders, and the index's own directory. On unless
+    /// set to false.
+    pub default_excludes: Option<bool>,
+    /// Sensitive files in three tiers.
+    pub sensitive: Sensitive,
+    /// Also listen on this TCP address (`127.0.0.1:7700`); every request
+    /// must then carry the bearer token kept in the config directory.
+    pub listen: Option<String>,
+    /// Allow `listen` on an address that is not loopback.
+    pub allow_remote: bool,
+    /// Log level or filter for the log files (`info`, `debug`,
+    /// `fsindexd=debug`); `FSINDEX_LOG` overrides it.
+    pub log_level: Option<String>,
+    /// Daily log files kept in the log directory (default 7).
+    pub log_retention_days: Option<usize>,
+}
+
+/// Options for one root.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RootOptions {
+    /// Stay on the root's file system (like `du -x`); the global
+    /// `cross_filesystems` decides when unset.
+    pub one_filesystem: Option<bool>,
+    /// Hashing mode for this root.
+    pub hashing: Option<HashMode>,
+}
+
+/// Sensitive-file tiers. Each list replaces its default when given.
+/// Patterns are globs, matched case-insensitively against the name, or
+/// against the end of the path when they hold a `/`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Sensitive {
+    /// Never indexed, not even the name.
+    pub block: Option<Vec<String>>,
+    /// Not indexed; shown only when asked for by exact path.
+    pub skip: Option<Vec<String>>,
+    /// Indexed, flagged in results.
+    pub warn: Option<Vec<String>>,
+}
+
+impl Sensitive {
+    pub const DEFAULT_BLOCK: &[&str] = &[
+        "*.pem",
+        "*.key",
+        "*.p12",
+        "*.pfx",
+        "id_rsa",
+        "id_ed25519",
+        "*.keystore",
+        ".aws/credentials",
+        ".ssh/*",
+    ];
+    pub const DEFAULT_SKIP: &[&str] = &[
+        ".env",
+        ".env.*",
+        ".npmrc",
+        ".pypirc",
+        "credentials*",
+        "secrets*",
+    ];
+    pub const DEFAULT_WARN: &[&str] = &["*password*", "*token*", "*secret*"];
+
+    fn list(given: &Option<Vec<String>>, default: &[&str]) -> Vec<String> {
+        given
+            .clone()
+            .unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect())
+    }
+    pub fn block(&self) -> Vec<String> {
+        Self::list(&self.block, Self::DEFAULT_BLOCK)
+    }
+    pub fn skip(&self) -> Vec<String> {
+        Self::list(&self.skip, Self::DEFAULT_SKIP)
+    }
+    pub fn warn(&self) -> Vec<String> {
+        Self::list(&self.warn, Self::DEFAULT_WARN)
+    }
 }
 
 impl Config {
