@@ -20,6 +20,8 @@ pub struct Paths {
     pub socket: PathBuf,
     pub lock: PathBuf,
     pub logs: PathBuf,
+    /// The bearer token for TCP clients (beside config.toml).
+    pub token: PathBuf,
 }
 
 impl Paths {
@@ -38,6 +40,7 @@ impl Paths {
                     .unwrap_or_else(|| data.clone());
                 Paths {
                     config: d.config_dir().join("config.toml"),
+                    token: d.config_dir().join("token"),
                     db: data.join("index.db"),
                     socket: runtime.join("fsindexd.sock"),
                     lock: data.join("fsindexd.lock"),
@@ -48,9 +51,26 @@ impl Paths {
         }
     }
 
+    /// The machine-wide instance (`fsindexd --system`), unless
+    /// `FSINDEX_HOME` names another.
+    pub fn system() -> Paths {
+        if let Some(home) = std::env::var_os("FSINDEX_HOME").filter(|h| !h.is_empty()) {
+            return Paths::under(Path::new(&home));
+        }
+        Paths {
+            config: "/etc/fsindex/config.toml".into(),
+            token: "/etc/fsindex/token".into(),
+            db: "/var/lib/fsindex/index.db".into(),
+            socket: "/run/fsindex/fsindexd.sock".into(),
+            lock: "/var/lib/fsindex/fsindexd.lock".into(),
+            logs: "/var/log/fsindex".into(),
+        }
+    }
+
     pub fn under(home: &Path) -> Paths {
         Paths {
             config: home.join("config.toml"),
+            token: home.join("token"),
             db: home.join("index.db"),
             socket: home.join("fsindexd.sock"),
             lock: home.join("fsindexd.lock"),
@@ -171,13 +191,124 @@ impl Sensitive {
 }
 
 impl Config {
-    pub fn load(path: &Path) -> anyhow::Result<Config> {
+    /// Reads and checks the config file; none at all is the defaults. An
+    /// error names the file, the line and the reason
+    /// (`config.toml:3: listen: 10.0.0.1:7700 is not a loopback address ...`).
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
         match std::fs::read_to_string(path) {
-            Ok(text) => {
-                toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-            }
+            Ok(text) => Config::parse(path, &text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(anyhow::anyhow!("{}: {e}", path.display())),
+            Err(e) => Err(ConfigError {
+                file: path.to_owned(),
+                line: None,
+                reason: e.to_string(),
+            }),
         }
     }
+
+    /// Parses and checks config text (`path` is for messages).
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let err = |line: Option<usize>, reason: String| ConfigError {
+            file: path.to_owned(),
+            line,
+            reason,
+        };
+        let config: Config = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_at(text, s.start));
+            err(line, e.message().trim().to_owned())
+        })?;
+        let at = |key: &str| line_of(text, key);
+        if let Some(listen) = &config.listen {
+            let addr: std::net::SocketAddr = listen.parse().map_err(|_| {
+                err(
+                    at("listen"),
+                    format!("listen: {listen:?} is not an address and port like 127.0.0.1:7700"),
+                )
+            })?;
+            if !addr.ip().is_loopback() && !config.allow_remote {
+                return Err(err(
+                    at("listen"),
+                    format!(
+                        "listen: {addr} is not a loopback address; set allow_remote = true to listen there"
+                    ),
+                ));
+            }
+        }
+        if let Some(level) = &config.log_level {
+            tracing_subscriber::EnvFilter::try_new(level)
+                .map_err(|e| err(at("log_level"), format!("log_level: {level:?}: {e}")))?;
+        }
+        for root in config.roots.iter().chain(config.root.keys()) {
+            if !root.is_absolute() {
+                return Err(err(
+                    line_of_value(text, root),
+                    format!("root {}: give an absolute path", root.display()),
+                ));
+            }
+        }
+        if config.log_retention_days == Some(0) {
+            return Err(err(
+                at("log_retention_days"),
+                "log_retention_days: keep at least 1 day".into(),
+            ));
+        }
+        Ok(config)
+    }
+
+    /// The hashing mode set for each root, by `[root."PATH"] hashing` or
+    /// the older `[root_hashing]`.
+    pub fn root_hashing(&self) -> BTreeMap<PathBuf, HashMode> {
+        let mut out = self.root_hashing.clone();
+        for (root, o) in &self.root {
+            if let Some(mode) = o.hashing {
+                out.insert(root.clone(), mode);
+            }
+        }
+        out
+    }
+}
+
+/// A config file that cannot be used, with where and why.
+#[derive(Clone, Debug, thiserror::Error)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub reason: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.file.display(), self.reason),
+            None => write!(f, "{}: {}", self.file.display(), self.reason),
+        }
+    }
+}
+
+/// The 1-based line holding byte `offset`.
+fn line_at(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The line that sets `key` (`key = ...`), if one does.
+fn line_of(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|i| i + 1)
+}
+
+/// The first line that mentions a path.
+fn line_of_value(text: &str, value: &Path) -> Option<usize> {
+    let v = value.to_string_lossy();
+    text.lines()
+        .position(|l| l.contains(v.as_ref()))
+        .map(|i| i + 1)
 }

@@ -155,7 +155,7 @@ struct AnswerKey {
 }
 
 /// The hashing mode of every root: a default and per-root exceptions.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HashSettings {
     pub default: HashMode,
     pub per_root: HashMap<PathBuf, HashMode>,

@@ -177,13 +177,16 @@ pub struct Map {
 }
 
 /// Builds the map of `path` within `budget` tokens (bytes / 4, rounded up).
-/// `now_ns` is the request time, for "recent".
+/// `now_ns` is the request time, for "recent". Folders in `closed` (that
+/// the caller may not open) show their own line and nothing of what they
+/// hold: no children, no name patterns, no kinds.
 pub fn fs_map(
     conn: &Connection,
     snapshot: &Snapshot,
     path: &Path,
     budget: u32,
     now_ns: i64,
+    closed: &HashSet<i64>,
 ) -> Result<Map, Error> {
     if budget == 0 {
         return Err(Error::InvalidArgument(
@@ -209,6 +212,7 @@ pub fn fs_map(
     let stats = Stats::collect(&tx, snapshot, id)?;
     let collected = started.elapsed();
     let mut source = IndexSource {
+        closed,
         conn: &tx,
         snapshot,
         stats: &stats,
@@ -1091,6 +1095,7 @@ fn merge_into(a: &[(u32, u32)], b: &[(u32, u32)], out: &mut Hist) {
 // Children from the index.
 
 struct IndexSource<'a> {
+    closed: &'a HashSet<i64>,
     conn: &'a Connection,
     snapshot: &'a Snapshot,
     stats: &'a Stats,
@@ -1112,6 +1117,9 @@ impl IndexSource<'_> {
         let mut id = id;
         let mut chain = 0;
         for _ in 0..MAX_CHAIN {
+            if self.closed.contains(&id) {
+                break;
+            }
             match self.stats.folder(id) {
                 Some(f) if f.direct == 0 && f.sub == 1 => {
                     name.push(b'/');
@@ -1126,6 +1134,9 @@ impl IndexSource<'_> {
         node.id = id;
         node.dirs = dirs;
         node.chain = chain;
+        if self.closed.contains(&id) {
+            return node;
+        }
         if let Some(f) = self.stats.folder(id) {
             node.recent = f.newest >= self.recent_from;
             if f.sub == 0 && f.direct as usize >= GROUP_MIN && f.same_key {
@@ -1154,6 +1165,9 @@ impl IndexSource<'_> {
 
 impl Source for IndexSource<'_> {
     fn children(&mut self, id: i64) -> Result<Vec<Node>, Error> {
+        if self.closed.contains(&id) {
+            return Ok(Vec::new());
+        }
         let mut stmt = self.conn.prepare_cached(
             "SELECT e.id, e.name, e.kind, e.blocks, e.mtime_ns, t.bytes, t.files, t.dirs
              FROM entries e LEFT JOIN dir_totals t ON t.id = e.id WHERE e.parent_id = ?1",

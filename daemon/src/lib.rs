@@ -5,6 +5,7 @@
 //! ([`search`], [`du`]) answer from read-only connections and the in-memory
 //! name index. [`server`] translates gRPC to module calls and nothing more.
 
+pub mod access;
 pub mod browse;
 pub mod config;
 pub mod daemon;
@@ -13,6 +14,7 @@ pub mod dupes;
 pub mod fold;
 pub mod fsmap;
 pub mod query;
+pub mod reload;
 pub mod scan;
 pub mod search;
 pub mod server;

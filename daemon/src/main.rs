@@ -10,11 +10,11 @@ use clap::Parser;
 use fsindexd::config::{Config, Paths};
 use std::sync::{Arc, RwLock};
 
-use fsindexd::daemon::{Engine, HashSettings, SnapshotMirror, WatchOptions};
+use fsindexd::daemon::{Engine, SnapshotMirror, WatchOptions};
+use fsindexd::reload::Reloader;
 use fsindexd::search::Snapshot;
 use fsindexd::server::IndexService;
 use fsindexd::store::Store;
-use std::collections::HashMap;
 
 /// Background indexing daemon: walks roots into a SQLite index and answers
 /// queries over gRPC.
@@ -44,6 +44,16 @@ struct Args {
     /// cached) or background (hashed while idle).
     #[arg(long, value_name = "MODE")]
     hashing: Option<fsindexd::dupes::HashMode>,
+    /// Also listen on this TCP address (e.g. 127.0.0.1:7700). Every request
+    /// must carry the bearer token the daemon keeps beside config.toml; an
+    /// address that is not loopback needs `allow_remote = true` in config.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+    /// Machine-wide mode, as root: one index for all users, each answer
+    /// filtered to what the calling user could see. Uses /etc/fsindex,
+    /// /var/lib/fsindex, /run/fsindex and /var/log/fsindex.
+    #[arg(long)]
+    system: bool,
     /// Print the default configuration and exit.
     #[arg(long)]
     print_config: bool,
@@ -70,36 +80,141 @@ fn main() -> ExitCode {
     }
 }
 
+/// Creates `dir` (and its parents) with this mode, and sets the mode on
+/// an existing one.
 #[cfg(unix)]
-fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+fn dir_with_mode(dir: &std::path::Path, mode: u32) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     if !dir.exists() {
         std::fs::DirBuilder::new()
             .recursive(true)
-            .mode(0o700)
+            .mode(mode)
             .create(dir)?;
     }
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-    Ok(())
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode))
+}
+
+/// The bearer token for TCP clients: read, or made at first start (32
+/// random bytes as hex) and stored with mode 0600.
+#[cfg(unix)]
+fn token(path: &std::path::Path) -> anyhow::Result<String> {
+    use anyhow::Context;
+    use std::io::{Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Ok(t) = std::fs::read_to_string(path) {
+        let t = t.trim().to_owned();
+        if t.len() >= 32 {
+            return Ok(t);
+        }
+    }
+    let mut raw = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut raw))
+        .context("reading /dev/urandom for a token")?;
+    let t: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("new");
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    writeln!(f, "{t}")?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    Ok(t)
+}
+
+/// Where logs go: daily files in the log directory (the oldest removed
+/// beyond `retention`), and stderr too when systemd's journal reads it.
+/// Returns the guard that flushes the files and a way to change the level.
+fn logging(
+    paths: &Paths,
+    config: &Config,
+) -> anyhow::Result<(
+    tracing_appender::non_blocking::WorkerGuard,
+    fsindexd::reload::SetLog,
+)> {
+    use anyhow::Context;
+    use tracing_subscriber::prelude::*;
+    use tracing_subscriber::{EnvFilter, fmt, reload};
+    let appender = tracing_appender::rolling::Builder::new()
+        .rotation(tracing_appender::rolling::Rotation::DAILY)
+        .filename_prefix("fsindexd")
+        .filename_suffix("log")
+        .max_log_files(config.log_retention_days.unwrap_or(7).max(1))
+        .build(&paths.logs)
+        .context("opening the log directory")?;
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = EnvFilter::try_from_env("FSINDEX_LOG").unwrap_or_else(|_| {
+        EnvFilter::try_new(config.log_level.as_deref().unwrap_or("info"))
+            .unwrap_or_else(|_| EnvFilter::new("info"))
+    });
+    let (filter, handle) = reload::Layer::new(filter);
+    let journal = std::env::var_os("JOURNAL_STREAM").is_some();
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(fmt::layer().with_ansi(false).with_writer(writer))
+        .with(journal.then(|| {
+            fmt::layer()
+                .with_ansi(false)
+                .without_time()
+                .with_target(false)
+                .with_writer(std::io::stderr)
+        }))
+        .init();
+    let set: fsindexd::reload::SetLog = Box::new(move |level: &str| {
+        let f = EnvFilter::try_new(level).map_err(|e| format!("log_level {level:?}: {e}"))?;
+        handle.reload(f).map_err(|e| e.to_string())
+    });
+    Ok((guard, set))
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
     use anyhow::Context;
-    let paths = Paths::from_env();
+    if args.system && !running_as_root() {
+        anyhow::bail!(
+            "--system serves every user and must run as root (it reads everything and answers each caller with what they may see)"
+        );
+    }
+    let paths = if args.system {
+        Paths::system()
+    } else {
+        Paths::from_env()
+    };
     let config_path = args.config.clone().unwrap_or_else(|| paths.config.clone());
     let config = Config::load(&config_path)?;
     let socket = args.socket.clone().unwrap_or_else(|| paths.socket.clone());
-    for dir in [
-        paths.db.parent(),
-        socket.parent(),
-        Some(paths.logs.as_path()),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        if !dir.as_os_str().is_empty() {
-            private_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let listen = match args.listen.as_ref().or(config.listen.as_ref()) {
+        None => None,
+        Some(a) => {
+            let addr: std::net::SocketAddr = a.parse().with_context(|| {
+                format!("--listen {a}: give an address and port like 127.0.0.1:7700")
+            })?;
+            if !addr.ip().is_loopback() && !config.allow_remote {
+                anyhow::bail!(
+                    "--listen {addr}: not a loopback address; refusing to serve the index there unless config.toml sets allow_remote = true"
+                );
+            }
+            Some(addr)
         }
+    };
+    for dir in [paths.db.parent(), Some(paths.logs.as_path())]
+        .into_iter()
+        .flatten()
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        dir_with_mode(dir, 0o700).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    // In machine-wide mode every user connects to the socket (and is
+    // answered per user); otherwise only its owner can reach it.
+    if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let mode = if args.system { 0o755 } else { 0o700 };
+        dir_with_mode(dir, mode).with_context(|| format!("creating {}", dir.display()))?;
     }
 
     // One daemon per instance.
@@ -113,27 +228,18 @@ fn run(args: Args) -> anyhow::Result<()> {
         return Err(fsindexd::Error::AlreadyRunning(paths.lock.clone()).into());
     }
 
-    let appender = tracing_appender::rolling::Builder::new()
-        .rotation(tracing_appender::rolling::Rotation::DAILY)
-        .filename_prefix("fsindexd")
-        .filename_suffix("log")
-        .max_log_files(7)
-        .build(&paths.logs)
-        .context("opening the log directory")?;
-    let (writer, _log_guard) = tracing_appender::non_blocking(appender);
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FSINDEX_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_ansi(false)
-        .with_writer(writer)
-        .init();
+    let (_log_guard, set_log) = logging(&paths, &config)?;
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         pid = std::process::id(),
+        system = args.system,
+        config = %config_path.display(),
         "fsindexd starting"
     );
+    let token = match listen {
+        Some(_) => Some(token(&paths.token)?),
+        None => None,
+    };
 
     let defaults = WatchOptions::default();
     let watch = WatchOptions {
@@ -156,6 +262,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         Some(args.roots.clone())
     } else if !config.roots.is_empty() {
         Some(config.roots.clone())
+    } else if args.system {
+        Some(vec![PathBuf::from("/")])
     } else {
         None
     };
@@ -168,15 +276,18 @@ fn run(args: Args) -> anyhow::Result<()> {
         watch,
         events,
     )?;
-    let mut hashing = HashSettings {
-        default: args.hashing.or(config.hashing).unwrap_or_default(),
-        per_root: HashMap::new(),
-    };
-    for (root, mode) in &config.root_hashing {
-        let root = fsindexd::scan::canonical_root(root).unwrap_or_else(|_| root.clone());
-        hashing.per_root.insert(root, *mode);
-    }
-    engine.set_hashing(hashing)?;
+    engine.set_hashing(Reloader::hashing(&config, args.hashing))?;
+    let reloader = Arc::new(Reloader::new(
+        config_path.clone(),
+        config,
+        engine.clone(),
+        args.roots.clone(),
+        args.hashing,
+        Some(set_log),
+    ));
+    let service = IndexService::new(engine.clone())
+        .machine_wide(args.system)
+        .with_reloader(reloader.clone());
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -185,20 +296,49 @@ fn run(args: Args) -> anyhow::Result<()> {
     rt.block_on(async {
         // We hold the lock, so any socket file left here is stale.
         let _ = std::fs::remove_file(&socket);
-        let listener = tokio::net::UnixListener::bind(&socket)
+        let unix = tokio::net::UnixListener::bind(&socket)
             .with_context(|| format!("listening on {}", socket.display()))?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+            let mode = if args.system { 0o666 } else { 0o600 };
+            std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(mode))?;
         }
         tracing::info!(socket = %socket.display(), "listening");
-        fsindexd::server::serve(
-            IndexService::new(engine.clone()),
-            listener,
-            shutdown_signal(),
-        )
-        .await
+        let tcp = match listen {
+            Some(addr) => {
+                let l = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("listening on {addr}"))?;
+                tracing::info!(addr = %l.local_addr()?, token = %paths.token.display(), "listening on TCP");
+                Some(l)
+            }
+            None => None,
+        };
+        let service = match &tcp {
+            Some(l) => service.with_listen(l.local_addr()?.to_string()),
+            None => service,
+        };
+        tokio::spawn(reload_on_hangup(reloader));
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            let _ = stop_tx.send(true);
+        });
+        let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|s| *s).await;
+        };
+        let tcp_task = tcp.map(|l| {
+            let service = service.clone();
+            let stop = stopped(stop_rx.clone());
+            let token = token.clone().unwrap_or_default();
+            tokio::spawn(async move { fsindexd::server::serve_tcp(service, l, token, stop).await })
+        });
+        fsindexd::server::serve(service, unix, stopped(stop_rx)).await?;
+        if let Some(t) = tcp_task {
+            t.await??;
+        }
+        anyhow::Ok(())
     })?;
     tracing::info!("shutting down");
     engine.stop();
@@ -207,6 +347,31 @@ fn run(args: Args) -> anyhow::Result<()> {
     let _ = std::fs::remove_file(&socket);
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Effective uid 0 (the owner of our own /proc entry).
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// `SIGHUP`: re-read config.toml; a bad file is logged with its line and
+/// the running configuration stays.
+async fn reload_on_hangup(reloader: Arc<Reloader>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut hup) = signal(SignalKind::hangup()) else {
+        return;
+    };
+    while hup.recv().await.is_some() {
+        let r = reloader.clone();
+        match tokio::task::spawn_blocking(move || r.reload()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                tracing::error!("SIGHUP: config not reloaded, the running config stays: {e}")
+            }
+            Err(e) => tracing::error!("SIGHUP: reload failed: {e}"),
+        }
+    }
 }
 
 async fn shutdown_signal() {

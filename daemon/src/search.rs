@@ -605,6 +605,19 @@ impl Snapshot {
         limit: usize,
         reverse: bool,
     ) -> (usize, Vec<Found>) {
+        self.search_where(query, sort, limit, reverse, &mut |_| true)
+    }
+
+    /// [`search`](Self::search) over the entries `keep` lets through (what
+    /// one caller may see): the total counts only those.
+    pub fn search_where(
+        &self,
+        query: &Query,
+        sort: Sort,
+        limit: usize,
+        reverse: bool,
+        keep: &mut dyn FnMut(u32) -> bool,
+    ) -> (usize, Vec<Found>) {
         let n = self.parent.len();
         // Plain terms are scanned for once: their marks serve both matching
         // and relevance (which terms an entry's own name holds).
@@ -684,6 +697,7 @@ impl Snapshot {
                 (hits, OwnBits::Dense(std::mem::take(&mut marks.own)))
             };
         let mut hits = hits;
+        hits.retain(|&i| keep(i));
         let total = hits.len();
         let limit = if limit == 0 { total } else { limit.min(total) };
         let flip = |o: std::cmp::Ordering| if reverse { o.reverse() } else { o };

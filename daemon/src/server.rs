@@ -13,9 +13,11 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::Error;
+use crate::access::{Caller, View};
 use crate::daemon::{Engine, RootState, RootView};
 use crate::du;
 use crate::query::Query;
+use crate::reload::Reloader;
 use crate::search::{ChangeKind, Sort};
 use crate::store::Kind;
 
@@ -23,12 +25,75 @@ use crate::store::Kind;
 #[derive(Clone, Debug)]
 pub struct IndexService {
     engine: Arc<Engine>,
+    /// Machine-wide mode: answers are filtered to what each caller sees.
+    system: bool,
+    reloader: Option<Arc<Reloader>>,
+    /// The TCP address listened on, for status.
+    listen: String,
+    /// CPU time (ms) at the last status call, for the CPU share since.
+    cpu_seen: Arc<std::sync::Mutex<(Instant, u64)>>,
 }
 
 impl IndexService {
     pub fn new(engine: Arc<Engine>) -> Self {
-        IndexService { engine }
+        IndexService {
+            engine,
+            system: false,
+            reloader: None,
+            listen: String::new(),
+            cpu_seen: Arc::new(std::sync::Mutex::new((Instant::now(), 0))),
+        }
     }
+
+    /// Answers filtered per caller, as a machine-wide daemon
+    /// (`fsindexd --system`) does.
+    pub fn machine_wide(mut self, on: bool) -> Self {
+        self.system = on;
+        self
+    }
+
+    /// Config reloads through the Reload RPC.
+    pub fn with_reloader(mut self, reloader: Arc<Reloader>) -> Self {
+        self.reloader = Some(reloader);
+        self
+    }
+
+    /// The TCP address also served, shown in status.
+    pub fn with_listen(mut self, addr: String) -> Self {
+        self.listen = addr;
+        self
+    }
+
+    /// The caller's view when answers must be filtered: in machine-wide
+    /// mode, for a caller on the unix socket that is not root. (A TCP
+    /// caller holds the daemon's token and sees what its owner sees.)
+    fn view<T>(&self, req: &Request<T>) -> Option<View> {
+        if !self.system {
+            return None;
+        }
+        let cred = req
+            .extensions()
+            .get::<tonic::transport::server::UdsConnectInfo>()?
+            .peer_cred?;
+        (cred.uid() != 0).then(|| View::new(Caller::from_peer(cred.uid(), cred.gid(), cred.pid())))
+    }
+
+    /// Refuses what only the daemon's owner may do (change roots, reload).
+    fn owner_only<T>(&self, req: &Request<T>, what: &str) -> Result<(), Status> {
+        match self.view(req) {
+            Some(v) => Err(Status::permission_denied(format!(
+                "{what} is for root on a machine-wide index (you are uid {})",
+                v.caller.uid
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A path the caller may not see answers exactly as one that is not in the
+/// index, so an answer never tells whether something exists.
+fn unseen(path: &[u8]) -> Status {
+    Status::from(Error::NotFound(String::from_utf8_lossy(path).into_owned()))
 }
 
 type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -39,6 +104,8 @@ fn to_path(b: &[u8]) -> PathBuf {
     PathBuf::from(std::ffi::OsStr::from_bytes(b))
 }
 
+/// An absolute path argument. `..` is never resolved: such a path is
+/// answered as not found, whatever it would lead to.
 fn absolute(b: &[u8]) -> Result<PathBuf, Status> {
     let p = to_path(b);
     if !p.is_absolute() {
@@ -46,6 +113,11 @@ fn absolute(b: &[u8]) -> Result<PathBuf, Status> {
             "{}: give an absolute path",
             p.display()
         )));
+    }
+    if p.components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(unseen(b));
     }
     Ok(p)
 }
@@ -109,17 +181,22 @@ async fn blocking<T: Send + 'static>(
         .map_err(Status::from)
 }
 
-fn rss_bytes() -> u64 {
+/// The daemon's resident memory and CPU time (ms) since start.
+fn process_figures() -> (u64, u64) {
     let pid = sysinfo::Pid::from_u32(std::process::id());
     let Ok(mut sys) = sysinfo::System::new() else {
-        return 0;
+        return (0, 0);
     };
     sys.refresh_processes_specifics(
         sysinfo::ProcessesToUpdate::Some(&[pid]),
         true,
-        sysinfo::ProcessRefreshKind::nothing().with_memory(),
+        sysinfo::ProcessRefreshKind::nothing()
+            .with_memory()
+            .with_cpu(),
     );
-    sys.process(pid).map(|p| p.memory()).unwrap_or(0)
+    sys.process(pid)
+        .map(|p| (p.memory(), p.accumulated_cpu_time()))
+        .unwrap_or((0, 0))
 }
 
 fn hash_status(engine: &Engine) -> Result<pb::HashStatus, Error> {
@@ -168,11 +245,38 @@ fn group(g: crate::dupes::Group) -> pb::DuplicateGroup {
 impl pb::index_server::Index for IndexService {
     async fn status(
         &self,
-        _req: Request<pb::StatusRequest>,
+        req: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::StatusResponse>, Status> {
+        let mut view = self.view(&req);
         let engine = self.engine.clone();
+        let (system, listen) = (self.system, self.listen.clone());
+        let config_path = self
+            .reloader
+            .as_ref()
+            .map(|r| r.path().as_os_str().as_encoded_bytes().to_vec())
+            .unwrap_or_default();
+        let cpu_seen = self.cpu_seen.clone();
         let resp = blocking(move || {
-            let roots = engine.root_views()?;
+            let (rss, cpu_ms) = process_figures();
+            let cpu_percent = {
+                let mut seen = cpu_seen.lock().unwrap_or_else(|e| e.into_inner());
+                let (since, before) = if seen.1 == 0 {
+                    (engine.started, 0)
+                } else {
+                    *seen
+                };
+                *seen = (Instant::now(), cpu_ms);
+                let wall = since.elapsed().as_secs_f64() * 1000.0;
+                if wall > 0.0 {
+                    cpu_ms.saturating_sub(before) as f64 * 100.0 / wall
+                } else {
+                    0.0
+                }
+            };
+            let mut roots = engine.root_views()?;
+            if let Some(v) = view.as_mut() {
+                roots.retain(|r| v.sees(&r.path));
+            }
             let entries: u64 = roots.iter().map(|r| r.entries).sum();
             let ready = roots.iter().all(|r| r.state == RootState::Ready);
             let store = &engine.store;
@@ -183,7 +287,12 @@ impl pb::index_server::Index for IndexService {
                 entries,
                 roots: roots.into_iter().map(root_status).collect(),
                 db_bytes: store.disk_bytes(),
-                rss_bytes: rss_bytes(),
+                rss_bytes: rss,
+                cpu_percent,
+                cpu_time_ms: cpu_ms,
+                system,
+                listen,
+                config_path,
                 rows_written: store.rows_written.load(Ordering::Relaxed),
                 notices: store
                     .notices
@@ -220,6 +329,7 @@ impl pb::index_server::Index for IndexService {
         &self,
         req: Request<pb::SearchRequest>,
     ) -> Result<Response<Self::SearchStream>, Status> {
+        let view = self.view(&req);
         let req = req.into_inner();
         let mut query = Query::parse(&req.query)?;
         if query
@@ -251,10 +361,23 @@ impl pb::index_server::Index for IndexService {
         let snapshot = self.engine.snapshot();
         let (total, found) = blocking(move || {
             let t = Instant::now();
-            let out = snapshot
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .search(&query, sort, limit, reverse);
+            let snap = snapshot.read().unwrap_or_else(|e| e.into_inner());
+            let out = match view {
+                None => snap.search(&query, sort, limit, reverse),
+                Some(mut view) => {
+                    // Visibility is a property of the parent folder: learn
+                    // it once per folder.
+                    let mut folders: std::collections::HashMap<u32, bool> = Default::default();
+                    snap.search_where(&query, sort, limit, reverse, &mut |i| match snap
+                        .entry_parent(i)
+                    {
+                        Some(p) => *folders
+                            .entry(p)
+                            .or_insert_with(|| view.reaches(&snap.path(p))),
+                        None => view.sees(&snap.path(i)),
+                    })
+                }
+            };
             tracing::debug!(us = t.elapsed().as_micros() as u64, total = out.0, "search");
             Ok(out)
         })
@@ -291,8 +414,14 @@ impl pb::index_server::Index for IndexService {
         &self,
         req: Request<pb::DiskUsageRequest>,
     ) -> Result<Response<pb::DiskUsageResponse>, Status> {
+        let mut view = self.view(&req);
         let req = req.into_inner();
         let path = absolute(&req.path)?;
+        if let Some(v) = view.as_mut()
+            && !v.sees(&req.path)
+        {
+            return Err(unseen(&req.path));
+        }
         let engine = self.engine.clone();
         let report = blocking(move || {
             if req.sync {
@@ -300,18 +429,31 @@ impl pb::index_server::Index for IndexService {
             }
             engine.store.read(|c| {
                 let (_, id) = du::resolve(c, &path)?;
-                if req.all || req.depth > 1 || req.files_only || req.dirs_only {
+                // For a filtered caller every row is ranked after the
+                // closed folders are taken out.
+                let top = if view.is_some() { 0 } else { req.top as usize };
+                let mut report = if req.all || req.depth > 1 || req.files_only || req.dirs_only {
                     let opts = du::Listing {
                         depth: (!req.all).then_some(req.depth.max(1)),
                         files_only: req.files_only,
                         dirs_only: req.dirs_only,
                         apparent: req.apparent,
-                        top: req.top as usize,
+                        top,
                     };
-                    du::listing(c, id, req.path.clone(), opts)
+                    du::listing(c, id, req.path.clone(), opts)?
                 } else {
-                    du::disk_usage(c, id, req.path.clone(), req.top as usize, req.apparent)
+                    du::disk_usage(c, id, req.path.clone(), top, req.apparent)?
+                };
+                if let Some(v) = &view {
+                    let closed = crate::access::closed_under(c, id, &req.path, v)?;
+                    crate::access::hide_report(
+                        &mut report,
+                        &closed,
+                        req.top as usize,
+                        req.apparent,
+                    );
                 }
+                Ok(report)
             })
         })
         .await?;
@@ -328,8 +470,17 @@ impl pb::index_server::Index for IndexService {
         &self,
         req: Request<pb::RescanRequest>,
     ) -> Result<Response<Self::RescanStream>, Status> {
+        let mut view = self.view(&req);
         let req = req.into_inner();
         let path = optional_absolute(&req.path)?;
+        if let Some(p) = &path {
+            if let Some(v) = view.as_mut()
+                && !v.sees(&req.path)
+            {
+                return Err(unseen(&req.path));
+            }
+            inside_root(&self.engine, p)?;
+        }
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         let progress = self
             .engine
@@ -387,9 +538,16 @@ impl pb::index_server::Index for IndexService {
         &self,
         req: Request<pb::RootsRequest>,
     ) -> Result<Response<pb::RootsResponse>, Status> {
+        let mut view = self.view(&req);
+        if !matches!(
+            pb::RootsAction::try_from(req.get_ref().action).unwrap_or_default(),
+            pb::RootsAction::Unspecified | pb::RootsAction::List
+        ) {
+            self.owner_only(&req, "changing the roots")?;
+        }
         let req = req.into_inner();
         let engine = self.engine.clone();
-        let views = blocking(move || {
+        let mut views = blocking(move || {
             match pb::RootsAction::try_from(req.action).unwrap_or_default() {
                 pb::RootsAction::Unspecified | pb::RootsAction::List => {}
                 pb::RootsAction::Add => engine.add_root(&to_path(&req.path))?,
@@ -398,6 +556,9 @@ impl pb::index_server::Index for IndexService {
             engine.root_views()
         })
         .await?;
+        if let Some(v) = view.as_mut() {
+            views.retain(|r| v.sees(&r.path));
+        }
         Ok(Response::new(pb::RootsResponse {
             roots: views.into_iter().map(root_status).collect(),
         }))
@@ -409,13 +570,26 @@ impl pb::index_server::Index for IndexService {
         &self,
         req: Request<pb::VerifyRequest>,
     ) -> Result<Response<Self::VerifyStream>, Status> {
+        let mut view = self.view(&req);
         let req = req.into_inner();
         let path = optional_absolute(&req.path)?;
+        if let Some(p) = &path {
+            if let Some(v) = view.as_mut()
+                && !v.sees(&req.path)
+            {
+                return Err(unseen(&req.path));
+            }
+            inside_root(&self.engine, p)?;
+        }
         let engine = self.engine.clone();
         let found = blocking(move || engine.verify(path.as_deref(), req.fix)).await?;
         let diffs: Vec<pb::Difference> = found
             .differences
             .into_iter()
+            .filter(|d| {
+                view.as_mut()
+                    .is_none_or(|v| v.sees(d.path.as_os_str().as_encoded_bytes()))
+            })
             .map(|d| pb::Difference {
                 kind: (match d.kind {
                     crate::scan::DiffKind::Missing => pb::DifferenceKind::Missing,
@@ -450,8 +624,15 @@ impl pb::index_server::Index for IndexService {
         &self,
         req: Request<pb::DuplicatesRequest>,
     ) -> Result<Response<Self::DuplicatesStream>, Status> {
+        let mut view = self.view(&req);
         let req = req.into_inner();
         let path = optional_absolute(&req.path)?;
+        if let Some(v) = view.as_mut()
+            && path.is_some()
+            && !v.sees(&req.path)
+        {
+            return Err(unseen(&req.path));
+        }
         let engine = self.engine.clone();
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::DuplicatesResponse, Status>>(64);
         let item = |i: pb::duplicates_response::Item| pb::DuplicatesResponse { item: Some(i) };
@@ -477,7 +658,7 @@ impl pb::index_server::Index for IndexService {
                 }
                 true
             };
-            let report = match engine.duplicates(
+            let mut report = match engine.duplicates(
                 path.as_deref(),
                 req.min_size,
                 req.include_empty,
@@ -489,6 +670,9 @@ impl pb::index_server::Index for IndexService {
                     return;
                 }
             };
+            if let Some(v) = view.as_mut() {
+                hide_groups(&mut report, v);
+            }
             let summary = pb::DuplicatesSummary {
                 groups: report.groups.len() as u64,
                 reclaimable_bytes: report.groups.iter().map(|g| g.reclaimable()).sum(),
@@ -527,12 +711,15 @@ impl pb::index_server::Index for IndexService {
         &self,
         req: Request<pb::SubscribeRequest>,
     ) -> Result<Response<Self::SubscribeStream>, Status> {
+        let caller = self.view(&req).map(|v| v.caller);
         let req = req.into_inner();
         let prefix = if req.path.is_empty() {
             None
         } else {
             Some(absolute(&req.path)?)
         };
+        // Permissions change: what is learnt of folders is kept a second.
+        let mut view = caller.map(|c| (View::new(c), Instant::now()));
         let mut rx = self.engine.subscribe();
         let (tx, out) = tokio::sync::mpsc::channel(256);
         tokio::spawn(async move {
@@ -553,6 +740,15 @@ impl pb::index_server::Index for IndexService {
                         };
                         if !under(&e.path) && !under(&e.from) {
                             continue;
+                        }
+                        if let Some((v, since)) = view.as_mut() {
+                            if since.elapsed() > Duration::from_secs(1) {
+                                *v = View::new(v.caller.clone());
+                                *since = Instant::now();
+                            }
+                            if !v.sees(&e.path) || (!e.from.is_empty() && !v.sees(&e.from)) {
+                                continue;
+                            }
                         }
                         pb::ChangeEvent {
                             kind: (match e.kind {
@@ -589,10 +785,37 @@ impl pb::index_server::Index for IndexService {
         &self,
         req: Request<pb::StatRequest>,
     ) -> Result<Response<pb::StatResponse>, Status> {
-        let path = absolute(&req.into_inner().path)?;
+        let mut view = self.view(&req);
+        let raw = req.into_inner().path;
+        let path = absolute(&raw)?;
+        if let Some(v) = view.as_mut()
+            && !v.sees(&raw)
+        {
+            return Err(unseen(&raw));
+        }
         let engine = self.engine.clone();
         let p = path.clone();
-        let info = blocking(move || engine.store.read(|c| crate::browse::stat(c, &p))).await?;
+        let mut info = blocking(move || engine.store.read(|c| crate::browse::stat(c, &p))).await?;
+        if let Some(v) = &view {
+            // What only the content tells is for those who may read it.
+            if !v.caller.may(&path, crate::access::R) {
+                info.encoding.clear();
+                info.lines = -1;
+            }
+            if let Some(u) = info.usage.as_mut() {
+                let engine = self.engine.clone();
+                let (p, caller) = (path.clone(), v.caller.clone());
+                let closed = blocking(move || {
+                    engine.store.read(|c| {
+                        let (_, id) = du::resolve(c, &p)?;
+                        let raw = p.into_os_string().into_encoded_bytes();
+                        crate::access::closed_under(c, id, &raw, &View::new(caller))
+                    })
+                })
+                .await?;
+                crate::access::hide_in(u, &closed);
+            }
+        }
         let row = info
             .row
             .ok_or_else(|| Status::not_found("entry vanished"))?;
@@ -622,11 +845,27 @@ impl pb::index_server::Index for IndexService {
         &self,
         req: Request<pb::ListRequest>,
     ) -> Result<Response<pb::ListResponse>, Status> {
+        let mut view = self.view(&req);
         let req = req.into_inner();
         let path = absolute(&req.path)?;
+        if let Some(v) = view.as_mut()
+            && !v.sees(&req.path)
+        {
+            return Err(unseen(&req.path));
+        }
         let engine = self.engine.clone();
         let p = path.clone();
         let mut rows = blocking(move || engine.store.read(|c| crate::browse::list(c, &p))).await?;
+        // A folder the caller cannot open is refused, as `ls` refuses it.
+        if let Some(v) = &view
+            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
+            && !v.opens(&path)
+        {
+            return Err(Status::permission_denied(format!(
+                "{}: you may not list this folder",
+                path.display()
+            )));
+        }
         let cmp: fn(&crate::store::EntryRow, &crate::store::EntryRow) -> std::cmp::Ordering =
             match pb::SortOrder::try_from(req.sort).unwrap_or_default() {
                 pb::SortOrder::Size => |a, b| b.size.cmp(&a.size).then_with(|| a.name.cmp(&b.name)),
@@ -672,8 +911,14 @@ impl pb::index_server::Index for IndexService {
         &self,
         req: Request<pb::TreeRequest>,
     ) -> Result<Response<pb::TreeResponse>, Status> {
+        let mut view = self.view(&req);
         let req = req.into_inner();
         let path = absolute(&req.path)?;
+        if let Some(v) = view.as_mut()
+            && !v.sees(&req.path)
+        {
+            return Err(unseen(&req.path));
+        }
         let engine = self.engine.clone();
         let max = if req.max_children == 0 {
             20
@@ -681,9 +926,15 @@ impl pb::index_server::Index for IndexService {
             req.max_children as usize
         };
         let root = blocking(move || {
-            engine
-                .store
-                .read(|c| crate::browse::tree(c, &path, req.depth, max))
+            engine.store.read(|c| {
+                let mut root = crate::browse::tree(c, &path, req.depth, max)?;
+                if let Some(v) = &view {
+                    let (_, id) = du::resolve(c, &path)?;
+                    let closed = crate::access::closed_under(c, id, &req.path, v)?;
+                    hide_tree(&mut root, req.path.clone(), &closed);
+                }
+                Ok(root)
+            })
         })
         .await?;
         fn convert(n: crate::browse::Node) -> pb::TreeNode {
@@ -703,12 +954,36 @@ impl pb::index_server::Index for IndexService {
         }))
     }
 
+    async fn reload(
+        &self,
+        req: Request<pb::ReloadRequest>,
+    ) -> Result<Response<pb::ReloadResponse>, Status> {
+        self.owner_only(&req, "reloading the config")?;
+        let Some(reloader) = self.reloader.clone() else {
+            return Err(Status::failed_precondition(
+                "this daemon was started without a config to reload",
+            ));
+        };
+        let path = reloader.path().as_os_str().as_encoded_bytes().to_vec();
+        let changes = blocking(move || reloader.reload()).await?;
+        Ok(Response::new(pb::ReloadResponse {
+            config_path: path,
+            changes,
+        }))
+    }
+
     async fn fs_map(
         &self,
         req: Request<pb::FsMapRequest>,
     ) -> Result<Response<pb::FsMapResponse>, Status> {
+        let mut view = self.view(&req);
         let req = req.into_inner();
         let path = absolute(&req.path)?;
+        if let Some(v) = view.as_mut()
+            && !v.sees(&req.path)
+        {
+            return Err(unseen(&req.path));
+        }
         let engine = self.engine.clone();
         let now_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -717,9 +992,19 @@ impl pb::index_server::Index for IndexService {
         let map = blocking(move || {
             let snapshot = engine.snapshot();
             let snapshot = snapshot.read().unwrap_or_else(|e| e.into_inner());
-            engine
-                .store
-                .read(|c| crate::fsmap::fs_map(c, &snapshot, &path, req.budget, now_ns))
+            engine.store.read(|c| {
+                let closed = match &view {
+                    None => Default::default(),
+                    Some(v) => {
+                        let (_, id) = du::resolve(c, &path)?;
+                        crate::access::closed_under(c, id, &req.path, v)?
+                            .into_iter()
+                            .map(|c| c.id)
+                            .collect()
+                    }
+                };
+                crate::fsmap::fs_map(c, &snapshot, &path, req.budget, now_ns, &closed)
+            })
         })
         .await?;
         fn convert(n: crate::fsmap::Node) -> pb::FsMapNode {
@@ -767,6 +1052,72 @@ impl pb::index_server::Index for IndexService {
     }
 }
 
+/// Duplicates as the caller sees them: only copies it can see and read
+/// (equal content is something only a reader may learn); a group left with
+/// fewer than two copies is no group.
+fn hide_groups(report: &mut crate::dupes::Report, view: &mut View) {
+    for g in &mut report.groups {
+        for c in &mut g.copies {
+            c.paths
+                .retain(|p| view.sees(p) && view.caller.may(&to_path(p), crate::access::R));
+        }
+        g.copies.retain(|c| !c.paths.is_empty());
+    }
+    report.groups.retain(|g| g.copies.len() >= 2);
+    report.unreadable_paths.retain(|p| view.sees(p));
+}
+
+/// A path given to walk (rescan, verify) must lead to a folder of a root
+/// through real folders: a symlink on the way could take the walk out of
+/// the root. Answered as not found, like a path that does not exist.
+fn inside_root(engine: &Engine, path: &std::path::Path) -> Result<(), Status> {
+    let roots = engine.store.read(du::roots)?;
+    let Some(root) = du::root_of(&roots, path) else {
+        return Err(Error::NotUnderRoot(
+            path.display().to_string(),
+            roots
+                .iter()
+                .map(|r| String::from_utf8_lossy(&r.path).into_owned())
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
+        .into());
+    };
+    let base = to_path(&root.path);
+    let mut cur = base.clone();
+    for c in path
+        .strip_prefix(&base)
+        .unwrap_or(std::path::Path::new(""))
+        .components()
+    {
+        cur.push(c);
+        if std::fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(unseen(path.as_os_str().as_encoded_bytes()));
+        }
+    }
+    Ok(())
+}
+
+/// A tree as the caller sees it: nothing inside closed folders, and no
+/// figures of what they hold.
+fn hide_tree(node: &mut crate::browse::Node, path: Vec<u8>, closed: &[crate::access::Closed]) {
+    node.usage.path = path.clone();
+    crate::access::hide_in(&mut node.usage, closed);
+    if closed.iter().any(|c| c.path == path) {
+        node.children.clear();
+        node.hidden = 0;
+        return;
+    }
+    for child in &mut node.children {
+        let mut p = path.clone();
+        if p.last() != Some(&b'/') {
+            p.push(b'/');
+        }
+        p.extend_from_slice(&child.name);
+        hide_tree(child, p, closed);
+    }
+}
+
 /// Serves the index service, health and reflection on `listener` until
 /// `shutdown` completes.
 pub async fn serve(
@@ -791,4 +1142,63 @@ pub async fn serve(
         )
         .await?;
     Ok(())
+}
+
+/// Serves the same services on TCP: every request, health and reflection
+/// included, must carry `authorization: Bearer TOKEN`, or it is refused
+/// with UNAUTHENTICATED.
+pub async fn serve_tcp(
+    service: IndexService,
+    listener: tokio::net::TcpListener,
+    token: String,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
+    let (health_reporter, health) = tonic_health::server::health_reporter();
+    health_reporter
+        .set_serving::<pb::index_server::IndexServer<IndexService>>()
+        .await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let expected = Arc::new(format!("Bearer {token}").into_bytes());
+    let check = move |req: Request<()>| -> Result<Request<()>, Status> {
+        let given = req
+            .metadata()
+            .get("authorization")
+            .map(|v| v.as_bytes())
+            .unwrap_or_default();
+        if same_secret(given, &expected) {
+            Ok(req)
+        } else if given.is_empty() {
+            Err(Status::unauthenticated(
+                "this daemon needs its token: fsctl --endpoint URL --token-file PATH (or FSINDEX_TOKEN)",
+            ))
+        } else {
+            Err(Status::unauthenticated("wrong token"))
+        }
+    };
+    tonic::transport::Server::builder()
+        .layer(tonic::service::InterceptorLayer::new(check))
+        .add_service(health)
+        .add_service(reflection)
+        .add_service(pb::index_server::IndexServer::new(service))
+        .serve_with_incoming_shutdown(
+            tokio_stream::wrappers::TcpListenerStream::new(listener),
+            shutdown,
+        )
+        .await?;
+    Ok(())
+}
+
+/// Compares a presented secret with the expected one in time that does not
+/// depend on where they differ.
+fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    if given.len() != expected.len() {
+        return false;
+    }
+    given
+        .iter()
+        .zip(expected)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+        == 0
 }

@@ -9,7 +9,38 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use fsindex_proto::v1::index_client::IndexClient;
 use hyper_util::rt::TokioIo;
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::Interceptor;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint, Uri};
+
+/// A connected client: every request carries the bearer token, if any.
+pub type Client = IndexClient<InterceptedService<Channel, Auth>>;
+
+/// Adds `authorization: Bearer TOKEN` to every request (TCP daemons).
+#[derive(Clone, Debug, Default)]
+pub struct Auth(Option<MetadataValue<Ascii>>);
+
+impl Auth {
+    pub fn bearer(token: &str) -> anyhow::Result<Auth> {
+        let v = format!("Bearer {}", token.trim())
+            .parse()
+            .map_err(|_| anyhow!("the token holds characters a header cannot"))?;
+        Ok(Auth(Some(v)))
+    }
+}
+
+impl Interceptor for Auth {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(v) = &self.0 {
+            req.metadata_mut().insert("authorization", v.clone());
+        }
+        Ok(req)
+    }
+}
+
+/// The socket of the machine-wide daemon (`fsindexd --system`).
+pub const SYSTEM_SOCKET: &str = "/run/fsindex/fsindexd.sock";
 
 /// How long to wait for a spawned daemon to start listening.
 const SPAWN_DEADLINE: Duration = Duration::from_secs(30);
@@ -33,12 +64,50 @@ pub fn default_socket() -> PathBuf {
 #[derive(Clone, Debug)]
 pub enum Target {
     Socket(PathBuf),
-    /// `http://127.0.0.1:PORT` and the like.
-    Url(String),
+    /// `http://127.0.0.1:PORT` and the like, with the daemon's token.
+    Url {
+        url: String,
+        token: Option<String>,
+    },
+}
+
+/// The token for a TCP daemon: `FSINDEX_TOKEN` (the token itself, or the
+/// path of a file holding it), else `--token-file`, else this instance's
+/// own token file when it is readable.
+pub fn find_token(token_file: Option<&Path>) -> anyhow::Result<Option<String>> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p)
+            .map(|t| t.trim().to_owned())
+            .with_context(|| format!("reading the token file {}", p.display()))
+    };
+    if let Some(file) = token_file {
+        return read(file).map(Some);
+    }
+    if let Some(t) = std::env::var_os("FSINDEX_TOKEN").filter(|t| !t.is_empty()) {
+        let p = Path::new(&t);
+        if p.is_absolute() && p.is_file() {
+            return read(p).map(Some);
+        }
+        return Ok(Some(t.to_string_lossy().trim().to_owned()));
+    }
+    Ok(std::fs::read_to_string(default_token_file())
+        .ok()
+        .map(|t| t.trim().to_owned()))
+}
+
+/// Where this instance's daemon keeps its token (beside config.toml).
+pub fn default_token_file() -> PathBuf {
+    if let Some(home) = std::env::var_os("FSINDEX_HOME").filter(|h| !h.is_empty()) {
+        return Path::new(&home).join("token");
+    }
+    match directories::ProjectDirs::from("", "", "fsindex") {
+        Some(d) => d.config_dir().join("token"),
+        None => PathBuf::from(".fsindex/token"),
+    }
 }
 
 /// Connects once, without retrying.
-pub async fn connect(target: &Target) -> anyhow::Result<IndexClient<Channel>> {
+pub async fn connect(target: &Target) -> anyhow::Result<Client> {
     let channel = match target {
         Target::Socket(path) => {
             let path = path.clone();
@@ -53,9 +122,15 @@ pub async fn connect(target: &Target) -> anyhow::Result<IndexClient<Channel>> {
                 }))
                 .await?
         }
-        Target::Url(url) => Endpoint::from_shared(url.clone())?.connect().await?,
+        Target::Url { url, .. } => Endpoint::from_shared(url.clone())?.connect().await?,
     };
-    Ok(IndexClient::new(channel).max_decoding_message_size(64 << 20))
+    let auth = match target {
+        Target::Url {
+            token: Some(token), ..
+        } => Auth::bearer(token)?,
+        _ => Auth::default(),
+    };
+    Ok(IndexClient::with_interceptor(channel, auth).max_decoding_message_size(64 << 20))
 }
 
 /// Finds `fsindexd`: beside the running executable first, then on PATH.
@@ -78,17 +153,24 @@ pub fn find_daemon() -> Option<PathBuf> {
 
 /// Connects; when nothing listens on a unix socket and `spawn` is set,
 /// starts `fsindexd` for this instance and waits until it answers.
-pub async fn connect_or_spawn(
-    target: &Target,
-    spawn: bool,
-) -> anyhow::Result<IndexClient<Channel>> {
+pub async fn connect_or_spawn(target: &Target, spawn: bool) -> anyhow::Result<Client> {
     let first = match connect(target).await {
         Ok(c) => return Ok(c),
         Err(e) => e,
     };
-    let Target::Socket(socket) = target else {
-        return Err(first).with_context(|| format!("cannot reach fsindexd at {target:?}"));
+    let socket = match target {
+        Target::Socket(socket) => socket,
+        Target::Url { url, .. } => {
+            return Err(first).with_context(|| format!("cannot reach fsindexd at {url}"));
+        }
     };
+    // No daemon of this user, but a machine-wide one: ask that one.
+    if *socket == default_socket()
+        && std::env::var_os("FSINDEX_HOME").is_none()
+        && let Ok(c) = connect(&Target::Socket(SYSTEM_SOCKET.into())).await
+    {
+        return Ok(c);
+    }
     if !spawn {
         return Err(anyhow!(
             "no fsindexd is listening on {} (start one with `fsindexd`, or drop --no-spawn / FSINDEX_NO_SPAWN)",

@@ -47,18 +47,28 @@ pub struct Global {
         help_heading = "Connection"
     )]
     pub endpoint: Option<String>,
+    /// File holding the TCP daemon's token (default: FSINDEX_TOKEN, then the
+    /// instance's own token file).
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        requires = "endpoint",
+        help_heading = "Connection"
+    )]
+    pub token_file: Option<PathBuf>,
     /// Do not start fsindexd when none is listening.
     #[arg(long, global = true, env = "FSINDEX_NO_SPAWN", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, help_heading = "Connection")]
     pub no_spawn: bool,
 }
 
 impl Global {
-    pub async fn client(
-        &self,
-    ) -> anyhow::Result<fsindex_proto::v1::index_client::IndexClient<tonic::transport::Channel>>
-    {
+    pub async fn client(&self) -> anyhow::Result<fsindex_client::Client> {
         let target = match (&self.endpoint, &self.socket) {
-            (Some(url), _) => Target::Url(url.clone()),
+            (Some(url), _) => Target::Url {
+                url: url.clone(),
+                token: fsindex_client::find_token(self.token_file.as_deref())?,
+            },
             (None, Some(s)) => Target::Socket(s.clone()),
             (None, None) => Target::Socket(fsindex_client::default_socket()),
         };
@@ -92,6 +102,8 @@ enum Command {
     Watch(cmd::watch::Args),
     /// A condensed outline of a tree for an LLM's context, within a token budget.
     Map(cmd::map::Args),
+    /// Make the daemon re-read config.toml (as SIGHUP does); an invalid file is refused.
+    Reload(cmd::reload::Args),
 }
 
 fn main() -> ExitCode {
@@ -120,6 +132,7 @@ fn main() -> ExitCode {
             Command::Tree(a) => cmd::tree::run(&cli.global, a).await,
             Command::Watch(a) => cmd::watch::run(&cli.global, a).await,
             Command::Map(a) => cmd::map::run(&cli.global, a).await,
+            Command::Reload(a) => cmd::reload::run(&cli.global, a).await,
         }
     });
     match result {

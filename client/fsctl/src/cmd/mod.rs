@@ -5,6 +5,7 @@ pub mod dupes;
 pub mod info;
 pub mod ls;
 pub mod map;
+pub mod reload;
 pub mod roots;
 pub mod scan;
 pub mod search;

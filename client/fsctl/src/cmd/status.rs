@@ -53,6 +53,11 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
             "roots": s.roots.iter().map(root_json).collect::<Vec<_>>(),
             "db_bytes": s.db_bytes,
             "rss_bytes": s.rss_bytes,
+            "cpu_percent": s.cpu_percent,
+            "cpu_time_ms": s.cpu_time_ms,
+            "system": s.system,
+            "listen": if s.listen.is_empty() { None } else { Some(&s.listen) },
+            "config_path": if s.config_path.is_empty() { None } else { Some(lossy(&s.config_path)) },
             "rows_written": s.rows_written,
             "notices": s.notices,
             "version": s.version,
@@ -98,7 +103,18 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
         size(s.db_bytes),
         lossy(&s.db_path)
     );
-    println!("memory   {} resident", size(s.rss_bytes));
+    println!(
+        "process  {} resident, CPU {:.1}% since the last status, {:.1} s in all",
+        size(s.rss_bytes),
+        s.cpu_percent,
+        s.cpu_time_ms as f64 / 1000.0
+    );
+    if s.system {
+        println!("mode     machine-wide: each user sees what they could open themselves");
+    }
+    if !s.listen.is_empty() {
+        println!("listen   {} (bearer token required)", s.listen);
+    }
     println!("written  {} entry rows since start", count(s.rows_written));
     for r in &s.roots {
         let progress = if state_name(r.state) == "scanning" {

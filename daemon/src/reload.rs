@@ -1,0 +1,170 @@
+//! Re-reading `config.toml` while running (`SIGHUP`, `fsctl reload`).
+//!
+//! The new file is read and checked whole before anything changes: an
+//! invalid file is refused with its line and reason, and the running
+//! configuration stays. A valid one is applied without losing the index:
+//! roots are added and removed (a new root is scanned at once), hashing
+//! modes and the log level change in place. What needs a restart (the
+//! listen address, watch settings) is named in the answer.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::Error;
+use crate::config::Config;
+use crate::daemon::{Engine, HashSettings};
+use crate::dupes::HashMode;
+
+/// Changes the log filter (`info`, `fsindexd=debug`).
+pub type SetLog = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// What the daemon was started with, and the config in force.
+pub struct Reloader {
+    path: PathBuf,
+    current: Mutex<Config>,
+    engine: Arc<Engine>,
+    /// Roots given with `--root`: they stay whatever the file says.
+    cli_roots: Vec<PathBuf>,
+    /// `--hashing`, which wins over the file's default.
+    cli_hashing: Option<HashMode>,
+    set_log: Option<SetLog>,
+}
+
+impl std::fmt::Debug for Reloader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reloader")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Reloader {
+    pub fn new(
+        path: PathBuf,
+        current: Config,
+        engine: Arc<Engine>,
+        cli_roots: Vec<PathBuf>,
+        cli_hashing: Option<HashMode>,
+        set_log: Option<SetLog>,
+    ) -> Reloader {
+        Reloader {
+            path,
+            current: Mutex::new(current),
+            engine,
+            cli_roots,
+            cli_hashing,
+            set_log,
+        }
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// The hashing settings a config asks for, with `--hashing` applied.
+    pub fn hashing(config: &Config, cli: Option<HashMode>) -> HashSettings {
+        let mut settings = HashSettings {
+            default: cli.or(config.hashing).unwrap_or_default(),
+            per_root: Default::default(),
+        };
+        for (root, mode) in config.root_hashing() {
+            let root = crate::scan::canonical_root(&root).unwrap_or(root);
+            settings.per_root.insert(root, mode);
+        }
+        settings
+    }
+
+    /// Re-reads the file and applies it; returns one line per change. An
+    /// invalid file changes nothing.
+    pub fn reload(&self) -> Result<Vec<String>, Error> {
+        let new = Config::load(&self.path).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        let mut changes = Vec::new();
+
+        // Roots: the file's roots (plus any given with --root) become the
+        // roots; a file without roots leaves them as they are.
+        if !new.roots.is_empty() {
+            let mut wanted = BTreeSet::new();
+            for r in self.cli_roots.iter().chain(&new.roots) {
+                let canon = crate::scan::canonical_root(r).map_err(|e| {
+                    Error::InvalidArgument(format!(
+                        "{}: root {}: {e}",
+                        self.path.display(),
+                        r.display()
+                    ))
+                })?;
+                wanted.insert(canon);
+            }
+            let have: BTreeSet<PathBuf> = self
+                .engine
+                .root_views()?
+                .into_iter()
+                .map(|v| bytes_path(&v.path))
+                .collect();
+            for gone in have.difference(&wanted) {
+                self.engine.remove_root(gone)?;
+                changes.push(format!("removed root {}", gone.display()));
+            }
+            for added in wanted.difference(&have) {
+                self.engine.add_root(added)?;
+                changes.push(format!("added root {} (scanning)", added.display()));
+            }
+        }
+
+        let hashing = Self::hashing(&new, self.cli_hashing);
+        if hashing != Self::hashing(&current, self.cli_hashing) {
+            self.engine.set_hashing(hashing)?;
+            changes.push("hashing modes updated".into());
+        }
+
+        if new.log_level != current.log_level
+            && std::env::var_os("FSINDEX_LOG").is_none()
+            && let Some(set) = &self.set_log
+        {
+            let level = new.log_level.as_deref().unwrap_or("info");
+            set(level).map_err(Error::InvalidArgument)?;
+            changes.push(format!("log level {level}"));
+        }
+
+        let restart = [
+            (
+                "listen",
+                new.listen != current.listen || new.allow_remote != current.allow_remote,
+            ),
+            ("watch", new.watch != current.watch),
+            ("max_watches", new.max_watches != current.max_watches),
+            (
+                "poll_interval_secs",
+                new.poll_interval_secs != current.poll_interval_secs,
+            ),
+            (
+                "cross_filesystems",
+                new.cross_filesystems != current.cross_filesystems,
+            ),
+            (
+                "log_retention_days",
+                new.log_retention_days != current.log_retention_days,
+            ),
+        ];
+        for (key, changed) in restart {
+            if changed {
+                changes.push(format!(
+                    "{key} changed: takes effect when the daemon restarts"
+                ));
+            }
+        }
+        if changes.is_empty() {
+            changes.push("no changes".into());
+        }
+        *current = new;
+        tracing::info!(file = %self.path.display(), changes = %changes.join("; "), "config reloaded");
+        Ok(changes)
+    }
+}
+
+#[cfg(unix)]
+fn bytes_path(b: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
