@@ -4,12 +4,14 @@
 
 mod bad_input;
 mod browse;
+mod config;
 mod du;
 mod dupes;
 mod map;
 mod query;
 mod restart;
 mod search;
+mod security;
 mod util;
 mod verify;
 mod watch;
