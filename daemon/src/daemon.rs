@@ -361,6 +361,10 @@ impl Engine {
     }
 
     fn scanner_loop(self: Arc<Self>, rx: mpsc::Receiver<Job>) {
+        // Scans are background work: they must not storm the machine
+        // (Tracker's and Baloo's worst complaints). The walk's threads
+        // inherit this.
+        dupes::lower_thread_priority();
         while let Ok(job) = rx.recv() {
             let job = match job {
                 Job::Scan(job) => job,

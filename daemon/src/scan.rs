@@ -412,7 +412,12 @@ fn reconcile(
     }
     let watcher = watcher.cloned();
 
+    // A pool of its own per walk: its threads inherit the calling thread's
+    // priority (the scanner runs at nice 19 and idle I/O; `fsctl verify`
+    // walks at the caller's).
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let walk = WalkDirGeneric::<WalkState>::new(&target.start)
+        .parallelism(jwalk::Parallelism::RayonNewPool(threads))
         .skip_hidden(false)
         .follow_links(false)
         .sort(false)
