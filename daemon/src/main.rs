@@ -218,12 +218,16 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
 
     // One daemon per instance.
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&paths.lock)
-        .with_context(|| format!("opening {}", paths.lock.display()))?;
+    let lock = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&paths.lock)
+    }
+    .with_context(|| format!("opening {}", paths.lock.display()))?;
     if lock.try_lock().is_err() {
         return Err(fsindexd::Error::AlreadyRunning(paths.lock.clone()).into());
     }
