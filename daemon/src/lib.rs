@@ -16,6 +16,7 @@ pub mod query;
 pub mod scan;
 pub mod search;
 pub mod server;
+pub mod service;
 pub mod store;
 pub mod watch;
 

@@ -47,6 +47,14 @@ struct Args {
     /// Print the default configuration and exit.
     #[arg(long)]
     print_config: bool,
+    /// Write the man page fsindexd.1 into DIR and exit (for packagers).
+    #[arg(long, value_name = "DIR", hide = true)]
+    generate_man: Option<PathBuf>,
+    /// Run under the Windows service manager (as registered by
+    /// `fsctl service install --system`).
+    #[cfg(windows)]
+    #[arg(long, hide = true)]
+    service: bool,
 }
 
 fn main() -> ExitCode {
@@ -58,6 +66,20 @@ fn main() -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
+    if let Some(dir) = &args.generate_man {
+        return generate_man(dir);
+    }
+    #[cfg(windows)]
+    if args.service {
+        let result = fsindexd::service::windows::run(move || run(args));
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("fsindexd: {e:#}");
+                ExitCode::from(1)
+            }
+        };
+    }
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -66,6 +88,22 @@ fn main() -> ExitCode {
                 Some(fsindexd::Error::AlreadyRunning(_)) => ExitCode::from(3),
                 _ => ExitCode::from(1),
             }
+        }
+    }
+}
+
+/// `--generate-man DIR`: the man page from the same clap definition as `--help`.
+fn generate_man(dir: &std::path::Path) -> ExitCode {
+    use clap::CommandFactory;
+    let man = clap_mangen::Man::new(Args::command());
+    match std::fs::create_dir_all(dir).and_then(|()| man.generate_to(dir)) {
+        Ok(path) => {
+            println!("wrote {}", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("fsindexd: writing the man page into {}: {e}", dir.display());
+            ExitCode::from(1)
         }
     }
 }
@@ -121,6 +159,15 @@ fn run(args: Args) -> anyhow::Result<()> {
         .build(&paths.logs)
         .context("opening the log directory")?;
     let (writer, _log_guard) = tracing_appender::non_blocking(appender);
+    // Under systemd, stderr goes to the journal too (which stamps the time).
+    let writer = {
+        use tracing_subscriber::fmt::writer::{BoxMakeWriter, MakeWriterExt};
+        if fsindexd::service::under_systemd() {
+            BoxMakeWriter::new(writer.and(std::io::stderr))
+        } else {
+            BoxMakeWriter::new(writer)
+        }
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("FSINDEX_LOG")
@@ -193,6 +240,9 @@ fn run(args: Args) -> anyhow::Result<()> {
             std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
         }
         tracing::info!(socket = %socket.display(), "listening");
+        // systemd (Type=notify): ready once the socket listens; watchdog pings.
+        fsindexd::service::ready(&format!("listening on {}", socket.display()));
+        let _watchdog = fsindexd::service::spawn_watchdog();
         fsindexd::server::serve(
             IndexService::new(engine.clone()),
             listener,
@@ -215,5 +265,7 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
+        _ = fsindexd::service::stop_requested() => {}
     }
+    fsindexd::service::stopping();
 }
