@@ -9,20 +9,31 @@ use fsindexd::dupes::HashMode;
 const EXAMPLE: &str = include_str!("../../packaging/config.example.toml");
 
 /// The example with its `#key = ...` example lines switched on (prose
-/// comments start with `# `).
+/// comments start with `# `); an example replaces the default spelled out
+/// for the same key.
 fn uncommented() -> String {
-    EXAMPLE
-        .lines()
-        .map(|l| match l.strip_prefix('#') {
-            Some(rest)
-                if rest.starts_with(|c: char| c.is_ascii_lowercase() || c == '[' || c == '"') =>
-            {
-                rest
+    let mut out: Vec<&str> = Vec::new();
+    for line in EXAMPLE.lines() {
+        let example = line.strip_prefix('#').filter(|rest| {
+            rest.starts_with(|c: char| c.is_ascii_lowercase() || c == '[' || c == '"')
+        });
+        let Some(example) = example else {
+            out.push(line);
+            continue;
+        };
+        if let Some((key, _)) = example.split_once(" = ") {
+            let table_start = out
+                .iter()
+                .rposition(|l| l.starts_with('['))
+                .map_or(0, |i| i + 1);
+            let key = format!("{key} = ");
+            if let Some(i) = out[table_start..].iter().position(|l| l.starts_with(&key)) {
+                out.remove(table_start + i);
             }
-            _ => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+        }
+        out.push(example);
+    }
+    out.join("\n")
 }
 
 #[test]

@@ -92,6 +92,12 @@ enum Command {
     Watch(cmd::watch::Args),
     /// A condensed outline of a tree for an LLM's context, within a token budget.
     Map(cmd::map::Args),
+    /// Install, remove or inspect fsindexd as a service (systemd, launchd, Windows).
+    Service(cmd::service::Args),
+    /// Print a shell completion script.
+    Completions(cmd::completions::Args),
+    /// Print the man page, or write all of them into a folder.
+    Man(cmd::man::Args),
 }
 
 fn main() -> ExitCode {
@@ -120,6 +126,9 @@ fn main() -> ExitCode {
             Command::Tree(a) => cmd::tree::run(&cli.global, a).await,
             Command::Watch(a) => cmd::watch::run(&cli.global, a).await,
             Command::Map(a) => cmd::map::run(&cli.global, a).await,
+            Command::Service(a) => cmd::service::run(&cli.global, a).await,
+            Command::Completions(a) => cmd::completions::run(a),
+            Command::Man(a) => cmd::man::run(a),
         }
     });
     match result {

@@ -10,6 +10,7 @@ mod map;
 mod query;
 mod restart;
 mod search;
+mod service;
 mod util;
 mod verify;
 mod watch;
