@@ -271,9 +271,8 @@ pub mod windows {
             .unwrap_or(Ok(()))
     }
 
-    // The macro defines the `extern "system"` entry point the SCM calls; it
-    // converts the raw argument vector, hence the unsafe block it expands to.
-    #[allow(unsafe_code)]
+    // The `extern "system"` entry point the SCM calls, defined by the crate's
+    // macro (which also converts the raw argument vector).
     mod entry {
         windows_service::define_windows_service!(ffi_service_main, service_main);
 
