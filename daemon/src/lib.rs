@@ -18,6 +18,7 @@ pub mod reload;
 pub mod scan;
 pub mod search;
 pub mod server;
+pub mod service;
 pub mod store;
 pub mod watch;
 

@@ -57,6 +57,14 @@ struct Args {
     /// Print the default configuration and exit.
     #[arg(long)]
     print_config: bool,
+    /// Write the man page fsindexd.1 into DIR and exit (for packagers).
+    #[arg(long, value_name = "DIR", hide = true)]
+    generate_man: Option<PathBuf>,
+    /// Run under the Windows service manager (as registered by
+    /// `fsctl service install --system`).
+    #[cfg(windows)]
+    #[arg(long, hide = true)]
+    service: bool,
 }
 
 fn main() -> ExitCode {
@@ -68,6 +76,20 @@ fn main() -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
+    if let Some(dir) = &args.generate_man {
+        return generate_man(dir);
+    }
+    #[cfg(windows)]
+    if args.service {
+        let result = fsindexd::service::windows::run(move || run(args));
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("fsindexd: {e:#}");
+                ExitCode::from(1)
+            }
+        };
+    }
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -76,6 +98,22 @@ fn main() -> ExitCode {
                 Some(fsindexd::Error::AlreadyRunning(_)) => ExitCode::from(3),
                 _ => ExitCode::from(1),
             }
+        }
+    }
+}
+
+/// `--generate-man DIR`: the man page from the same clap definition as `--help`.
+fn generate_man(dir: &std::path::Path) -> ExitCode {
+    use clap::CommandFactory;
+    let man = clap_mangen::Man::new(Args::command());
+    match std::fs::create_dir_all(dir).and_then(|()| man.generate_to(dir)) {
+        Ok(path) => {
+            println!("wrote {}", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("fsindexd: writing the man page into {}: {e}", dir.display());
+            ExitCode::from(1)
         }
     }
 }
@@ -155,7 +193,7 @@ fn logging(
             .unwrap_or_else(|_| EnvFilter::new("info"))
     });
     let (filter, handle) = reload::Layer::new(filter);
-    let journal = std::env::var_os("JOURNAL_STREAM").is_some();
+    let journal = fsindexd::service::under_systemd();
     tracing_subscriber::registry()
         .with(filter)
         .with(fmt::layer().with_ansi(false).with_writer(writer))
@@ -338,6 +376,9 @@ fn run(args: Args) -> anyhow::Result<()> {
             let token = token.clone().unwrap_or_default();
             tokio::spawn(async move { fsindexd::server::serve_tcp(service, l, token, stop).await })
         });
+        // systemd (Type=notify): ready once the sockets listen; watchdog pings.
+        fsindexd::service::ready(&format!("listening on {}", socket.display()));
+        let _watchdog = fsindexd::service::spawn_watchdog();
         fsindexd::server::serve(service, unix, stopped(stop_rx)).await?;
         if let Some(t) = tcp_task {
             t.await??;
@@ -384,5 +425,7 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
+        _ = fsindexd::service::stop_requested() => {}
     }
+    fsindexd::service::stopping();
 }

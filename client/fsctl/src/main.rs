@@ -104,6 +104,12 @@ enum Command {
     Map(cmd::map::Args),
     /// Make the daemon re-read config.toml (as SIGHUP does); an invalid file is refused.
     Reload(cmd::reload::Args),
+    /// Install, remove or inspect fsindexd as a service (systemd, launchd, Windows).
+    Service(cmd::service::Args),
+    /// Print a shell completion script.
+    Completions(cmd::completions::Args),
+    /// Print the man page, or write all of them into a folder.
+    Man(cmd::man::Args),
 }
 
 fn main() -> ExitCode {
@@ -133,6 +139,9 @@ fn main() -> ExitCode {
             Command::Watch(a) => cmd::watch::run(&cli.global, a).await,
             Command::Map(a) => cmd::map::run(&cli.global, a).await,
             Command::Reload(a) => cmd::reload::run(&cli.global, a).await,
+            Command::Service(a) => cmd::service::run(&cli.global, a).await,
+            Command::Completions(a) => cmd::completions::run(a),
+            Command::Man(a) => cmd::man::run(a),
         }
     });
     match result {

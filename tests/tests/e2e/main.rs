@@ -12,6 +12,7 @@ mod query;
 mod restart;
 mod search;
 mod security;
+mod service;
 mod util;
 mod verify;
 mod watch;

@@ -1,14 +1,17 @@
 //! One module per subcommand: an `Args` struct and a `run`.
 
+pub mod completions;
 pub mod du;
 pub mod dupes;
 pub mod info;
 pub mod ls;
+pub mod man;
 pub mod map;
 pub mod reload;
 pub mod roots;
 pub mod scan;
 pub mod search;
+pub mod service;
 pub mod status;
 pub mod tree;
 pub mod verify;
