@@ -159,12 +159,14 @@ fn run(args: Args) -> anyhow::Result<()> {
     } else {
         None
     };
+    let rules = fsindexd::exclude::Rules::from_config(&config, &paths)
+        .with_context(|| config_path.display().to_string())?;
     let engine = Engine::start(
         store,
         writer.handle(),
         snapshot,
         wanted,
-        config.cross_filesystems,
+        rules,
         watch,
         events,
     )?;

@@ -39,6 +39,12 @@ fn to_path(b: &[u8]) -> PathBuf {
     PathBuf::from(std::ffi::OsStr::from_bytes(b))
 }
 
+#[cfg(unix)]
+fn os_str(b: &[u8]) -> &std::ffi::OsStr {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(b)
+}
+
 fn absolute(b: &[u8]) -> Result<PathBuf, Status> {
     let p = to_path(b);
     if !p.is_absolute() {
@@ -249,6 +255,7 @@ impl pb::index_server::Index for IndexService {
             blocking(move || engine.sync(Duration::from_secs(10))).await?;
         }
         let snapshot = self.engine.snapshot();
+        let rules = self.engine.rules();
         let (total, found) = blocking(move || {
             let t = Instant::now();
             let out = snapshot
@@ -260,6 +267,7 @@ impl pb::index_server::Index for IndexService {
         })
         .await?;
         let total = total as u64;
+        // Flags are worked out for what is returned, never stored.
         let mut chunks: Vec<pb::SearchResponse> = found
             .chunks(1024)
             .map(|c| pb::SearchResponse {
@@ -267,6 +275,7 @@ impl pb::index_server::Index for IndexService {
                 entries: c
                     .iter()
                     .map(|f| pb::Entry {
+                        sensitive: rules.is_sensitive(&to_path(&f.path), f.kind == Kind::Dir),
                         path: f.path.clone(),
                         name: f.name.clone(),
                         r#type: entry_type(f.kind),
@@ -592,7 +601,7 @@ impl pb::index_server::Index for IndexService {
         let path = absolute(&req.into_inner().path)?;
         let engine = self.engine.clone();
         let p = path.clone();
-        let info = blocking(move || engine.store.read(|c| crate::browse::stat(c, &p))).await?;
+        let info = blocking(move || engine.stat(&p)).await?;
         let row = info
             .row
             .ok_or_else(|| Status::not_found("entry vanished"))?;
@@ -615,6 +624,8 @@ impl pb::index_server::Index for IndexService {
             lines: info.lines,
             usage: info.usage.map(usage),
             target: info.target,
+            sensitive: info.sensitive,
+            skip_tier: info.skip_tier,
         }))
     }
 
@@ -647,16 +658,20 @@ impl pb::index_server::Index for IndexService {
         if req.reverse {
             rows.reverse();
         }
-        let base = path.into_os_string().into_encoded_bytes();
+        let rules = self.engine.rules();
+        let folder = rules.folder(&path);
+        let base = path.as_os_str().as_encoded_bytes();
         let entries = rows
             .into_iter()
             .map(|r| {
-                let mut p = base.clone();
+                let mut p = base.to_vec();
                 if p.last() != Some(&b'/') {
                     p.push(b'/');
                 }
                 p.extend_from_slice(&r.name);
                 pb::Entry {
+                    sensitive: folder.verdict(os_str(&r.name), r.kind == Kind::Dir)
+                        == crate::exclude::Verdict::Warn,
                     path: p,
                     name: r.name,
                     r#type: entry_type(r.kind),
