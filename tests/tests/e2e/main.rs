@@ -6,6 +6,7 @@ mod bad_input;
 mod browse;
 mod du;
 mod dupes;
+mod exclude;
 mod map;
 mod query;
 mod restart;
