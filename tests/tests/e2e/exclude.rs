@@ -390,7 +390,7 @@ fn the_index_folder_inside_a_root_is_not_indexed() {
     let home = tree.join("state/fsindex");
     let mut inst = Instance::new(home.clone(), &[&tree], Runner::current());
     inst.start();
-    let expected = expected_without(&inst, &tree, &[home.clone()]);
+    let expected = expected_without(&inst, &tree, std::slice::from_ref(&home));
     let got = indexed(&inst);
     assert_eq!(expected, got, "{}", diff(&expected, &got));
     assert!(got.contains(tree.join("state").as_os_str().as_encoded_bytes()));
