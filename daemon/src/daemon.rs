@@ -1460,3 +1460,82 @@ impl crate::store::Mirror for SnapshotMirror {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::exclude::Environment;
+
+    fn rules(excludes: &[&str]) -> Rules {
+        let config = Config {
+            excludes: excludes.iter().map(|s| s.to_string()).collect(),
+            ..Config::default()
+        };
+        Rules::new(&config, None, &Environment::default()).unwrap()
+    }
+
+    fn wait_ready(engine: &Engine) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let views = engine.root_views().unwrap();
+            if views.iter().all(|v| v.state == RootState::Ready) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "not ready: {views:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn set_rules_rescans_so_excluded_entries_leave_and_allowed_ones_arrive() {
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = tmp.path().join("tree");
+        for p in ["keep/a.txt", "drop/b.txt", "x.log"] {
+            let p = tree.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, b"x").unwrap();
+        }
+        let tree = std::fs::canonicalize(&tree).unwrap();
+        let snapshot = Arc::new(RwLock::new(Snapshot::default()));
+        let (events, _) = tokio::sync::broadcast::channel(16);
+        let mirror = SnapshotMirror {
+            snapshot: snapshot.clone(),
+            events: events.clone(),
+        };
+        let (store, writer) = Store::open(&tmp.path().join("index.db"), Box::new(mirror)).unwrap();
+        let engine = Engine::start(
+            store,
+            writer.handle(),
+            snapshot,
+            Some(vec![tree.clone()]),
+            rules(&["drop"]),
+            WatchOptions::default(),
+            events,
+        )
+        .unwrap();
+        wait_ready(&engine);
+        let has = |p: &str| engine.store.read(|c| du::resolve(c, &tree.join(p))).is_ok();
+        let watches = || engine.watcher.as_ref().map(|w| w.watch_count());
+        assert!(has("keep/a.txt") && !has("drop") && has("x.log"));
+        // The root and keep/.
+        assert_eq!(watches(), Some(2));
+
+        engine.set_rules(rules(&["*.log"])).unwrap();
+        wait_ready(&engine);
+        assert!(has("keep/a.txt") && has("drop/b.txt") && !has("x.log"));
+        assert_eq!(watches(), Some(3));
+
+        // A folder kept out is no longer watched, before its rescan even ends.
+        engine.set_rules(rules(&["keep/"])).unwrap();
+        assert_eq!(watches(), Some(2));
+        wait_ready(&engine);
+        assert!(!has("keep") && has("drop/b.txt") && has("x.log"));
+        let verified = engine.verify(None, false).unwrap();
+        assert!(verified.differences.is_empty(), "{verified:?}");
+
+        engine.stop();
+        drop(engine);
+        writer.close();
+    }
+}
