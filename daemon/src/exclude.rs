@@ -205,19 +205,18 @@ fn unescape_octal(s: &str) -> OsString {
     OsString::from_vec(out)
 }
 
-/// One compiled pattern. Its last component is in [`Rules::names`] at the
-/// same index.
+/// One compiled pattern. Its last component is in [`Rules::names`].
 #[derive(Clone, Debug)]
 struct Pattern {
     verdict: Verdict,
     /// The pattern ended with `/`: folders only.
     dir_only: bool,
-    /// Index in [`Rules::folders`] of the part before the last `/`, which
-    /// the entry's folder must match.
-    folder: Option<usize>,
-    /// The whole pattern, matched against the whole path, when its last
-    /// component cannot be split off.
-    full: Option<GlobMatcher>,
+    /// The part before the last `/` is in [`Rules::folders`]: the entry's
+    /// folder must match it.
+    folder: bool,
+    /// The whole pattern, matched against the whole path (lowercased when
+    /// the flag says so), when its last component cannot be split off.
+    full: Option<(GlobMatcher, bool)>,
 }
 
 /// A pattern taken apart (see the module docs).
@@ -297,13 +296,112 @@ struct Source<'a> {
     case_insensitive: bool,
 }
 
+/// Name globs and the pattern each one belongs to.
+struct NameSet {
+    set: GlobSet,
+    pattern: Vec<usize>,
+}
+
+impl NameSet {
+    fn build((b, pattern): (GlobSetBuilder, Vec<usize>)) -> Result<NameSet, Error> {
+        let set = b
+            .build()
+            .map_err(|e| Error::InvalidArgument(format!("exclusion patterns: {e}")))?;
+        Ok(NameSet { set, pattern })
+    }
+
+    /// Adds the patterns whose name glob matches `name` to `out`.
+    fn hits(&self, name: &[u8], out: &mut Vec<usize>) {
+        let name = Candidate::from_bytes(name);
+        if self.set.is_empty() || !self.set.is_match_candidate(&name) {
+            return;
+        }
+        let mut found = Vec::new();
+        self.set.matches_candidate_into(&name, &mut found);
+        out.extend(found.into_iter().map(|i| self.pattern[i]));
+    }
+}
+
+/// One part of every pattern (its last component, or its folder part),
+/// as globs tagged with their pattern. Case-insensitive ones are kept
+/// lowercased and matched against the lowercased text: globset's own
+/// case-insensitive matching knows ASCII only, and the plain literal and
+/// extension look-ups it then uses are several times faster than its
+/// case-insensitive automaton.
+struct PartSet {
+    exact: NameSet,
+    folded: NameSet,
+}
+
+struct PartSetBuilder {
+    exact: (GlobSetBuilder, Vec<usize>),
+    folded: (GlobSetBuilder, Vec<usize>),
+}
+
+impl PartSetBuilder {
+    fn new() -> Self {
+        PartSetBuilder {
+            exact: (GlobSetBuilder::new(), Vec::new()),
+            folded: (GlobSetBuilder::new(), Vec::new()),
+        }
+    }
+
+    fn add(&mut self, glob: globset::Glob, case_insensitive: bool, pattern: usize) {
+        let to = if case_insensitive {
+            &mut self.folded
+        } else {
+            &mut self.exact
+        };
+        to.0.add(glob);
+        to.1.push(pattern);
+    }
+
+    fn build(self) -> Result<PartSet, Error> {
+        Ok(PartSet {
+            exact: NameSet::build(self.exact)?,
+            folded: NameSet::build(self.folded)?,
+        })
+    }
+}
+
+impl PartSet {
+    /// Adds the patterns whose part matches `text` to `out`.
+    fn hits(&self, text: &[u8], out: &mut Vec<usize>) {
+        self.exact.hits(text, out);
+        if !self.folded.set.is_empty() {
+            with_lowercase(text, |lower| self.folded.hits(lower, out));
+        }
+    }
+}
+
+/// `name` lowercased: ASCII on the stack (names are at most 255 bytes on
+/// the file systems we index), other UTF-8 by Unicode rules, bytes that are
+/// not UTF-8 by ASCII rules.
+fn with_lowercase<T>(name: &[u8], f: impl FnOnce(&[u8]) -> T) -> T {
+    if name.is_ascii() && name.len() <= 256 {
+        let mut buf = [0u8; 256];
+        let lower = &mut buf[..name.len()];
+        lower.copy_from_slice(name);
+        lower.make_ascii_lowercase();
+        return f(lower);
+    }
+    match std::str::from_utf8(name) {
+        Ok(s) => f(s.to_lowercase().as_bytes()),
+        Err(_) => f(&name.to_ascii_lowercase()),
+    }
+}
+
 /// The compiled rules: which entries are indexed, flagged, or kept out.
 /// Built from the config once and swapped whole when it changes.
 pub struct Rules {
-    /// The last component of every pattern; index i is `patterns[i]`.
-    names: GlobSet,
+    /// The last component of every pattern, except those that are `*`.
+    names: PartSet,
+    /// The patterns whose last component is `*`, which matches every name:
+    /// they are in no set, and only their folder part is checked, once per
+    /// folder.
+    any_name: Vec<usize>,
     /// The folder parts of split path patterns.
-    folders: GlobSet,
+    folders: PartSet,
     patterns: Vec<Pattern>,
     /// The patterns as written, for logs.
     written: Vec<(Verdict, String)>,
@@ -408,9 +506,9 @@ impl Rules {
                 case_insensitive: true,
             },
         ];
-        let mut names = GlobSetBuilder::new();
-        let mut folders = GlobSetBuilder::new();
-        let mut folder_count = 0;
+        let mut names = PartSetBuilder::new();
+        let mut any_name = Vec::new();
+        let mut folders = PartSetBuilder::new();
         let mut patterns = Vec::new();
         let mut written = Vec::new();
         for s in &sources {
@@ -418,13 +516,28 @@ impl Rules {
                 let bad = |why: &dyn std::fmt::Display| {
                     Error::InvalidArgument(format!("{}: bad pattern {text:?}: {why}", s.what))
                 };
+                // Case-insensitive globs are lowercased here and matched
+                // against lowercased text (see `PartSet`).
                 let glob = |g: &str| {
-                    GlobBuilder::new(g)
+                    let g = if s.case_insensitive {
+                        g.to_lowercase()
+                    } else {
+                        g.to_owned()
+                    };
+                    GlobBuilder::new(&g)
                         .literal_separator(true)
                         .backslash_escape(true)
-                        .case_insensitive(s.case_insensitive)
                         .build()
                         .map_err(|e| bad(&e))
+                };
+                let index = patterns.len();
+                let mut add_name = |g: &str| -> Result<(), Error> {
+                    if g == "*" || g == "**" {
+                        any_name.push(index);
+                    } else {
+                        names.add(glob(g)?, s.case_insensitive, index);
+                    }
+                    Ok(())
                 };
                 let trimmed = text.trim_end_matches('/');
                 let dir_only = trimmed.len() < text.len();
@@ -434,36 +547,28 @@ impl Rules {
                 let mut p = Pattern {
                     verdict: s.verdict,
                     dir_only,
-                    folder: None,
+                    folder: false,
                     full: None,
                 };
                 match shape(trimmed) {
-                    Shape::Name(name) => {
-                        names.add(glob(&name)?);
-                    }
+                    Shape::Name(name) => add_name(&name)?,
                     Shape::Split { folder, name } => {
                         if name.is_empty() {
                             return Err(bad(&"empty name after `/`"));
                         }
-                        names.add(glob(&name)?);
-                        folders.add(glob(&folder)?);
-                        p.folder = Some(folder_count);
-                        folder_count += 1;
+                        add_name(&name)?;
+                        folders.add(glob(&folder)?, s.case_insensitive, index);
+                        p.folder = true;
                     }
                     Shape::Whole { whole, name } => {
-                        names.add(glob(name.as_deref().unwrap_or("*"))?);
-                        p.full = Some(glob(&whole)?.compile_matcher());
+                        add_name(name.as_deref().unwrap_or("*"))?;
+                        p.full = Some((glob(&whole)?.compile_matcher(), s.case_insensitive));
                     }
                 }
                 patterns.push(p);
                 written.push((s.verdict, text.clone()));
             }
         }
-        let build = |b: GlobSetBuilder| {
-            b.build()
-                .map_err(|e| Error::InvalidArgument(format!("exclusion patterns: {e}")))
-        };
-
         let mut excluded = HashSet::new();
         let mut volume_tops = HashSet::new();
         if config.default_excludes.unwrap_or(true) {
@@ -501,8 +606,9 @@ impl Rules {
             .filter_map(|(root, o)| Some((canonical(root), o.one_filesystem?)))
             .collect();
         Ok(Rules {
-            names: build(names)?,
-            folders: build(folders)?,
+            names: names.build()?,
+            any_name,
+            folders: folders.build()?,
             patterns,
             written,
             excluded,
@@ -596,15 +702,14 @@ pub struct Folder<'a> {
 }
 
 impl Folder<'_> {
+    /// True when pattern `i`'s folder part matches this folder.
     fn folder_matches(&self, i: usize) -> bool {
         self.folder_hits
             .get_or_init(|| {
                 let mut hits = Vec::new();
-                if !self.rules.folders.is_empty() {
-                    self.rules
-                        .folders
-                        .matches_candidate_into(&Candidate::new(self.dir), &mut hits);
-                }
+                self.rules
+                    .folders
+                    .hits(self.dir.as_os_str().as_encoded_bytes(), &mut hits);
                 hits
             })
             .contains(&i)
@@ -620,20 +725,25 @@ impl Folder<'_> {
         {
             v = Verdict::Exclude;
         }
-        let candidate = Candidate::from_bytes(name.as_encoded_bytes());
-        if r.patterns.is_empty() || !r.names.is_match_candidate(&candidate) {
+        if r.patterns.is_empty() {
             return v;
         }
         let mut hits = Vec::new();
-        r.names.matches_candidate_into(&candidate, &mut hits);
-        for i in hits {
+        r.names.hits(name.as_encoded_bytes(), &mut hits);
+        for &i in r.any_name.iter().chain(&hits) {
             let p = &r.patterns[i];
             if p.verdict <= v
                 || (p.dir_only && !is_dir)
-                || p.folder.is_some_and(|f| !self.folder_matches(f))
-                || p.full
-                    .as_ref()
-                    .is_some_and(|m| !m.is_match(self.dir.join(name)))
+                || (p.folder && !self.folder_matches(i))
+                || p.full.as_ref().is_some_and(|(m, folded)| {
+                    let path = self.dir.join(name);
+                    let path = path.as_os_str().as_encoded_bytes();
+                    !if *folded {
+                        with_lowercase(path, |l| m.is_match_candidate(&Candidate::from_bytes(l)))
+                    } else {
+                        m.is_match_candidate(&Candidate::from_bytes(path))
+                    }
+                })
             {
                 continue;
             }
@@ -775,6 +885,12 @@ mod tests {
         assert_eq!(file(&r, "/h/.AWS/Credentials"), Verdict::Block);
         assert_eq!(file(&r, "/h/.Env"), Verdict::Skip);
         assert_eq!(file(&r, "/h/My_Password.txt"), Verdict::Warn);
+        // Names that are not ASCII go through Unicode case folding.
+        assert_eq!(file(&r, "/h/ÉTÉ_PASSWORD.txt"), Verdict::Warn);
+        let r = rules(&[], &[], &[], &["*mot_de_passé*"]);
+        assert_eq!(file(&r, "/h/MOT_DE_PASSÉ.txt"), Verdict::Warn);
+        assert_eq!(file(&r, "/h/Mot_De_Passé"), Verdict::Warn);
+        assert_eq!(file(&r, "/h/mot_de_passe"), Verdict::Index);
         let r = rules(&["Build"], &[], &[], &[]);
         assert_eq!(dir(&r, "/p/Build"), Verdict::Exclude);
         assert_eq!(
