@@ -2,7 +2,7 @@
 //! nothing more. Blocking work (SQLite, the in-memory search) runs on the
 //! blocking pool.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -275,7 +275,8 @@ impl pb::index_server::Index for IndexService {
                 entries: c
                     .iter()
                     .map(|f| pb::Entry {
-                        sensitive: rules.is_sensitive(&to_path(&f.path), f.kind == Kind::Dir),
+                        sensitive: rules
+                            .is_sensitive(Path::new(os_str(&f.path)), f.kind == Kind::Dir),
                         path: f.path.clone(),
                         name: f.name.clone(),
                         r#type: entry_type(f.kind),
