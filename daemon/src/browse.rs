@@ -62,7 +62,7 @@ fn load(conn: &Connection, id: i64) -> Result<EntryRow, Error> {
 pub fn stat(conn: &Connection, path: &Path) -> Result<Info, Error> {
     let (_, id) = du::resolve(conn, path)?;
     let row = load(conn, id)?;
-    let mut info = describe(path, row);
+    let mut info = describe(path, row, true);
     if info.row.as_ref().is_some_and(|r| r.kind == Kind::Dir) {
         let bytes = path.as_os_str().as_encoded_bytes().to_vec();
         info.usage = Some(du::disk_usage(conn, id, bytes, 1, false)?.total);
@@ -71,18 +71,20 @@ pub fn stat(conn: &Connection, path: &Path) -> Result<Info, Error> {
 }
 
 /// `path` in detail from its live lstat `meta`, for an entry the index
-/// does not hold (the SKIP tier): everything but a folder's usage.
+/// does not hold (the SKIP tier): no folder usage, and the file is not
+/// opened (no encoding or line count): a sensitive file's contents are
+/// left alone.
 pub fn stat_live(path: &Path, meta: &std::fs::Metadata) -> Info {
     let name = path
         .file_name()
         .map(|n| n.as_encoded_bytes().to_vec())
         .unwrap_or_default();
-    describe(path, crate::scan::row_from_meta(0, None, name, meta))
+    describe(path, crate::scan::row_from_meta(0, None, name, meta), false)
 }
 
 /// What `info` shows beyond the row: kind, mime, times, owner, a symlink's
-/// target, a text file's encoding and lines.
-fn describe(path: &Path, row: EntryRow) -> Info {
+/// target and, with `read`, a text file's encoding and lines.
+fn describe(path: &Path, row: EntryRow, read: bool) -> Info {
     use std::os::unix::fs::MetadataExt;
     let mut info = Info {
         lines: -1,
@@ -118,8 +120,8 @@ fn describe(path: &Path, row: EntryRow) -> Info {
                 info.target = t.into_os_string().into_encoded_bytes();
             }
         }
-        Kind::File => sniff_text(path, &mut info),
-        Kind::Dir | Kind::Other => {}
+        Kind::File if read => sniff_text(path, &mut info),
+        Kind::File | Kind::Dir | Kind::Other => {}
     }
     info.row = Some(row);
     info

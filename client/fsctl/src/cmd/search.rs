@@ -45,7 +45,7 @@ pub struct Args {
 }
 
 /// After a sensitive (WARN-tier) result on a terminal.
-const SENSITIVE_MARK: &str = "  \x1b[33m[sensitive]\x1b[0m";
+const SENSITIVE_MARK: &str = "  [sensitive]";
 
 /// `in:~/x` and `in:relative` become absolute: the daemon does not know the
 /// caller's home or working directory.
