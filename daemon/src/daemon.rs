@@ -1021,8 +1021,13 @@ impl Engine {
         let rules = self.rules();
         let meta = std::fs::symlink_metadata(path);
         let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
-        // The same error as `du::resolve` gives a path it cannot find.
-        let not_found = || Error::NotFound(String::from_utf8_lossy(&path_bytes(path)).into_owned());
+        // Exactly what a path that does not exist gets: the index has no
+        // entry for a hidden path (unless the rules changed a moment ago
+        // and the rescan has not removed it yet).
+        let not_found = || match self.store.read(|c| du::resolve(c, path)) {
+            Err(e) => e,
+            Ok(_) => Error::NotFound(String::from_utf8_lossy(&path_bytes(path)).into_owned()),
+        };
         match rules.path_verdict(&root_path, path, is_dir) {
             Verdict::Skip => match meta {
                 Ok(m) if scan::reachable(&root_path, path, rules.cross_filesystems(&root_path)) => {
