@@ -26,6 +26,11 @@ pub struct Info {
     pub lines: i64,
     pub usage: Option<Usage>,
     pub target: Vec<u8>,
+    /// Flagged by a sensitive tier: WARN (indexed), or SKIP (see `skip_tier`).
+    pub sensitive: bool,
+    /// A SKIP-tier entry, which the index does not hold: asked for by its
+    /// exact path, it is described from a live lstat (no folder usage).
+    pub skip_tier: bool,
 }
 
 /// Reads at most this much to detect the encoding, and counts lines of
@@ -55,9 +60,32 @@ fn load(conn: &Connection, id: i64) -> Result<EntryRow, Error> {
 
 /// `path` in detail: the index's row plus what only the file can tell.
 pub fn stat(conn: &Connection, path: &Path) -> Result<Info, Error> {
-    use std::os::unix::fs::MetadataExt;
     let (_, id) = du::resolve(conn, path)?;
     let row = load(conn, id)?;
+    let mut info = describe(path, row, true);
+    if info.row.as_ref().is_some_and(|r| r.kind == Kind::Dir) {
+        let bytes = path.as_os_str().as_encoded_bytes().to_vec();
+        info.usage = Some(du::disk_usage(conn, id, bytes, 1, false)?.total);
+    }
+    Ok(info)
+}
+
+/// `path` in detail from its live lstat `meta`, for an entry the index
+/// does not hold (the SKIP tier): no folder usage, and the file is not
+/// opened (no encoding or line count): a sensitive file's contents are
+/// left alone.
+pub fn stat_live(path: &Path, meta: &std::fs::Metadata) -> Info {
+    let name = path
+        .file_name()
+        .map(|n| n.as_encoded_bytes().to_vec())
+        .unwrap_or_default();
+    describe(path, crate::scan::row_from_meta(0, None, name, meta), false)
+}
+
+/// What `info` shows beyond the row: kind, mime, times, owner, a symlink's
+/// target and, with `read`, a text file's encoding and lines.
+fn describe(path: &Path, row: EntryRow, read: bool) -> Info {
+    use std::os::unix::fs::MetadataExt;
     let mut info = Info {
         lines: -1,
         ..Default::default()
@@ -87,20 +115,16 @@ pub fn stat(conn: &Connection, path: &Path) -> Result<Info, Error> {
         info.gid = m.gid();
     }
     match row.kind {
-        Kind::Dir => {
-            let bytes = path.as_os_str().as_encoded_bytes().to_vec();
-            info.usage = Some(du::disk_usage(conn, id, bytes, 1, false)?.total);
-        }
         Kind::Symlink => {
             if let Ok(t) = std::fs::read_link(path) {
                 info.target = t.into_os_string().into_encoded_bytes();
             }
         }
-        Kind::File => sniff_text(path, &mut info),
-        Kind::Other => {}
+        Kind::File if read => sniff_text(path, &mut info),
+        Kind::File | Kind::Dir | Kind::Other => {}
     }
     info.row = Some(row);
-    Ok(info)
+    info
 }
 
 /// Text or not, its encoding (chardetng) and its line count.

@@ -105,13 +105,16 @@ pub struct Config {
     pub root: BTreeMap<PathBuf, RootOptions>,
     /// Extra exclusions: globs matched against a name (`node_modules`,
     /// `*.tmp`) or, when they hold a `/`, against the end of the path
-    /// (`build/*.o`, `/home/me/scratch`). Excluded entries are neither
-    /// indexed nor watched.
+    /// (`build/*.o`; a leading `/` anchors: `/home/me/scratch`); a trailing
+    /// `/` matches folders only. Case-sensitive on Linux. Excluded entries
+    /// are neither indexed nor watched, and folders not descended into
+    /// (see `crate::exclude`).
     pub excludes: Vec<String>,
     /// The built-in exclusions: pseudo and network file systems (/proc,
-    /// /sys, /dev, /run, nfs, cifs, sshfs) unless a root lies on one, the
-    /// trash and cache folders, and the index's own directory. On unless
-    /// set to false.
+    /// /sys, /dev, /run, and mount points of types such as nfs, cifs,
+    /// sshfs; see `crate::exclude`) unless a root lies on one, the trash
+    /// and cache folders, and the index's own directory. On unless set to
+    /// false.
     pub default_excludes: Option<bool>,
     /// Sensitive files in three tiers.
     pub sensitive: Sensitive,
@@ -131,8 +134,9 @@ pub struct Config {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RootOptions {
-    /// Stay on the root's file system (like `du -x`); the global
-    /// `cross_filesystems` decides when unset.
+    /// Stay on the root's file system (like `du -x`), for its scans and
+    /// its watcher events; the global `cross_filesystems` decides when
+    /// unset.
     pub one_filesystem: Option<bool>,
     /// Hashing mode for this root.
     pub hashing: Option<HashMode>,

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use crate::Error;
 use crate::du::{self, RootRow};
 use crate::dupes::{self, HashMode, HashStats, RootMode};
+use crate::exclude::{Rules, Verdict};
 use crate::scan::{self, Outcome, Progress, ScanTarget};
 use crate::search::{ChangeEvent, Snapshot};
 use crate::store::{Op, Store, WriteHandle};
@@ -119,7 +120,10 @@ pub struct Engine {
     /// `rows_written` when memory was last given back.
     rows_at_idle: std::sync::atomic::AtomicU64,
     pub started: Instant,
-    cross_filesystems: bool,
+    /// What is indexed: exclusions, sensitive tiers, per-root file-system
+    /// crossing. Each scan takes the current rules for its whole walk;
+    /// [`Engine::set_rules`] swaps them.
+    rules: RwLock<Arc<Rules>>,
     /// Set at shutdown: a running scan stops at its next entry.
     cancel: AtomicBool,
     scanner: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -208,7 +212,7 @@ impl Engine {
         writer: WriteHandle,
         snapshot: Arc<RwLock<Snapshot>>,
         wanted: Option<Vec<PathBuf>>,
-        cross_filesystems: bool,
+        rules: Rules,
         watch: WatchOptions,
         events: tokio::sync::broadcast::Sender<ChangeEvent>,
     ) -> Result<Arc<Engine>, Error> {
@@ -233,6 +237,7 @@ impl Engine {
         } else {
             None
         };
+        tracing::info!(rules = ?rules, "what is indexed");
         let engine = Arc::new(Engine {
             store,
             writer,
@@ -240,7 +245,7 @@ impl Engine {
             roots: Mutex::new(HashMap::new()),
             jobs: Mutex::new(None),
             started: Instant::now(),
-            cross_filesystems,
+            rules: RwLock::new(Arc::new(rules)),
             cancel: AtomicBool::new(false),
             scanner: Mutex::new(None),
             hashing: Hashing::default(),
@@ -434,20 +439,26 @@ impl Engine {
     /// the whole root): the nearest folder the index already has.
     fn target_for(&self, root: &RootRow, path: Option<&Path>) -> Result<ScanTarget, String> {
         let root_path = bytes_path(&root.path);
+        let rules = self.rules();
+        let cross_filesystems = rules.cross_filesystems(&root_path);
         let target = match path {
             Some(p) if p != root_path && root.entry_id.is_some() => {
-                // The nearest folder the index has: a brand-new folder is
-                // scanned from its parent.
+                // The nearest folder the index has (and the rules let in):
+                // a brand-new folder is scanned from its parent.
                 let mut at = p.to_owned();
                 loop {
                     match self.store.read(|c| du::resolve(c, &at)) {
-                        Ok((_, id)) if at.is_dir() => {
+                        Ok((_, id))
+                            if at.is_dir()
+                                && !rules.path_verdict(&root_path, &at, true).hides() =>
+                        {
                             break ScanTarget {
                                 root_id: root.id,
                                 is_root: at == root_path,
                                 start: at,
                                 start_id: Some(id),
-                                cross_filesystems: self.cross_filesystems,
+                                cross_filesystems,
+                                rules,
                             };
                         }
                         _ => match at.parent() {
@@ -470,7 +481,8 @@ impl Engine {
                 start: root_path.clone(),
                 start_id: root.entry_id,
                 is_root: true,
-                cross_filesystems: self.cross_filesystems,
+                cross_filesystems,
+                rules,
             },
         };
         Ok(target)
@@ -619,16 +631,24 @@ impl Engine {
             return Ok(());
         }
         let roots = self.store.read(du::roots)?;
-        // 1. Renames seen whole: one row each, the subtree follows.
+        let rules = self.rules();
+        // 1. Renames seen whole: one row each, the subtree follows. A
+        // rename to a name the rules keep out is a delete (the new name
+        // never reaches the index); one from such a name is a create.
         let mut ops = Vec::new();
         for (from, to) in std::mem::take(&mut b.moves) {
             let src = self.store.read(|c| du::resolve(c, &from)).ok();
             let dst_parent = to
                 .parent()
                 .and_then(|p| self.store.read(|c| du::resolve(c, p)).ok());
-            let exists = std::fs::symlink_metadata(&to).is_ok();
+            let meta = std::fs::symlink_metadata(&to);
+            let allowed = meta
+                .as_ref()
+                .is_ok_and(|m| !rules.verdict(&to, m.is_dir()).hides());
             match (src, dst_parent, to.file_name()) {
-                (Some((_, id)), Some((_, parent_id)), Some(name)) if exists && !is_cookie(name) => {
+                (Some((_, id)), Some((_, parent_id)), Some(name))
+                    if allowed && !is_cookie(name) =>
+                {
                     if let Ok((_, old)) = self.store.read(|c| du::resolve(c, &to))
                         && old != id
                     {
@@ -688,7 +708,7 @@ impl Engine {
             if new_dirs.iter().any(|n| dir.starts_with(n)) {
                 continue; // inside a new folder: its whole scan covers it
             }
-            if du::root_of(&roots, &dir).is_none() {
+            let Some(root) = du::root_of(&roots, &dir) else {
                 // An event about a root itself.
                 for n in names {
                     let p = dir.join(n);
@@ -697,7 +717,8 @@ impl Engine {
                     }
                 }
                 continue;
-            }
+            };
+            let root_path = bytes_path(&root.path);
             match self.store.read(|c| du::resolve(c, &dir)) {
                 Ok((_, dir_id)) => {
                     let found = self.store.read(|c| {
@@ -708,10 +729,20 @@ impl Engine {
                             dir_id,
                             &dir,
                             &names,
-                            self.cross_filesystems,
+                            scan::Scope {
+                                rules: &rules,
+                                cross_filesystems: rules.cross_filesystems(&root_path),
+                            },
                         )
                     })?;
                     new_dirs.extend(found.into_iter().map(|(p, _)| p));
+                }
+                // A watched folder the rules now keep out (they changed
+                // since it was watched): its events are not ours any more.
+                Err(_) if rules.path_verdict(&root_path, &dir, true).hides() => {
+                    if let Some(w) = watcher {
+                        w.unwatch_under(&dir);
+                    }
                 }
                 // The folder is not indexed yet (its own event was lost or
                 // is in this batch under a new folder): scan it whole.
@@ -956,6 +987,68 @@ impl Engine {
             .unwrap_or_else(|e| e.into_inner())
             .remove(&root.id);
         Ok(())
+    }
+
+    /// The rules in force: what is indexed, flagged or kept out.
+    pub fn rules(&self) -> Arc<Rules> {
+        self.rules.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Swaps in new rules (a reloaded config) and rescans every root, so
+    /// that entries they now keep out leave the index and entries they now
+    /// let in arrive. Watches on folders they keep out are dropped at once.
+    pub fn set_rules(&self, rules: Rules) -> Result<(), Error> {
+        tracing::info!(rules = ?rules, "what is indexed changed; rescanning every root");
+        let rules = Arc::new(rules);
+        *self.rules.write().unwrap_or_else(|e| e.into_inner()) = rules.clone();
+        let roots = self.store.read(du::roots)?;
+        if let Some(w) = &self.watcher {
+            w.unwatch_where(|p| {
+                du::root_of(&roots, p)
+                    .is_some_and(|r| rules.path_verdict(&bytes_path(&r.path), p, true).hides())
+            });
+        }
+        self.rescan(None, None)?;
+        Ok(())
+    }
+
+    /// One entry in detail, as `info` shows it. An entry the rules keep out
+    /// is answered exactly like a path that does not exist, except a
+    /// SKIP-tier one asked for by its exact path: that one is described
+    /// from a live lstat, flagged, when a scan of its root would reach it.
+    pub fn stat(&self, path: &Path) -> Result<crate::browse::Info, Error> {
+        let roots = self.store.read(du::roots)?;
+        let Some(root) = du::root_of(&roots, path) else {
+            return self.store.read(|c| crate::browse::stat(c, path));
+        };
+        let root_path = bytes_path(&root.path);
+        let rules = self.rules();
+        let meta = std::fs::symlink_metadata(path);
+        let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
+        // Exactly what a path that does not exist gets: the index has no
+        // entry for a hidden path (unless the rules changed a moment ago
+        // and the rescan has not removed it yet).
+        let not_found = || match self.store.read(|c| du::resolve(c, path)) {
+            Err(e) => e,
+            Ok(_) => Error::NotFound(String::from_utf8_lossy(&path_bytes(path)).into_owned()),
+        };
+        match rules.path_verdict(&root_path, path, is_dir) {
+            Verdict::Skip => match meta {
+                Ok(m) if scan::reachable(&root_path, path, rules.cross_filesystems(&root_path)) => {
+                    let mut info = crate::browse::stat_live(path, &m);
+                    info.sensitive = true;
+                    info.skip_tier = true;
+                    Ok(info)
+                }
+                _ => Err(not_found()),
+            },
+            v if v.hides() => Err(not_found()),
+            v => {
+                let mut info = self.store.read(|c| crate::browse::stat(c, path))?;
+                info.sensitive = v == Verdict::Warn;
+                Ok(info)
+            }
+        }
     }
 
     /// Sets how each root is hashed; starts the background hasher once a
@@ -1374,5 +1467,84 @@ impl crate::store::Mirror for SnapshotMirror {
         for e in events {
             let _ = self.events.send(e);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::exclude::Environment;
+
+    fn rules(excludes: &[&str]) -> Rules {
+        let config = Config {
+            excludes: excludes.iter().map(|s| s.to_string()).collect(),
+            ..Config::default()
+        };
+        Rules::new(&config, None, &Environment::default()).unwrap()
+    }
+
+    fn wait_ready(engine: &Engine) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let views = engine.root_views().unwrap();
+            if views.iter().all(|v| v.state == RootState::Ready) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "not ready: {views:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn set_rules_rescans_so_excluded_entries_leave_and_allowed_ones_arrive() {
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = tmp.path().join("tree");
+        for p in ["keep/a.txt", "drop/b.txt", "x.log"] {
+            let p = tree.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, b"x").unwrap();
+        }
+        let tree = std::fs::canonicalize(&tree).unwrap();
+        let snapshot = Arc::new(RwLock::new(Snapshot::default()));
+        let (events, _) = tokio::sync::broadcast::channel(16);
+        let mirror = SnapshotMirror {
+            snapshot: snapshot.clone(),
+            events: events.clone(),
+        };
+        let (store, writer) = Store::open(&tmp.path().join("index.db"), Box::new(mirror)).unwrap();
+        let engine = Engine::start(
+            store,
+            writer.handle(),
+            snapshot,
+            Some(vec![tree.clone()]),
+            rules(&["drop"]),
+            WatchOptions::default(),
+            events,
+        )
+        .unwrap();
+        wait_ready(&engine);
+        let has = |p: &str| engine.store.read(|c| du::resolve(c, &tree.join(p))).is_ok();
+        let watches = || engine.watcher.as_ref().map(|w| w.watch_count());
+        assert!(has("keep/a.txt") && !has("drop") && has("x.log"));
+        // The root and keep/.
+        assert_eq!(watches(), Some(2));
+
+        engine.set_rules(rules(&["*.log"])).unwrap();
+        wait_ready(&engine);
+        assert!(has("keep/a.txt") && has("drop/b.txt") && !has("x.log"));
+        assert_eq!(watches(), Some(3));
+
+        // A folder kept out is no longer watched, before its rescan even ends.
+        engine.set_rules(rules(&["keep/"])).unwrap();
+        assert_eq!(watches(), Some(2));
+        wait_ready(&engine);
+        assert!(!has("keep") && has("drop/b.txt") && has("x.log"));
+        let verified = engine.verify(None, false).unwrap();
+        assert!(verified.differences.is_empty(), "{verified:?}");
+
+        engine.stop();
+        drop(engine);
+        writer.close();
     }
 }

@@ -11,6 +11,7 @@ pub mod config;
 pub mod daemon;
 pub mod du;
 pub mod dupes;
+pub mod exclude;
 pub mod fold;
 pub mod fsmap;
 pub mod query;

@@ -309,18 +309,21 @@ fn run(args: Args) -> anyhow::Result<()> {
     } else {
         None
     };
+    let rules = fsindexd::exclude::Rules::from_config(&config, &paths)
+        .with_context(|| config_path.display().to_string())?;
     let engine = Engine::start(
         store,
         writer.handle(),
         snapshot,
         wanted,
-        config.cross_filesystems,
+        rules,
         watch,
         events,
     )?;
     engine.set_hashing(Reloader::hashing(&config, args.hashing))?;
     let reloader = Arc::new(Reloader::new(
         config_path.clone(),
+        paths.clone(),
         config,
         engine.clone(),
         args.roots.clone(),

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::Error;
-use crate::config::Config;
+use crate::config::{Config, Paths};
 use crate::daemon::{Engine, HashSettings};
 use crate::dupes::HashMode;
 
@@ -22,6 +22,7 @@ pub type SetLog = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 /// What the daemon was started with, and the config in force.
 pub struct Reloader {
     path: PathBuf,
+    paths: Paths,
     current: Mutex<Config>,
     engine: Arc<Engine>,
     /// Roots given with `--root`: they stay whatever the file says.
@@ -42,6 +43,7 @@ impl std::fmt::Debug for Reloader {
 impl Reloader {
     pub fn new(
         path: PathBuf,
+        paths: Paths,
         current: Config,
         engine: Arc<Engine>,
         cli_roots: Vec<PathBuf>,
@@ -50,6 +52,7 @@ impl Reloader {
     ) -> Reloader {
         Reloader {
             path,
+            paths,
             current: Mutex::new(current),
             engine,
             cli_roots,
@@ -79,6 +82,9 @@ impl Reloader {
     /// invalid file changes nothing.
     pub fn reload(&self) -> Result<Vec<String>, Error> {
         let new = Config::load(&self.path).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        // Everything that can fail is checked before anything changes.
+        let rules = crate::exclude::Rules::from_config(&new, &self.paths)
+            .map_err(|e| Error::InvalidArgument(format!("{}: {e}", self.path.display())))?;
         let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
         let mut changes = Vec::new();
 
@@ -112,6 +118,19 @@ impl Reloader {
             }
         }
 
+        if new.excludes != current.excludes
+            || new.default_excludes != current.default_excludes
+            || new.sensitive != current.sensitive
+            || new.root != current.root
+            || new.cross_filesystems != current.cross_filesystems
+        {
+            self.engine.set_rules(rules)?;
+            changes.push(
+                "exclusions, sensitive tiers or file-system crossing changed: rescanning every root"
+                    .into(),
+            );
+        }
+
         let hashing = Self::hashing(&new, self.cli_hashing);
         if hashing != Self::hashing(&current, self.cli_hashing) {
             self.engine.set_hashing(hashing)?;
@@ -137,10 +156,6 @@ impl Reloader {
             (
                 "poll_interval_secs",
                 new.poll_interval_secs != current.poll_interval_secs,
-            ),
-            (
-                "cross_filesystems",
-                new.cross_filesystems != current.cross_filesystems,
             ),
             (
                 "log_retention_days",

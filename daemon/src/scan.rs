@@ -8,7 +8,10 @@
 //! subtree deletes for children that are gone. An unchanged tree writes
 //! nothing. Symlinks are recorded, never followed; other file systems are
 //! not entered (like `du -x`); unreadable folders and vanishing files are
-//! counted and logged, never fatal.
+//! counted and logged, never fatal. Every child is judged by the
+//! [`Rules`] before anything else happens to it: what they keep out is
+//! dropped from the listing, so it is never stat'ed, entered, watched or
+//! written, and whatever the index had of it is deleted.
 
 use std::collections::HashMap;
 use std::fs::Metadata;
@@ -20,6 +23,7 @@ use jwalk::WalkDirGeneric;
 use rusqlite::Connection;
 
 use crate::Error;
+use crate::exclude::Rules;
 use crate::store::{EntryRow, FLAG_UNREADABLE, Kind, Op, Store, WriteHandle, unix_now};
 use crate::watch::{Watcher, is_cookie};
 
@@ -37,6 +41,8 @@ pub struct ScanTarget {
     /// True when `start` is the root (its entry is the root's own folder).
     pub is_root: bool,
     pub cross_filesystems: bool,
+    /// What is indexed (one set of rules for the whole walk).
+    pub rules: Arc<Rules>,
 }
 
 /// Live counters of a running scan, read by status and progress streams.
@@ -80,7 +86,12 @@ struct Frame {
 }
 
 #[cfg(unix)]
-fn row_from_meta(id: i64, parent_id: Option<i64>, name: Vec<u8>, m: &Metadata) -> EntryRow {
+pub(crate) fn row_from_meta(
+    id: i64,
+    parent_id: Option<i64>,
+    name: Vec<u8>,
+    m: &Metadata,
+) -> EntryRow {
     use std::os::unix::fs::MetadataExt;
     EntryRow {
         id,
@@ -405,6 +416,7 @@ fn reconcile(
     }
     let root_dev = dev_of(&start_meta);
     let cross = target.cross_filesystems;
+    let rules = target.rules.clone();
     // Watch each folder before its contents are listed: whatever is created
     // after the listing produces an event, whatever before is in the listing.
     if let Some(w) = watcher {
@@ -421,7 +433,17 @@ fn reconcile(
         .skip_hidden(false)
         .follow_links(false)
         .sort(false)
-        .process_read_dir(move |_depth, _path, _state, children| {
+        .process_read_dir(move |depth, path, _state, children| {
+            // `None`: the start folder itself, which is never judged (a
+            // root asks for what it is on).
+            if depth.is_some() {
+                let folder = rules.folder(path);
+                children.retain(|c| {
+                    c.as_ref().map_or(true, |c| {
+                        !folder.verdict(&c.file_name, c.file_type.is_dir()).hides()
+                    })
+                });
+            }
             for child in children.iter_mut().flatten() {
                 let meta = child.metadata().map_err(|e| e.to_string());
                 if let Ok(m) = &meta
@@ -595,6 +617,38 @@ fn pop_frame(stack: &mut Vec<Frame>, out: &mut dyn Sink) -> Result<(), Error> {
     Ok(())
 }
 
+/// True when a walk of `root` would reach `path`: every folder between
+/// them is a real folder (not a symlink) and, unless `cross_filesystems`,
+/// on the root's file system, as is `path` itself when it is a folder.
+/// What is answered about paths the index does not hold (the SKIP tier)
+/// goes no further than a scan would.
+pub fn reachable(root: &Path, path: &Path, cross_filesystems: bool) -> bool {
+    let (Ok(root_meta), Ok(rest)) = (std::fs::symlink_metadata(root), path.strip_prefix(root))
+    else {
+        return false;
+    };
+    let root_dev = dev_of(&root_meta);
+    let mut at = root.to_owned();
+    let comps: Vec<std::path::Component<'_>> = rest.components().collect();
+    for (i, c) in comps.iter().enumerate() {
+        let std::path::Component::Normal(name) = c else {
+            return false;
+        };
+        at.push(name);
+        let last = i + 1 == comps.len();
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {
+                if !cross_filesystems && dev_of(&m) != root_dev {
+                    return false;
+                }
+            }
+            Ok(_) if last => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// Canonical absolute form of a root path.
 pub fn canonical_root(path: &Path) -> Result<PathBuf, Error> {
     let p = std::fs::canonicalize(path).map_err(|e| {
@@ -609,6 +663,14 @@ pub fn canonical_root(path: &Path) -> Result<PathBuf, Error> {
     Ok(p)
 }
 
+/// What a root lets into the index: its rules and whether other file
+/// systems are entered.
+#[derive(Clone, Copy, Debug)]
+pub struct Scope<'a> {
+    pub rules: &'a Rules,
+    pub cross_filesystems: bool,
+}
+
 /// Reconciles single entries of one folder (paths from watcher events) and
 /// the folder's own row. Returns the folders that are new: the caller scans
 /// them whole. The ops are sent; the caller flushes.
@@ -619,8 +681,12 @@ pub fn apply_names(
     dir_id: i64,
     dir: &Path,
     names: &[std::ffi::OsString],
-    cross_filesystems: bool,
+    scope: Scope<'_>,
 ) -> Result<Vec<(PathBuf, i64)>, Error> {
+    let Scope {
+        rules,
+        cross_filesystems,
+    } = scope;
     let progress = Progress::default();
     let mut sink = WriteSink {
         store,
@@ -644,6 +710,7 @@ pub fn apply_names(
     let mut stmt = conn.prepare_cached(
         "SELECT name, id, kind, size, blocks, mtime_ns, ino, nlink, flags FROM entries WHERE parent_id=?1 AND name=?2",
     )?;
+    let folder = rules.folder(dir);
     for name in names {
         if is_cookie(name) {
             continue;
@@ -665,10 +732,21 @@ pub fn apply_names(
             }
             Err(e) => {
                 progress.errors.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!("cannot stat {}: {e}", path.display());
+                // Not even the log may hold a name the rules keep out.
+                if !folder.verdict(name, false).hides() && !folder.verdict(name, true).hides() {
+                    tracing::warn!("cannot stat {}: {e}", path.display());
+                }
                 continue;
             }
         };
+        if folder.verdict(name, meta.is_dir()).hides() {
+            // Kept out; what the index had of it (from before the rules
+            // changed) goes.
+            if let Some(k) = old {
+                sink.delete(&k, &path)?;
+            }
+            continue;
+        }
         if meta.is_dir() && !cross_filesystems && dev_of(&meta) != dev_of(&dir_meta) {
             continue; // a mount point appeared: not entered (du -x)
         }

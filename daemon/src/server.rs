@@ -2,7 +2,7 @@
 //! nothing more. Blocking work (SQLite, the in-memory search) runs on the
 //! blocking pool.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -102,6 +102,12 @@ type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 fn to_path(b: &[u8]) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
     PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+#[cfg(unix)]
+fn os_str(b: &[u8]) -> &std::ffi::OsStr {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(b)
 }
 
 /// An absolute path argument. `..` is never resolved: such a path is
@@ -359,6 +365,7 @@ impl pb::index_server::Index for IndexService {
             blocking(move || engine.sync(Duration::from_secs(10))).await?;
         }
         let snapshot = self.engine.snapshot();
+        let rules = self.engine.rules();
         let (total, found) = blocking(move || {
             let t = Instant::now();
             let snap = snapshot.read().unwrap_or_else(|e| e.into_inner());
@@ -383,6 +390,7 @@ impl pb::index_server::Index for IndexService {
         })
         .await?;
         let total = total as u64;
+        // Flags are worked out for what is returned, never stored.
         let mut chunks: Vec<pb::SearchResponse> = found
             .chunks(1024)
             .map(|c| pb::SearchResponse {
@@ -390,6 +398,8 @@ impl pb::index_server::Index for IndexService {
                 entries: c
                     .iter()
                     .map(|f| pb::Entry {
+                        sensitive: rules
+                            .is_sensitive(Path::new(os_str(&f.path)), f.kind == Kind::Dir),
                         path: f.path.clone(),
                         name: f.name.clone(),
                         r#type: entry_type(f.kind),
@@ -795,7 +805,7 @@ impl pb::index_server::Index for IndexService {
         }
         let engine = self.engine.clone();
         let p = path.clone();
-        let mut info = blocking(move || engine.store.read(|c| crate::browse::stat(c, &p))).await?;
+        let mut info = blocking(move || engine.stat(&p)).await?;
         if let Some(v) = &view {
             // What only the content tells is for those who may read it.
             if !v.caller.may(&path, crate::access::R) {
@@ -838,6 +848,8 @@ impl pb::index_server::Index for IndexService {
             lines: info.lines,
             usage: info.usage.map(usage),
             target: info.target,
+            sensitive: info.sensitive,
+            skip_tier: info.skip_tier,
         }))
     }
 
@@ -886,16 +898,20 @@ impl pb::index_server::Index for IndexService {
         if req.reverse {
             rows.reverse();
         }
-        let base = path.into_os_string().into_encoded_bytes();
+        let rules = self.engine.rules();
+        let folder = rules.folder(&path);
+        let base = path.as_os_str().as_encoded_bytes();
         let entries = rows
             .into_iter()
             .map(|r| {
-                let mut p = base.clone();
+                let mut p = base.to_vec();
                 if p.last() != Some(&b'/') {
                     p.push(b'/');
                 }
                 p.extend_from_slice(&r.name);
                 pb::Entry {
+                    sensitive: folder.verdict(os_str(&r.name), r.kind == Kind::Dir)
+                        == crate::exclude::Verdict::Warn,
                     path: p,
                     name: r.name,
                     r#type: entry_type(r.kind),

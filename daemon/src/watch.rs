@@ -253,6 +253,43 @@ impl Watcher {
         }
     }
 
+    /// Stops watching (and polling) the folders for which `drop` is true:
+    /// folders the rules now keep out.
+    pub fn unwatch_where(&self, drop: impl Fn(&Path) -> bool) {
+        // Judged outside the lock: the reader thread needs it for every event.
+        let watched: Vec<(WatchDescriptor, PathBuf)> = self
+            .by_wd
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(wd, p)| (wd.clone(), p.clone()))
+            .collect();
+        let gone: Vec<WatchDescriptor> = watched
+            .into_iter()
+            .filter(|(_, p)| drop(p))
+            .map(|(wd, _)| wd)
+            .collect();
+        if !gone.is_empty() {
+            let mut by_wd = self.by_wd.lock().unwrap_or_else(|e| e.into_inner());
+            for wd in gone {
+                if by_wd.remove(&wd).is_some() {
+                    self.count.fetch_sub(1, Ordering::Relaxed);
+                    // Its IN_IGNORED event finds no folder and is dropped.
+                    let _ = self.watches.clone().remove(wd);
+                }
+            }
+        }
+        self.polled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| !drop(p));
+    }
+
+    /// Stops watching `dir` and every folder under it.
+    pub fn unwatch_under(&self, dir: &Path) {
+        self.unwatch_where(|p| p.starts_with(dir));
+    }
+
     /// Forgets polled folders under a removed root.
     pub fn forget_under(&self, root: &Path) {
         self.polled

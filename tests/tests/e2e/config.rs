@@ -125,4 +125,31 @@ fn an_invalid_config_is_refused_with_its_line_and_the_running_one_stays() {
     assert_eq!(inst.search0(&["bravo"]).len(), 1);
     let o = inst.fsctl(&["reload"]);
     assert!(text(&o).contains("no changes"), "{}", text(&o));
+
+    // Exclusions: a bad glob is refused with the reason; a good one takes
+    // the file out of the index (a rescan, same daemon).
+    std::fs::write(
+        &config,
+        format!("{}excludes = [\"a[\"]\n", roots_line(&[&b])),
+    )
+    .unwrap();
+    let o = inst.fsctl(&["reload"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("excludes"), "{}", text(&o));
+    std::fs::write(
+        &config,
+        format!("{}excludes = [\"bravo*\"]\n", roots_line(&[&b])),
+    )
+    .unwrap();
+    let o = inst.fsctl(&["reload"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !inst.search0(&["bravo"]).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the excluded file stayed in the index"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(inst.status()["pid"].as_u64().unwrap().to_string(), pid);
 }

@@ -7,6 +7,7 @@ mod browse;
 mod config;
 mod du;
 mod dupes;
+mod exclude;
 mod map;
 mod query;
 mod restart;

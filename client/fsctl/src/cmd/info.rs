@@ -35,7 +35,11 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
             "inode": i.inode,
             "kind": i.kind,
             "mime": i.mime,
+            "sensitive": i.sensitive,
         });
+        if i.sensitive {
+            v["tier"] = json!(if i.skip_tier { "skip" } else { "warn" });
+        }
         if text {
             v["encoding"] = json!(i.encoding);
             v["lines"] = json!(i.lines);
@@ -92,6 +96,13 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     }
     if text {
         println!("text       {}, {} lines", i.encoding, count(i.lines as u64));
+    }
+    if i.skip_tier {
+        println!(
+            "sensitive  skip tier: not indexed, shown because asked for by exact path (live figures)"
+        );
+    } else if i.sensitive {
+        println!("sensitive  warn tier: indexed, flagged");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -48,18 +48,19 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     for e in &r.entries {
         if g.json {
-            let v = json!({"path": lossy(&e.path), "name": lossy(&e.name), "type": type_name(e.r#type), "size": e.size, "mtime": rfc3339(e.mtime_ns)});
+            let v = json!({"path": lossy(&e.path), "name": lossy(&e.name), "type": type_name(e.r#type), "size": e.size, "mtime": rfc3339(e.mtime_ns), "sensitive": e.sensitive});
             writeln!(out, "{v}")?;
         } else {
             let dir = e.r#type == pb::EntryType::Dir as i32;
             let when = rfc3339(e.mtime_ns);
             writeln!(
                 out,
-                "{:>11}  {}  {}{}",
+                "{:>11}  {}  {}{}{}",
                 size(e.size),
                 &when[..when.len().min(19)],
                 lossy(&e.name),
-                if dir { "/" } else { "" }
+                if dir { "/" } else { "" },
+                if e.sensitive { "  [sensitive]" } else { "" }
             )?;
         }
     }

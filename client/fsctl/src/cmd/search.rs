@@ -44,6 +44,9 @@ pub struct Args {
     count: bool,
 }
 
+/// After a sensitive (WARN-tier) result on a terminal.
+const SENSITIVE_MARK: &str = "  [sensitive]";
+
 /// `in:~/x` and `in:relative` become absolute: the daemon does not know the
 /// caller's home or working directory.
 fn expand_in(term: &str) -> String {
@@ -110,6 +113,9 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         .await?
         .into_inner();
     let stdout = std::io::stdout();
+    // A person at a terminal sees sensitive entries marked; a pipe gets
+    // bare paths, one per line, for scripts.
+    let tty = std::io::IsTerminal::is_terminal(&stdout);
     let mut out = std::io::BufWriter::with_capacity(64 << 10, stdout.lock());
     let mut total = 0u64;
     let mut shown = 0u64;
@@ -130,11 +136,15 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
                     "type": type_name(e.r#type),
                     "size": e.size,
                     "mtime": rfc3339(e.mtime_ns),
+                    "sensitive": e.sensitive,
                 }))?;
                 line.push(b'\n');
                 out.write_all(&line)?;
             } else {
                 out.write_all(lossy(&e.path).as_bytes())?;
+                if tty && e.sensitive {
+                    out.write_all(SENSITIVE_MARK.as_bytes())?;
+                }
                 out.write_all(b"\n")?;
             }
         }
