@@ -1134,30 +1134,15 @@ fn hide_tree(node: &mut crate::browse::Node, path: Vec<u8>, closed: &[crate::acc
     }
 }
 
-/// Serves the index service, health and reflection on `listener` until
-/// `shutdown` completes.
+/// Serves the index service, health and reflection on the unix socket
+/// until `shutdown` completes.
 pub async fn serve(
     service: IndexService,
     listener: tokio::net::UnixListener,
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    let (health_reporter, health) = tonic_health::server::health_reporter();
-    health_reporter
-        .set_serving::<pb::index_server::IndexServer<IndexService>>()
-        .await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
-    tonic::transport::Server::builder()
-        .add_service(health)
-        .add_service(reflection)
-        .add_service(pb::index_server::IndexServer::new(service))
-        .serve_with_incoming_shutdown(
-            tokio_stream::wrappers::UnixListenerStream::new(listener),
-            shutdown,
-        )
-        .await?;
-    Ok(())
+    let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
+    serve_incoming(service, incoming, None, shutdown).await
 }
 
 /// Serves the same services on TCP: every request, health and reflection
@@ -1169,6 +1154,27 @@ pub async fn serve_tcp(
     token: String,
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    serve_incoming(service, incoming, Some(token), shutdown).await
+}
+
+async fn serve_incoming<I, IO, IE>(
+    service: IndexService,
+    incoming: I,
+    token: Option<String>,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> anyhow::Result<()>
+where
+    I: Stream<Item = Result<IO, IE>>,
+    IO: tokio::io::AsyncRead
+        + tokio::io::AsyncWrite
+        + tonic::transport::server::Connected
+        + Unpin
+        + Send
+        + 'static,
+    IO::ConnectInfo: Clone + Send + Sync + 'static,
+    IE: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter
         .set_serving::<pb::index_server::IndexServer<IndexService>>()
@@ -1176,14 +1182,17 @@ pub async fn serve_tcp(
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
-    let expected = Arc::new(format!("Bearer {token}").into_bytes());
+    let expected = token.map(|t| Arc::new(format!("Bearer {t}").into_bytes()));
     let check = move |req: Request<()>| -> Result<Request<()>, Status> {
+        let Some(expected) = &expected else {
+            return Ok(req);
+        };
         let given = req
             .metadata()
             .get("authorization")
             .map(|v| v.as_bytes())
             .unwrap_or_default();
-        if same_secret(given, &expected) {
+        if same_secret(given, expected) {
             Ok(req)
         } else if given.is_empty() {
             Err(Status::unauthenticated(
@@ -1198,10 +1207,7 @@ pub async fn serve_tcp(
         .add_service(health)
         .add_service(reflection)
         .add_service(pb::index_server::IndexServer::new(service))
-        .serve_with_incoming_shutdown(
-            tokio_stream::wrappers::TcpListenerStream::new(listener),
-            shutdown,
-        )
+        .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
     Ok(())
 }

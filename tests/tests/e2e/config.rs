@@ -1,18 +1,10 @@
 //! config.toml: an invalid file is refused with its line, at start-up and
 //! on reload; SIGHUP and `fsctl reload` apply a valid one without a restart.
 
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::util::{Instance, Runner};
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use crate::util::{Instance, Runner, text};
 
 fn roots_line(paths: &[&std::path::Path]) -> String {
     let quoted: Vec<String> = paths

@@ -9,18 +9,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{self, Instance, Runner, json_lines};
+use crate::util::{self, Instance, Runner, json_lines, text};
 
 /// Names that must never reach the unprivileged caller.
 const HIDDEN: [&str; 3] = ["zqhidden-report", "zqhidden-inner", "zqhidden-copy"];
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn mode(p: &Path) -> u32 {
     std::fs::metadata(p).unwrap().permissions().mode() & 0o7777

@@ -490,6 +490,15 @@ pub fn json_lines(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// A command's stdout and stderr, for assertion messages and greps.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 pub fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
