@@ -250,6 +250,26 @@ impl Config {
                 ));
             }
         }
+        let sensitive = [
+            ("sensitive.block", &config.sensitive.block),
+            ("sensitive.skip", &config.sensitive.skip),
+            ("sensitive.warn", &config.sensitive.warn),
+        ];
+        let lists = std::iter::once(("excludes", Some(&config.excludes))).chain(
+            sensitive
+                .into_iter()
+                .map(|(name, list)| (name, list.as_ref())),
+        );
+        for (name, list) in lists {
+            for pattern in list.into_iter().flatten() {
+                if let Err(e) = globset::Glob::new(pattern.trim_start_matches('/')) {
+                    return Err(err(
+                        line_of_value(text, Path::new(pattern)),
+                        format!("{name}: bad pattern {pattern:?}: {}", e.kind()),
+                    ));
+                }
+            }
+        }
         if config.log_retention_days == Some(0) {
             return Err(err(
                 at("log_retention_days"),

@@ -127,7 +127,7 @@ fn an_invalid_config_is_refused_with_its_line_and_the_running_one_stays() {
     .unwrap();
     let o = inst.fsctl(&["reload"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("excludes"), "{}", text(&o));
+    assert!(text(&o).contains("config.toml:2: excludes"), "{}", text(&o));
     std::fs::write(
         &config,
         format!("{}excludes = [\"bravo*\"]\n", roots_line(&[&b])),
