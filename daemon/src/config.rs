@@ -223,20 +223,8 @@ impl Config {
         })?;
         let at = |key: &str| line_of(text, key);
         if let Some(listen) = &config.listen {
-            let addr: std::net::SocketAddr = listen.parse().map_err(|_| {
-                err(
-                    at("listen"),
-                    format!("listen: {listen:?} is not an address and port like 127.0.0.1:7700"),
-                )
-            })?;
-            if !addr.ip().is_loopback() && !config.allow_remote {
-                return Err(err(
-                    at("listen"),
-                    format!(
-                        "listen: {addr} is not a loopback address; set allow_remote = true to listen there"
-                    ),
-                ));
-            }
+            listen_addr(listen, config.allow_remote)
+                .map_err(|e| err(at("listen"), format!("listen: {e}")))?;
         }
         if let Some(level) = &config.log_level {
             tracing_subscriber::EnvFilter::try_new(level)
@@ -290,6 +278,20 @@ impl Config {
         }
         out
     }
+}
+
+/// The TCP address to serve on: an address and port, loopback unless
+/// `allow_remote` (from `--listen` or `listen` in config.toml).
+pub fn listen_addr(text: &str, allow_remote: bool) -> Result<std::net::SocketAddr, String> {
+    let addr: std::net::SocketAddr = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not an address and port like 127.0.0.1:7700"))?;
+    if !addr.ip().is_loopback() && !allow_remote {
+        return Err(format!(
+            "{addr} is not a loopback address; refusing to serve the index there unless config.toml sets allow_remote = true"
+        ));
+    }
+    Ok(addr)
 }
 
 /// A config file that cannot be used, with where and why.

@@ -500,9 +500,7 @@ impl Engine {
                 }
             }
             Some(p) => {
-                let root = du::root_of(&roots, p).ok_or_else(|| {
-                    Error::NotUnderRoot(p.display().to_string(), root_list(&roots))
-                })?;
+                let root = walk_root(&roots, p)?;
                 targets.push(
                     self.target_for(root, Some(p))
                         .map_err(Error::InvalidArgument)?,
@@ -939,9 +937,7 @@ impl Engine {
                 Ok(out)
             }
             Some(p) => {
-                let root = du::root_of(&roots, p).ok_or_else(|| {
-                    Error::NotUnderRoot(p.display().to_string(), root_list(&roots))
-                })?;
+                let root = walk_root(&roots, p)?;
                 Ok(vec![self.queue_scan(root.id, Some(p.to_owned()), done)?])
             }
         }
@@ -1395,6 +1391,20 @@ fn rebase(p: PathBuf, from: &Path, to: &Path) -> PathBuf {
         Ok(rest) => to.join(rest),
         Err(_) => p,
     }
+}
+
+/// The root a walk of `path` (rescan, verify) starts in. A path reaching
+/// through a symlink would take the walk out of the root: it is answered
+/// as not found, the way a path that does not exist is.
+fn walk_root<'r>(roots: &'r [RootRow], path: &Path) -> Result<&'r RootRow, Error> {
+    let root = du::root_of(roots, path)
+        .ok_or_else(|| Error::NotUnderRoot(path.display().to_string(), root_list(roots)))?;
+    if scan::through_symlink(&bytes_path(&root.path), path) {
+        return Err(Error::NotFound(
+            String::from_utf8_lossy(&path_bytes(path)).into_owned(),
+        ));
+    }
+    Ok(root)
 }
 
 fn root_list(roots: &[RootRow]) -> String {

@@ -229,17 +229,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     let socket = args.socket.clone().unwrap_or_else(|| paths.socket.clone());
     let listen = match args.listen.as_ref().or(config.listen.as_ref()) {
         None => None,
-        Some(a) => {
-            let addr: std::net::SocketAddr = a.parse().with_context(|| {
-                format!("--listen {a}: give an address and port like 127.0.0.1:7700")
-            })?;
-            if !addr.ip().is_loopback() && !config.allow_remote {
-                anyhow::bail!(
-                    "--listen {addr}: not a loopback address; refusing to serve the index there unless config.toml sets allow_remote = true"
-                );
-            }
-            Some(addr)
-        }
+        Some(a) => Some(
+            fsindexd::config::listen_addr(a, config.allow_remote)
+                .map_err(|e| anyhow::anyhow!("--listen {e}"))?,
+        ),
     };
     for dir in [paths.db.parent(), Some(paths.logs.as_path())]
         .into_iter()

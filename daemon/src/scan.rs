@@ -649,6 +649,19 @@ pub fn reachable(root: &Path, path: &Path, cross_filesystems: bool) -> bool {
     true
 }
 
+/// True when a folder on the way from `root` down to `path` (or `path`
+/// itself) is a symlink: a walk started at `path` would leave the root.
+pub fn through_symlink(root: &Path, path: &Path) -> bool {
+    let Ok(rest) = path.strip_prefix(root) else {
+        return false;
+    };
+    let mut at = root.to_owned();
+    rest.components().any(|c| {
+        at.push(c);
+        std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink())
+    })
+}
+
 /// Canonical absolute form of a root path.
 pub fn canonical_root(path: &Path) -> Result<PathBuf, Error> {
     let p = std::fs::canonicalize(path).map_err(|e| {

@@ -128,12 +128,26 @@ fn absolute(b: &[u8]) -> Result<PathBuf, Status> {
     Ok(p)
 }
 
-/// An optional path argument: empty means "every root".
-fn optional_absolute(b: &[u8]) -> Result<Option<PathBuf>, Status> {
+/// A path argument as this caller may name it: absolute, without `..`,
+/// and, for a filtered caller, visible; a hidden path gets the answer a
+/// missing one gets.
+fn seen_path(view: &mut Option<View>, b: &[u8]) -> Result<PathBuf, Status> {
+    let p = absolute(b)?;
+    if let Some(v) = view
+        && !v.sees(b)
+    {
+        return Err(unseen(b));
+    }
+    Ok(p)
+}
+
+/// An optional path argument (empty means "every root"), checked as
+/// [`seen_path`] checks one.
+fn seen_optional(view: &mut Option<View>, b: &[u8]) -> Result<Option<PathBuf>, Status> {
     if b.is_empty() {
         Ok(None)
     } else {
-        absolute(b).map(Some)
+        seen_path(view, b).map(Some)
     }
 }
 
@@ -426,12 +440,7 @@ impl pb::index_server::Index for IndexService {
     ) -> Result<Response<pb::DiskUsageResponse>, Status> {
         let mut view = self.view(&req);
         let req = req.into_inner();
-        let path = absolute(&req.path)?;
-        if let Some(v) = view.as_mut()
-            && !v.sees(&req.path)
-        {
-            return Err(unseen(&req.path));
-        }
+        let path = seen_path(&mut view, &req.path)?;
         let engine = self.engine.clone();
         let report = blocking(move || {
             if req.sync {
@@ -482,15 +491,7 @@ impl pb::index_server::Index for IndexService {
     ) -> Result<Response<Self::RescanStream>, Status> {
         let mut view = self.view(&req);
         let req = req.into_inner();
-        let path = optional_absolute(&req.path)?;
-        if let Some(p) = &path {
-            if let Some(v) = view.as_mut()
-                && !v.sees(&req.path)
-            {
-                return Err(unseen(&req.path));
-            }
-            inside_root(&self.engine, p)?;
-        }
+        let path = seen_optional(&mut view, &req.path)?;
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         let progress = self
             .engine
@@ -582,15 +583,7 @@ impl pb::index_server::Index for IndexService {
     ) -> Result<Response<Self::VerifyStream>, Status> {
         let mut view = self.view(&req);
         let req = req.into_inner();
-        let path = optional_absolute(&req.path)?;
-        if let Some(p) = &path {
-            if let Some(v) = view.as_mut()
-                && !v.sees(&req.path)
-            {
-                return Err(unseen(&req.path));
-            }
-            inside_root(&self.engine, p)?;
-        }
+        let path = seen_optional(&mut view, &req.path)?;
         let engine = self.engine.clone();
         let found = blocking(move || engine.verify(path.as_deref(), req.fix)).await?;
         let diffs: Vec<pb::Difference> = found
@@ -636,13 +629,7 @@ impl pb::index_server::Index for IndexService {
     ) -> Result<Response<Self::DuplicatesStream>, Status> {
         let mut view = self.view(&req);
         let req = req.into_inner();
-        let path = optional_absolute(&req.path)?;
-        if let Some(v) = view.as_mut()
-            && path.is_some()
-            && !v.sees(&req.path)
-        {
-            return Err(unseen(&req.path));
-        }
+        let path = seen_optional(&mut view, &req.path)?;
         let engine = self.engine.clone();
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::DuplicatesResponse, Status>>(64);
         let item = |i: pb::duplicates_response::Item| pb::DuplicatesResponse { item: Some(i) };
@@ -797,12 +784,7 @@ impl pb::index_server::Index for IndexService {
     ) -> Result<Response<pb::StatResponse>, Status> {
         let mut view = self.view(&req);
         let raw = req.into_inner().path;
-        let path = absolute(&raw)?;
-        if let Some(v) = view.as_mut()
-            && !v.sees(&raw)
-        {
-            return Err(unseen(&raw));
-        }
+        let path = seen_path(&mut view, &raw)?;
         let engine = self.engine.clone();
         let p = path.clone();
         let mut info = blocking(move || engine.stat(&p)).await?;
@@ -859,12 +841,7 @@ impl pb::index_server::Index for IndexService {
     ) -> Result<Response<pb::ListResponse>, Status> {
         let mut view = self.view(&req);
         let req = req.into_inner();
-        let path = absolute(&req.path)?;
-        if let Some(v) = view.as_mut()
-            && !v.sees(&req.path)
-        {
-            return Err(unseen(&req.path));
-        }
+        let path = seen_path(&mut view, &req.path)?;
         let engine = self.engine.clone();
         let p = path.clone();
         let mut rows = blocking(move || engine.store.read(|c| crate::browse::list(c, &p))).await?;
@@ -929,12 +906,7 @@ impl pb::index_server::Index for IndexService {
     ) -> Result<Response<pb::TreeResponse>, Status> {
         let mut view = self.view(&req);
         let req = req.into_inner();
-        let path = absolute(&req.path)?;
-        if let Some(v) = view.as_mut()
-            && !v.sees(&req.path)
-        {
-            return Err(unseen(&req.path));
-        }
+        let path = seen_path(&mut view, &req.path)?;
         let engine = self.engine.clone();
         let max = if req.max_children == 0 {
             20
@@ -994,12 +966,7 @@ impl pb::index_server::Index for IndexService {
     ) -> Result<Response<pb::FsMapResponse>, Status> {
         let mut view = self.view(&req);
         let req = req.into_inner();
-        let path = absolute(&req.path)?;
-        if let Some(v) = view.as_mut()
-            && !v.sees(&req.path)
-        {
-            return Err(unseen(&req.path));
-        }
+        let path = seen_path(&mut view, &req.path)?;
         let engine = self.engine.clone();
         let now_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -1081,37 +1048,6 @@ fn hide_groups(report: &mut crate::dupes::Report, view: &mut View) {
     }
     report.groups.retain(|g| g.copies.len() >= 2);
     report.unreadable_paths.retain(|p| view.sees(p));
-}
-
-/// A path given to walk (rescan, verify) must lead to a folder of a root
-/// through real folders: a symlink on the way could take the walk out of
-/// the root. Answered as not found, like a path that does not exist.
-fn inside_root(engine: &Engine, path: &std::path::Path) -> Result<(), Status> {
-    let roots = engine.store.read(du::roots)?;
-    let Some(root) = du::root_of(&roots, path) else {
-        return Err(Error::NotUnderRoot(
-            path.display().to_string(),
-            roots
-                .iter()
-                .map(|r| String::from_utf8_lossy(&r.path).into_owned())
-                .collect::<Vec<_>>()
-                .join(", "),
-        )
-        .into());
-    };
-    let base = to_path(&root.path);
-    let mut cur = base.clone();
-    for c in path
-        .strip_prefix(&base)
-        .unwrap_or(std::path::Path::new(""))
-        .components()
-    {
-        cur.push(c);
-        if std::fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(unseen(path.as_os_str().as_encoded_bytes()));
-        }
-    }
-    Ok(())
 }
 
 /// A tree as the caller sees it: nothing inside closed folders, and no

@@ -2,9 +2,9 @@
 //! on reload; SIGHUP and `fsctl reload` apply a valid one without a restart.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::util::{Instance, Runner, text};
+use crate::util::{Instance, Runner, eventually, text};
 
 fn roots_line(paths: &[&std::path::Path]) -> String {
     let quoted: Vec<String> = paths
@@ -12,6 +12,11 @@ fn roots_line(paths: &[&std::path::Path]) -> String {
         .map(|p| format!("{:?}", p.display().to_string()))
         .collect();
     format!("roots = [{}]\n", quoted.join(", "))
+}
+
+fn hangup(pid: &str) {
+    let sent = Command::new("kill").args(["-HUP", pid]).status().unwrap();
+    assert!(sent.success());
 }
 
 #[test]
@@ -60,31 +65,19 @@ fn an_invalid_config_is_refused_with_its_line_and_the_running_one_stays() {
     assert!(err.contains("config.toml:3:"), "{err}");
     assert!(err.contains("rots"), "{err}");
     // SIGHUP with the same file: logged, and the daemon runs on.
-    assert!(
-        Command::new("kill")
-            .args(["-HUP", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    hangup(&pid);
     let log_dir = home.join("logs");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let logged = std::fs::read_dir(&log_dir)
+    let logged = || {
+        std::fs::read_dir(&log_dir)
             .unwrap()
             .flatten()
             .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
-            .collect::<String>();
-        if logged.contains("SIGHUP: config not reloaded") {
-            assert!(logged.contains("config.toml:3:"), "{logged}");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no SIGHUP error logged: {logged}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+            .collect::<String>()
+    };
+    eventually(Duration::from_secs(10), "no SIGHUP error logged", || {
+        logged().contains("SIGHUP: config not reloaded")
+    });
+    assert!(logged().contains("config.toml:3:"), "{}", logged());
     let status = inst.status();
     assert_eq!(status["pid"].as_u64().unwrap().to_string(), pid);
     assert_eq!(status["roots"].as_array().unwrap().len(), 1);
@@ -92,18 +85,12 @@ fn an_invalid_config_is_refused_with_its_line_and_the_running_one_stays() {
 
     // SIGHUP with a new root: it is scanned and searchable, same daemon.
     std::fs::write(&config, roots_line(&[&a, &b])).unwrap();
-    assert!(
-        Command::new("kill")
-            .args(["-HUP", &pid])
-            .status()
-            .unwrap()
-            .success()
+    hangup(&pid);
+    eventually(
+        Duration::from_secs(20),
+        "the new root was not indexed",
+        || inst.search0(&["bravo"]).len() == 1,
     );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while inst.search0(&["bravo"]).len() != 1 {
-        assert!(Instant::now() < deadline, "the new root was not indexed");
-        std::thread::sleep(Duration::from_millis(50));
-    }
     inst.wait_ready();
     assert_eq!(inst.search0(&["alpha"]).len(), 1, "the index was kept");
     assert_eq!(inst.status()["pid"].as_u64().unwrap().to_string(), pid);
@@ -135,13 +122,10 @@ fn an_invalid_config_is_refused_with_its_line_and_the_running_one_stays() {
     .unwrap();
     let o = inst.fsctl(&["reload"]);
     assert!(o.status.success(), "{}", text(&o));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !inst.search0(&["bravo"]).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "the excluded file stayed in the index"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    eventually(
+        Duration::from_secs(20),
+        "the excluded file stayed in the index",
+        || inst.search0(&["bravo"]).is_empty(),
+    );
     assert_eq!(inst.status()["pid"].as_u64().unwrap().to_string(), pid);
 }

@@ -295,3 +295,52 @@ fn service_completions_and_man_pages_mention_real_subcommands() {
         "the packagers' flag stays hidden"
     );
 }
+
+/// The nice value of each of a process's threads, by thread name
+/// (`/proc/PID/task/TID/stat`, field 19).
+fn thread_nice(pid: u64) -> Vec<(String, i64)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = stat[open + 1..close].to_owned();
+        // After ") ": state is field 3, nice field 19.
+        let nice = stat[close + 2..]
+            .split_whitespace()
+            .nth(16)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        out.push((name, nice));
+    }
+    out
+}
+
+#[test]
+fn scans_run_at_low_priority_and_requests_do_not() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    crate::util::wide_tree(&root, 20, 20);
+    let mut inst = crate::util::Instance::new(
+        t.path().join("home"),
+        &[&root],
+        crate::util::Runner::current(),
+    );
+    inst.start();
+    let pid = inst.status()["pid"].as_u64().unwrap();
+    let threads = thread_nice(pid);
+    let nice_of = |name: &str| {
+        threads
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, nice)| *nice)
+            .unwrap_or_else(|| panic!("no thread {name}: {threads:?}"))
+    };
+    assert_eq!(nice_of("fsindex-scan"), 19, "{threads:?}");
+    assert_eq!(nice_of("fsindex-writer"), 0, "{threads:?}");
+    assert_eq!(nice_of("tokio-rt-worker"), 0, "{threads:?}");
+}

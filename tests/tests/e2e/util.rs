@@ -490,6 +490,16 @@ pub fn json_lines(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// Polls `done` every 50 ms until it holds; fails with `what` after
+/// `limit` (no sleeps on a guess).
+pub fn eventually(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A command's stdout and stderr, for assertion messages and greps.
 pub fn text(o: &Output) -> String {
     format!(
