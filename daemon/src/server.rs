@@ -37,11 +37,11 @@ pub struct IndexService {
 impl IndexService {
     pub fn new(engine: Arc<Engine>) -> Self {
         IndexService {
+            cpu_seen: Arc::new(std::sync::Mutex::new((engine.started, 0))),
             engine,
             system: false,
             reloader: None,
             listen: String::new(),
-            cpu_seen: Arc::new(std::sync::Mutex::new((Instant::now(), 0))),
         }
     }
 
@@ -280,11 +280,7 @@ impl pb::index_server::Index for IndexService {
             let (rss, cpu_ms) = process_figures();
             let cpu_percent = {
                 let mut seen = cpu_seen.lock().unwrap_or_else(|e| e.into_inner());
-                let (since, before) = if seen.1 == 0 {
-                    (engine.started, 0)
-                } else {
-                    *seen
-                };
+                let (since, before) = *seen;
                 *seen = (Instant::now(), cpu_ms);
                 let wall = since.elapsed().as_secs_f64() * 1000.0;
                 if wall > 0.0 {
@@ -787,27 +783,25 @@ impl pb::index_server::Index for IndexService {
         let path = seen_path(&mut view, &raw)?;
         let engine = self.engine.clone();
         let p = path.clone();
-        let mut info = blocking(move || engine.stat(&p)).await?;
-        if let Some(v) = &view {
-            // What only the content tells is for those who may read it.
-            if !v.caller.may(&path, crate::access::R) {
-                info.encoding.clear();
-                info.lines = -1;
+        let info = blocking(move || {
+            let mut info = engine.stat(&p)?;
+            if let Some(v) = &view {
+                // What only the content tells is for those who may read it.
+                if !v.caller.may(&p, crate::access::R) {
+                    info.encoding.clear();
+                    info.lines = -1;
+                }
+                let id = info.row.as_ref().map(|r| r.id);
+                if let (Some(u), Some(id)) = (info.usage.as_mut(), id) {
+                    let closed = engine
+                        .store
+                        .read(|c| crate::access::closed_under(c, id, &raw, v))?;
+                    crate::access::hide_in(u, &closed);
+                }
             }
-            if let Some(u) = info.usage.as_mut() {
-                let engine = self.engine.clone();
-                let (p, caller) = (path.clone(), v.caller.clone());
-                let closed = blocking(move || {
-                    engine.store.read(|c| {
-                        let (_, id) = du::resolve(c, &p)?;
-                        let raw = p.into_os_string().into_encoded_bytes();
-                        crate::access::closed_under(c, id, &raw, &View::new(caller))
-                    })
-                })
-                .await?;
-                crate::access::hide_in(u, &closed);
-            }
-        }
+            Ok(info)
+        })
+        .await?;
         let row = info
             .row
             .ok_or_else(|| Status::not_found("entry vanished"))?;

@@ -48,15 +48,20 @@ const SPAWN_DEADLINE: Duration = Duration::from_secs(30);
 /// The default socket of this instance: `$FSINDEX_HOME/fsindexd.sock`, or
 /// the per-user runtime directory. Must agree with the daemon's `Paths`.
 pub fn default_socket() -> PathBuf {
+    instance_file("fsindexd.sock", |d| {
+        d.runtime_dir().unwrap_or_else(|| d.data_dir())
+    })
+}
+
+/// A file of this instance: under `FSINDEX_HOME`, or in the per-user
+/// folder `dir` picks. Must agree with the daemon's `Paths`.
+fn instance_file(name: &str, dir: fn(&directories::ProjectDirs) -> &Path) -> PathBuf {
     if let Some(home) = std::env::var_os("FSINDEX_HOME").filter(|h| !h.is_empty()) {
-        return Path::new(&home).join("fsindexd.sock");
+        return Path::new(&home).join(name);
     }
     match directories::ProjectDirs::from("", "", "fsindex") {
-        Some(d) => d
-            .runtime_dir()
-            .unwrap_or_else(|| d.data_dir())
-            .join("fsindexd.sock"),
-        None => PathBuf::from(".fsindex/fsindexd.sock"),
+        Some(d) => dir(&d).join(name),
+        None => Path::new(".fsindex").join(name),
     }
 }
 
@@ -97,13 +102,7 @@ pub fn find_token(token_file: Option<&Path>) -> anyhow::Result<Option<String>> {
 
 /// Where this instance's daemon keeps its token (beside config.toml).
 pub fn default_token_file() -> PathBuf {
-    if let Some(home) = std::env::var_os("FSINDEX_HOME").filter(|h| !h.is_empty()) {
-        return Path::new(&home).join("token");
-    }
-    match directories::ProjectDirs::from("", "", "fsindex") {
-        Some(d) => d.config_dir().join("token"),
-        None => PathBuf::from(".fsindex/token"),
-    }
+    instance_file("token", |d| d.config_dir())
 }
 
 /// Connects once, without retrying.
