@@ -296,9 +296,9 @@ fn service_completions_and_man_pages_mention_real_subcommands() {
     );
 }
 
-/// The nice value of each of a process's threads, by thread name
+/// Each thread of a process: name, tid and nice value
 /// (`/proc/PID/task/TID/stat`, field 19).
-fn thread_nice(pid: u64) -> Vec<(String, i64)> {
+fn thread_nice(pid: u64) -> Vec<(String, String, i64)> {
     let mut out = Vec::new();
     for task in std::fs::read_dir(format!("/proc/{pid}/task"))
         .unwrap()
@@ -315,7 +315,7 @@ fn thread_nice(pid: u64) -> Vec<(String, i64)> {
             .nth(16)
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
-        out.push((name, nice));
+        out.push((name, task.file_name().to_string_lossy().into_owned(), nice));
     }
     out
 }
@@ -333,14 +333,21 @@ fn scans_run_at_low_priority_and_requests_do_not() {
     inst.start();
     let pid = inst.status()["pid"].as_u64().unwrap();
     let threads = thread_nice(pid);
-    let nice_of = |name: &str| {
+    let thread = |name: &str| {
         threads
             .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, nice)| *nice)
+            .find(|(n, _, _)| n == name)
+            .cloned()
             .unwrap_or_else(|| panic!("no thread {name}: {threads:?}"))
     };
-    assert_eq!(nice_of("fsindex-scan"), 19, "{threads:?}");
-    assert_eq!(nice_of("fsindex-writer"), 0, "{threads:?}");
-    assert_eq!(nice_of("tokio-rt-worker"), 0, "{threads:?}");
+    assert_eq!(thread("fsindex-scan").2, 19, "{threads:?}");
+    assert_eq!(thread("fsindex-writer").2, 0, "{threads:?}");
+    assert_eq!(thread("tokio-rt-worker").2, 0, "{threads:?}");
+    // I/O priority: the idle class for the scanner (util-linux `ionice`).
+    if let Ok(o) = Command::new("ionice")
+        .args(["-p", &thread("fsindex-scan").1])
+        .output()
+    {
+        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "idle");
+    }
 }
