@@ -449,7 +449,7 @@ impl Engine {
                 loop {
                     match self.store.read(|c| du::resolve(c, &at)) {
                         Ok((_, id))
-                            if at.is_dir()
+                            if crate::platform::fs::is_dir(&at)
                                 && !rules.path_verdict(&root_path, &at, true).hides() =>
                         {
                             break ScanTarget {
@@ -634,12 +634,15 @@ impl Engine {
         // rename to a name the rules keep out is a delete (the new name
         // never reaches the index); one from such a name is a create.
         let mut ops = Vec::new();
+        // Inodes with several links whose rows change: their other paths
+        // get their link counts refreshed.
+        let mut links = std::collections::HashSet::new();
         for (from, to) in std::mem::take(&mut b.moves) {
             let src = self.store.read(|c| du::resolve(c, &from)).ok();
             let dst_parent = to
                 .parent()
                 .and_then(|p| self.store.read(|c| du::resolve(c, p)).ok());
-            let meta = std::fs::symlink_metadata(&to);
+            let meta = crate::platform::fs::lstat(&to);
             let allowed = meta
                 .as_ref()
                 .is_ok_and(|m| !rules.verdict(&to, m.is_dir()).hides());
@@ -650,6 +653,10 @@ impl Engine {
                     if let Ok((_, old)) = self.store.read(|c| du::resolve(c, &to))
                         && old != id
                     {
+                        // Replaced (an editor's save): if it had other
+                        // links, they lost one.
+                        self.store
+                            .read(|c| scan::linked_under(c, old, &mut links))?;
                         ops.push(Op::Delete { id: old });
                     }
                     ops.push(Op::Move {
@@ -675,7 +682,7 @@ impl Engine {
                     // Events about paths inside the folder may have been
                     // applied (as deletions) before this move arrived: walk
                     // the moved subtree once. Unchanged, it writes nothing.
-                    if to.is_dir() {
+                    if crate::platform::fs::is_dir(&to) {
                         b.rescan.insert(to);
                     }
                 }
@@ -731,6 +738,7 @@ impl Engine {
                                 rules: &rules,
                                 cross_filesystems: rules.cross_filesystems(&root_path),
                             },
+                            &mut links,
                         )
                     })?;
                     new_dirs.extend(found.into_iter().map(|(p, _)| p));
@@ -748,6 +756,7 @@ impl Engine {
             }
         }
         self.writer.flush()?;
+        scan::refresh_links(&self.store, &self.writer, links)?;
         // 3. Whole scans: new folders (watched first, then listed) and
         // subtrees to recrawl.
         deep.extend(new_dirs);
@@ -760,7 +769,7 @@ impl Engine {
             let Some(root) = du::root_of(&roots, &d) else {
                 continue;
             };
-            if !d.is_dir() && d != bytes_path(&root.path) {
+            if !crate::platform::fs::is_dir(&d) && d != bytes_path(&root.path) {
                 continue; // gone again: its delete event follows
             }
             let target = self
@@ -1019,7 +1028,7 @@ impl Engine {
         };
         let root_path = bytes_path(&root.path);
         let rules = self.rules();
-        let meta = std::fs::symlink_metadata(path);
+        let meta = crate::platform::fs::lstat(path);
         let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
         // Exactly what a path that does not exist gets: the index has no
         // entry for a hidden path (unless the rules changed a moment ago

@@ -841,7 +841,7 @@ impl pb::index_server::Index for IndexService {
         let mut rows = blocking(move || engine.store.read(|c| crate::browse::list(c, &p))).await?;
         // A folder the caller cannot open is refused, as `ls` refuses it.
         if let Some(v) = &view
-            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
+            && crate::platform::fs::is_dir(&path)
             && !v.opens(&path)
         {
             return Err(Status::permission_denied(format!(
