@@ -163,8 +163,8 @@ pub fn parent_bytes(p: &[u8]) -> Option<&[u8]> {
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::MetadataExt;
     use super::*;
+    use std::os::unix::fs::MetadataExt;
 
     #[test]
     fn parents() {

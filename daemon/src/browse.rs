@@ -249,7 +249,7 @@ fn node(
             .next()
             .unwrap_or(&child.path)
             .to_vec();
-        if child.kind == Some(Kind::Dir) {
+        if child.kind == Some(Kind::Dir) && !child.excluded {
             let cid = du::resolve(conn, as_path(&child.path))?.1;
             n.children.push(node(
                 conn,

@@ -27,6 +27,10 @@ pub struct Usage {
     pub incomplete: bool,
     /// Levels below the path asked about (its children: 1).
     pub depth: u32,
+    /// A folder the rules keep out of the index: its figures come from a
+    /// sizes-only walk, made at `measured_at` (unix seconds), not live.
+    pub excluded: bool,
+    pub measured_at: i64,
 }
 
 /// A path's usage and its children's, largest first.
@@ -218,9 +222,14 @@ pub fn entry_count(conn: &Connection, id: i64) -> Result<u64, Error> {
     Ok((t.files + t.dirs) as u64 + linked)
 }
 
-/// A folder's children with their aggregates (files have none).
-const CHILDREN: &str = "SELECT e.id, e.name, e.kind, e.size, e.blocks, t.bytes, t.apparent, t.files, t.dirs, t.incomplete
-     FROM entries e LEFT JOIN dir_totals t ON t.id = e.id WHERE e.parent_id = ?1";
+/// A folder's children with their aggregates (files have none), and the
+/// folders the rules keep out of it, by name, with their measured sizes
+/// (their id is 0: they have no entry).
+const CHILDREN: &str = "SELECT e.id, e.name, e.kind, e.size, e.blocks, t.bytes, t.apparent, t.files, t.dirs, t.incomplete, NULL
+     FROM entries e LEFT JOIN dir_totals t ON t.id = e.id WHERE e.parent_id = ?1
+     UNION ALL
+     SELECT 0, u.name, 1, 0, 0, u.bytes, u.apparent, u.files, u.dirs, u.incomplete, u.measured_at
+     FROM unlisted u WHERE u.parent_id = ?1 AND u.name <> x''";
 
 /// One row of [`CHILDREN`]: id, name and usage (path and depth left empty;
 /// a folder's figures without its multi-link files).
@@ -228,6 +237,7 @@ fn child_usage(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Vec<u8>, Usage)>
     let kind = Kind::from_i64(r.get(2)?);
     let total =
         |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0) as u64) };
+    let measured_at: Option<i64> = r.get(10)?;
     let usage = if kind == Kind::Dir {
         Usage {
             kind: Some(kind),
@@ -236,6 +246,8 @@ fn child_usage(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Vec<u8>, Usage)>
             files: total(7)?,
             dirs: total(8)?,
             incomplete: total(9)? > 0,
+            excluded: measured_at.is_some(),
+            measured_at: measured_at.unwrap_or(0),
             ..Usage::default()
         }
     } else {
@@ -286,6 +298,7 @@ pub fn disk_usage(
             dirs: 0,
             incomplete: false,
             depth: 0,
+            ..Usage::default()
         };
         return Ok(Report {
             total,
@@ -334,6 +347,7 @@ pub fn disk_usage(
         dirs: t.dirs as u64,
         incomplete: t.incomplete > 0 || flags & FLAG_UNREADABLE != 0,
         depth: 0,
+        ..Usage::default()
     };
 
     let mut children = Vec::new();
@@ -349,7 +363,7 @@ pub fn disk_usage(
             child_path.extend_from_slice(&name);
             u.path = child_path;
             u.depth = 1;
-            if u.kind == Some(Kind::Dir) {
+            if u.kind == Some(Kind::Dir) && !u.excluded {
                 let extra = linked_per_child.remove(&cid).unwrap_or_default();
                 u.bytes += extra.bytes;
                 u.apparent += extra.apparent;
@@ -430,7 +444,7 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
                         depth,
                         usage,
                     });
-                    if kind == Kind::Dir {
+                    if kind == Kind::Dir && rid != 0 {
                         index.insert(rid, at);
                         next.push((rid, Some(at)));
                     }

@@ -23,8 +23,8 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
-use crate::search::Snapshot;
 use crate::platform::fs::{self as pfs, Stat};
+use crate::search::Snapshot;
 use crate::store::{HashRow, Kind, Op, WriteHandle};
 
 /// A hash taken less than this long after the file's last change (mtime or

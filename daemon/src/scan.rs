@@ -28,7 +28,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
-use std::os::unix::io::BorrowedFd;
+use std::os::unix::io::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -91,12 +91,7 @@ pub(crate) struct Known {
 }
 
 /// An index row from a live `lstat`.
-pub(crate) fn row_from_stat(
-    id: i64,
-    parent_id: Option<i64>,
-    name: Vec<u8>,
-    s: &Stat,
-) -> EntryRow {
+pub(crate) fn row_from_stat(id: i64, parent_id: Option<i64>, name: Vec<u8>, s: &Stat) -> EntryRow {
     EntryRow {
         id,
         parent_id,
@@ -240,6 +235,10 @@ impl Sink for WriteSink<'_> {
 struct VerifySink {
     next_id: AtomicI64,
     found: Mutex<Vec<Difference>>,
+    /// Where each `Extra` path is in `found`: a folder that replaced a
+    /// file is found missing later (when it is listed), and the two are one
+    /// change of type.
+    extra_at: Mutex<HashMap<PathBuf, usize>>,
 }
 
 fn kind_name(k: Kind) -> &'static str {
@@ -287,16 +286,15 @@ impl Sink for VerifySink {
     }
     fn emit(&self, found: Vec<Found>) -> Result<(), Error> {
         let mut out = self.found.lock().unwrap_or_else(|e| e.into_inner());
+        let mut extra_at = self.extra_at.lock().unwrap_or_else(|e| e.into_inner());
         for f in found {
             match f {
                 Found::Insert(row, path) => {
                     // A delete and an insert of one path is a change of type.
-                    if let Some(last) = out.last_mut()
-                        && last.kind == DiffKind::Extra
-                        && last.path == path
-                    {
-                        last.kind = DiffKind::Stale;
-                        last.detail = format!("type {} -> {}", last.detail, kind_name(row.kind));
+                    if let Some(at) = extra_at.remove(&path) {
+                        let d = &mut out[at];
+                        d.kind = DiffKind::Stale;
+                        d.detail = format!("type {} -> {}", d.detail, kind_name(row.kind));
                         continue;
                     }
                     out.push(Difference {
@@ -310,11 +308,14 @@ impl Sink for VerifySink {
                     path,
                     detail: old.map(|k| what_differs(&k, &row)).unwrap_or_default(),
                 }),
-                Found::Delete(old, path) => out.push(Difference {
-                    kind: DiffKind::Extra,
-                    path,
-                    detail: kind_name(old.kind).into(),
-                }),
+                Found::Delete(old, path) => {
+                    extra_at.insert(path.clone(), out.len());
+                    out.push(Difference {
+                        kind: DiffKind::Extra,
+                        path,
+                        detail: kind_name(old.kind).into(),
+                    });
+                }
                 Found::Unlisted(..) => {}
             }
         }
@@ -520,7 +521,10 @@ pub(crate) fn refresh_links(
     // Paths whose row still says one link (the link was made elsewhere)
     // are not in the multi-link index: one pass over the table finds them
     // all at once.
-    let inos: Vec<String> = inodes.iter().map(|(_, i)| (*i as i64).to_string()).collect();
+    let inos: Vec<String> = inodes
+        .iter()
+        .map(|(_, i)| (*i as i64).to_string())
+        .collect();
     let devs: HashSet<u64> = inodes.iter().map(|(d, _)| *d).collect();
     {
         let mut stmt = conn.prepare(&format!(
@@ -528,7 +532,11 @@ pub(crate) fn refresh_links(
             inos.join(",")
         ))?;
         let rows = stmt.query_map([], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
         })?;
         for row in rows {
             let (id, dev, ino) = row?;
@@ -761,10 +769,20 @@ impl Walk<'_> {
         drop(parent);
         let listing = match opened {
             Ok(fd) => {
-                // Watched before it is listed: whatever is created after
-                // the listing produces an event, whatever before is in it.
+                // Watched before it is looked at: whatever changes after
+                // this produces an event, whatever before is in the fstat
+                // and the listing that follow.
                 if let Some(w) = self.watcher {
-                    w.watch_dir_fd(&path, std::os::unix::io::AsFd::as_fd(&fd));
+                    w.watch_dir_fd(&path, fd.as_fd());
+                }
+                if let Ok(s) = pfs::fstat(fd.as_fd())
+                    && s.ino == row.ino
+                {
+                    row.size = s.size;
+                    row.blocks = s.blocks;
+                    row.mtime_ns = s.mtime_ns;
+                    row.nlink = s.nlink;
+                    row.mode = s.mode;
                 }
                 pfs::list(fd)
             }
@@ -957,10 +975,8 @@ impl Walk<'_> {
 /// excluded folder were never measured before).
 fn same_unlisted(a: &[Unlisted], b: &[Unlisted]) -> bool {
     a.len() == b.len()
-        && a.iter().all(|x| {
-            b.iter()
-                .any(|y| y.name == x.name && y.totals == x.totals)
-        })
+        && a.iter()
+            .all(|x| b.iter().any(|y| y.name == x.name && y.totals == x.totals))
 }
 
 /// What the rules keep out of one folder: the excluded folders by name,
@@ -1229,8 +1245,8 @@ pub fn apply_names(
                     gone(&mut found, k)?;
                 }
                 // It may have been one of the folder's unlisted entries.
-                hidden_changed |= folder.verdict(name, false).hides()
-                    || folder.verdict(name, true).hides();
+                hidden_changed |=
+                    folder.verdict(name, false).hides() || folder.verdict(name, true).hides();
                 continue;
             }
             Err(e) => {
@@ -1290,7 +1306,8 @@ pub fn apply_names(
             let mut hidden = Hidden::default();
             for (name, hint) in names {
                 let os = pfs::os(&name);
-                let is_dir = hint.unwrap_or_else(|| pfs::lstat_at(dfd, os).is_ok_and(|s| s.is_dir()));
+                let is_dir =
+                    hint.unwrap_or_else(|| pfs::lstat_at(dfd, os).is_ok_and(|s| s.is_dir()));
                 let v = folder.verdict(os, is_dir);
                 if v.hides() && !is_cookie(os) {
                     hidden.add_measured(dfd, &name, v, is_dir, root_dev, cross_filesystems);

@@ -242,7 +242,10 @@ mod tests {
     fn paths_longer_than_path_max_are_stat_opened_and_read() {
         let t = tempfile::tempdir().unwrap();
         let leaf = deep_chain(t.path(), 120);
-        assert!(leaf.as_os_str().len() > PATH_MAX, "the test needs a long path");
+        assert!(
+            leaf.as_os_str().len() > PATH_MAX,
+            "the test needs a long path"
+        );
         assert_eq!(
             std::fs::symlink_metadata(&leaf).unwrap_err().raw_os_error(),
             Some(libc::ENAMETOOLONG),
@@ -274,6 +277,9 @@ mod tests {
         // Opening returns at once (no writer needed); reading finds nothing.
         let mut f = open_file(&fifo).unwrap();
         let mut buf = [0u8; 4];
-        assert!(matches!(std::io::Read::read(&mut f, &mut buf), Ok(0) | Err(_)));
+        assert!(matches!(
+            std::io::Read::read(&mut f, &mut buf),
+            Ok(0) | Err(_)
+        ));
     }
 }
