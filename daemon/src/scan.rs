@@ -592,6 +592,9 @@ struct Walk<'a> {
     watcher: Option<&'a Arc<Watcher>>,
     sink: &'a dyn Sink,
     links: &'a Links,
+    /// Folders that have unlisted rows (read once: most folders have none,
+    /// and a query per folder would cost a restart dearly).
+    has_unlisted: HashSet<i64>,
     /// Folders to list (a stack: depth first keeps few handles open), and
     /// how many threads are busy with one.
     queue: Mutex<(Vec<DirJob>, usize)>,
@@ -636,8 +639,13 @@ fn reconcile(
         }
         None => (sink.new_id(), None, None),
     };
+    let has_unlisted = conn
+        .prepare("SELECT DISTINCT parent_id FROM unlisted")?
+        .query_map([], |r| r.get::<_, i64>(0))?
+        .collect::<Result<_, _>>()?;
     drop(conn);
     let walk = Walk {
+        has_unlisted,
         store,
         rules: &target.rules,
         root_dev: start_stat.dev,
@@ -963,6 +971,9 @@ impl Walk<'_> {
         dir: i64,
         rows: Vec<Unlisted>,
     ) -> Result<(), Error> {
+        if rows.is_empty() && !self.has_unlisted.contains(&dir) {
+            return Ok(());
+        }
         let before = crate::store::unlisted_of(conn, dir)?;
         if !same_unlisted(&before, &rows) {
             found.push(Found::Unlisted(dir, rows));
