@@ -1566,4 +1566,154 @@ mod tests {
         drop(engine);
         writer.close();
     }
+
+    /// GNU du's allocated and apparent bytes of `path`: the oracle.
+    fn gnu_du(path: &Path) -> (u64, u64) {
+        let get = |flag: &str| -> u64 {
+            let out = std::process::Command::new("du")
+                .args(["-s", flag])
+                .arg(path)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        (get("-B1"), get("-b"))
+    }
+
+    fn du_of(engine: &Engine, path: &Path) -> (u64, u64) {
+        let r = engine
+            .store
+            .read(|c| {
+                let (_, id) = du::resolve(c, path)?;
+                du::disk_usage(c, id, path_bytes(path), 0, false)
+            })
+            .unwrap();
+        (r.total.bytes, r.total.apparent)
+    }
+
+    #[test]
+    fn du_equals_gnu_du_with_deep_paths_hard_links_and_what_the_rules_keep_out() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = tmp.path().join("tree");
+        std::fs::create_dir_all(tree.join("src/.ssh")).unwrap();
+        std::fs::create_dir_all(tree.join("drop/inner")).unwrap();
+        for i in 0..20 {
+            std::fs::write(tree.join(format!("src/f{i}")), vec![b'x'; 1000 * i]).unwrap();
+        }
+        std::fs::write(tree.join("src/.ssh/id_ed25519"), vec![b'k'; 9000]).unwrap();
+        std::fs::write(tree.join("src/.env"), vec![b'e'; 5000]).unwrap();
+        std::fs::write(tree.join("drop/inner/big"), vec![b'b'; 70_000]).unwrap();
+        symlink("nowhere", tree.join("src/dangling")).unwrap();
+        // A chain deeper than PATH_MAX, made one relative step at a time.
+        let deep = {
+            let mut fd = crate::platform::fs::open_dir(&tree).unwrap();
+            let mut p = tree.clone();
+            for _ in 0..90 {
+                let seg = "level-of-fifty-bytes-".repeat(2) + "abcdefgh";
+                rustix::fs::mkdirat(&fd, seg.as_str(), rustix::fs::Mode::from_raw_mode(0o755))
+                    .unwrap();
+                fd = crate::platform::fs::open_dir_at(
+                    std::os::unix::io::AsFd::as_fd(&fd),
+                    std::ffi::OsStr::new(&seg),
+                )
+                .unwrap();
+                p.push(&seg);
+            }
+            let f = rustix::fs::openat(
+                &fd,
+                "bottom.txt",
+                rustix::fs::OFlags::CREATE | rustix::fs::OFlags::WRONLY,
+                rustix::fs::Mode::from_raw_mode(0o644),
+            )
+            .unwrap();
+            rustix::io::write(&f, &[b'd'; 3000]).unwrap();
+            p.join("bottom.txt")
+        };
+        assert!(deep.as_os_str().len() > crate::platform::fs::PATH_MAX);
+        let tree = std::fs::canonicalize(&tree).unwrap();
+        let snapshot = Arc::new(RwLock::new(Snapshot::default()));
+        let (events, _) = tokio::sync::broadcast::channel(16);
+        let mirror = SnapshotMirror {
+            snapshot: snapshot.clone(),
+            events: events.clone(),
+        };
+        let (store, writer) = Store::open(&tmp.path().join("index.db"), Box::new(mirror)).unwrap();
+        let engine = Engine::start(
+            store,
+            writer.handle(),
+            snapshot,
+            Some(vec![tree.clone()]),
+            rules(&["drop"]),
+            WatchOptions::default(),
+            events,
+        )
+        .unwrap();
+        wait_ready(&engine);
+        let deep = tree.join(deep.strip_prefix(tmp.path().join("tree")).unwrap());
+        // The deepest file is indexed, and everything counts as du counts.
+        assert!(engine.store.read(|c| du::resolve(c, &deep)).is_ok());
+        assert_eq!(du_of(&engine, &tree), gnu_du(&tree), "after the scan");
+        assert_eq!(du_of(&engine, &tree.join("src")), gnu_du(&tree.join("src")));
+        // The excluded folder is a row of its own, with du's figures.
+        let report = engine
+            .store
+            .read(|c| {
+                let (_, id) = du::resolve(c, &tree)?;
+                du::disk_usage(c, id, path_bytes(&tree), 0, false)
+            })
+            .unwrap();
+        let dropped = report
+            .children
+            .iter()
+            .find(|u| u.path.ends_with(b"/drop"))
+            .expect("drop/ listed");
+        assert!(dropped.excluded && dropped.measured_at > 0);
+        assert_eq!(
+            (dropped.bytes, dropped.apparent),
+            gnu_du(&tree.join("drop"))
+        );
+
+        // Hard links made and removed while watching (cp -al, rm of one
+        // link, rm -rf of the copy): du stays equal to GNU du.
+        std::fs::create_dir(tree.join("copy")).unwrap();
+        for i in 0..20 {
+            std::fs::hard_link(
+                tree.join(format!("src/f{i}")),
+                tree.join(format!("copy/f{i}")),
+            )
+            .unwrap();
+        }
+        engine.sync(Duration::from_secs(10)).unwrap();
+        assert_eq!(du_of(&engine, &tree), gnu_du(&tree), "after the links");
+        assert_eq!(du_of(&engine, &tree.join("src")), gnu_du(&tree.join("src")));
+        for i in 0..10 {
+            std::fs::remove_file(tree.join(format!("src/f{i}"))).unwrap();
+        }
+        engine.sync(Duration::from_secs(10)).unwrap();
+        assert_eq!(du_of(&engine, &tree), gnu_du(&tree), "after removing links");
+        assert_eq!(du_of(&engine, &tree.join("src")), gnu_du(&tree.join("src")));
+        std::fs::remove_dir_all(tree.join("copy")).unwrap();
+        engine.sync(Duration::from_secs(10)).unwrap();
+        assert_eq!(
+            du_of(&engine, &tree),
+            gnu_du(&tree),
+            "after rm -rf of the copy"
+        );
+        // A new SKIP file counts at once; a deep file changed while watched.
+        std::fs::write(tree.join("src/.env.local"), vec![b's'; 12_345]).unwrap();
+        engine.sync(Duration::from_secs(10)).unwrap();
+        assert_eq!(du_of(&engine, &tree), gnu_du(&tree), "after a SKIP file");
+        let verified = engine.verify(None, false).unwrap();
+        assert!(verified.differences.is_empty(), "{verified:?}");
+
+        engine.stop();
+        drop(engine);
+        writer.close();
+    }
 }
