@@ -1,0 +1,1081 @@
+//! Real programs at work in a watched root: tar, git, rsync, `cp -al`, `ln`,
+//! editors' saves, SQLite in WAL mode, folders moved out and back, case-only
+//! renames, `chmod 000`, hostile names, paths longer than PATH_MAX, sensitive
+//! files and excluded folders. After each workload the index is compared
+//! with oracles this test computes itself, never with `fsctl verify` (which
+//! shares the daemon's walk):
+//!
+//! - the listing: GNU `find ROOT -mindepth 1 -printf '%P\0'` (byte-exact,
+//!   deeper than PATH_MAX) against `fsctl search --sync -0 '*'`;
+//! - each entry: type, size, link count and inode as find prints them,
+//!   against the Stat RPC (paths as bytes);
+//! - sizes: `du -s -B1` and `du -s -b` against `fsctl du --sync --json`
+//!   for the root and every folder the workload touched.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::{MetadataExt, symlink};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fsindex_proto::v1 as pb;
+use serde_json::Value;
+
+use crate::util::{Instance, Runner, diff_first, gnu_du, grpc, indexed_rel, lossy, sh, text};
+
+/// What GNU find says about one entry (`%y %s %n %i`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Seen {
+    kind: u8,
+    size: u64,
+    nlink: u64,
+    ino: u64,
+}
+
+/// Every entry under `root` with its figures, relative paths as keys, as
+/// `runner` sees them (GNU find walks with openat: no PATH_MAX limit).
+fn find_meta(runner: &Runner, root: &Path) -> BTreeMap<Vec<u8>, Seen> {
+    let out = runner
+        .command("find")
+        .arg(root)
+        .args(["-mindepth", "1", "-printf", "%P\\0%y %s %n %i\\0"])
+        .output()
+        .unwrap();
+    let mut fields = out.stdout.split(|&b| b == 0);
+    let mut all = BTreeMap::new();
+    while let (Some(path), Some(meta)) = (fields.next(), fields.next()) {
+        let meta = std::str::from_utf8(meta).unwrap();
+        let f: Vec<&str> = meta.split(' ').collect();
+        let num = |i: usize| f[i].parse::<u64>().unwrap();
+        all.insert(
+            path.to_vec(),
+            Seen {
+                kind: f[0].as_bytes()[0],
+                size: num(1),
+                nlink: num(2),
+                ino: num(3),
+            },
+        );
+    }
+    all
+}
+
+/// find's type letter as the index names it.
+fn type_of(letter: u8) -> (pb::EntryType, &'static str) {
+    match letter {
+        b'f' => (pb::EntryType::File, "file"),
+        b'd' => (pb::EntryType::Dir, "dir"),
+        b'l' => (pb::EntryType::Symlink, "symlink"),
+        _ => (pb::EntryType::Other, "other"),
+    }
+}
+
+fn join(root: &Path, rel: &[u8]) -> PathBuf {
+    if rel.is_empty() {
+        root.to_owned()
+    } else {
+        root.join(OsStr::from_bytes(rel))
+    }
+}
+
+/// A path for a message: long ones shortened in the middle.
+fn show(p: &[u8]) -> String {
+    let s = lossy(p);
+    if s.len() <= 200 {
+        format!("{s:?}")
+    } else {
+        format!(
+            "{:?}…{:?} ({} bytes)",
+            &s[..s.floor_char_boundary(60)],
+            &s[s.ceil_char_boundary(s.len() - 100)..],
+            p.len()
+        )
+    }
+}
+
+/// A watched root with a ready daemon, and scratch space outside it.
+struct Case {
+    tmp: tempfile::TempDir,
+    root: PathBuf,
+    inst: Instance,
+}
+
+impl Case {
+    /// `build` fills the root before the daemon starts; `config` is written
+    /// to config.toml; `env` is given to the daemon.
+    fn start_with(
+        build: impl FnOnce(&Path),
+        config: Option<&str>,
+        env: impl FnOnce(&Path) -> Vec<(String, String)>,
+        unprivileged: bool,
+    ) -> Case {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        build(&root);
+        let runner = if unprivileged {
+            Runner::unprivileged(&[&root], tmp.path())
+        } else {
+            Runner::current()
+        };
+        let mut inst = Instance::new(tmp.path().join("home"), &[&root], runner);
+        if let Some(c) = config {
+            std::fs::write(inst.home.join("config.toml"), c).unwrap();
+        }
+        inst.env = env(&root);
+        inst.start();
+        Case { tmp, root, inst }
+    }
+
+    fn start(build: impl FnOnce(&Path)) -> Case {
+        Case::start_with(build, None, |_| Vec::new(), false)
+    }
+
+    /// Scratch space outside the root.
+    fn outside(&self, rel: &str) -> PathBuf {
+        self.tmp.path().join("outside").join(rel)
+    }
+
+    fn p(&self, rel: &str) -> PathBuf {
+        join(&self.root, rel.as_bytes())
+    }
+
+    /// The index equals the walk, less the entries under `hidden` (paths
+    /// relative to the root that must never be listed), entry by entry; and
+    /// `fsctl du` equals GNU du for the root and every folder of `dirs`.
+    /// Every difference is collected before failing.
+    fn check(&self, after: &str, hidden: &[&[u8]], dirs: &[&str]) {
+        let mut problems = Vec::new();
+        self.listing(after, hidden, &mut problems);
+        for d in std::iter::once(&"").chain(dirs) {
+            self.du(after, &self.p(d), &mut problems);
+        }
+        assert!(
+            problems.is_empty(),
+            "after {after}:\n{}",
+            problems.join("\n")
+        );
+    }
+
+    fn listing(&self, after: &str, hidden: &[&[u8]], problems: &mut Vec<String>) {
+        let under = |p: &[u8], h: &[u8]| {
+            p == h || (p.len() > h.len() && p.starts_with(h) && p[h.len()] == b'/')
+        };
+        let disk: BTreeMap<Vec<u8>, Seen> = find_meta(&self.inst.runner, &self.root)
+            .into_iter()
+            .filter(|(p, _)| !hidden.iter().any(|h| under(p, h)))
+            .collect();
+        let expected: BTreeSet<Vec<u8>> = disk.keys().cloned().collect();
+        let got = indexed_rel(&self.inst, &self.root);
+        if expected != got {
+            problems.push(format!(
+                "fsctl search -0 '*' lists {} entries, find lists {} (after {after}):\n{}",
+                got.len(),
+                expected.len(),
+                diff_first(&expected, &got, 20)
+            ));
+        }
+        for h in hidden {
+            if got.iter().any(|p| under(p, h)) {
+                problems.push(format!(
+                    "{} must never be listed, yet fsctl search -0 '*' lists it",
+                    show(h)
+                ));
+            }
+        }
+        // Each entry's figures, from the Stat RPC against find's.
+        let both: Vec<(Vec<u8>, Seen)> =
+            disk.into_iter().filter(|(p, _)| got.contains(p)).collect();
+        let root = self.root.clone();
+        let wrong: Vec<String> = grpc(&self.inst, async move |c| {
+            let mut wrong = Vec::new();
+            for (rel, seen) in both {
+                let path = join(&root, &rel).into_os_string().into_vec();
+                match c.stat(pb::StatRequest { path: path.clone() }).await {
+                    Err(e) => wrong.push(format!(
+                        "  fsctl info {} fails: {} ({:?})",
+                        show(&rel),
+                        e.message(),
+                        e.code()
+                    )),
+                    Ok(r) => {
+                        let r = r.into_inner();
+                        let (kind, kind_name) = type_of(seen.kind);
+                        let mut diffs = Vec::new();
+                        if r.path != path {
+                            diffs.push(format!("path {}", show(&r.path)));
+                        }
+                        if r.r#type != kind as i32 {
+                            diffs.push(format!("type {:?} (find: {kind_name})", r.r#type()));
+                        }
+                        // A folder's own size is left to du (ext4 folders
+                        // keep their size; some file systems do not).
+                        if kind != pb::EntryType::Dir && r.size != seen.size {
+                            diffs.push(format!("size {} (find: {})", r.size, seen.size));
+                        }
+                        if r.nlink != seen.nlink {
+                            diffs.push(format!("links {} (find: {})", r.nlink, seen.nlink));
+                        }
+                        if r.inode != seen.ino {
+                            diffs.push(format!("inode {} (find: {})", r.inode, seen.ino));
+                        }
+                        if !diffs.is_empty() {
+                            wrong.push(format!(
+                                "  fsctl info {} says {}",
+                                show(&rel),
+                                diffs.join(", ")
+                            ));
+                        }
+                    }
+                }
+            }
+            wrong
+        });
+        if !wrong.is_empty() {
+            let n = wrong.len();
+            let mut msg = format!(
+                "{n} entries have figures other than find's (after {after}); the first 20:\n"
+            );
+            msg.push_str(&wrong[..n.min(20)].join("\n"));
+            problems.push(msg);
+        }
+    }
+
+    /// `fsctl du PATH` against `du -s -B1 PATH` and `du -s -b PATH`.
+    fn du(&self, after: &str, path: &Path, problems: &mut Vec<String>) {
+        let (blocks, apparent) = gnu_du(&self.inst.runner, path);
+        let shown = show(path.as_os_str().as_bytes());
+        let v = match self.du_json(path) {
+            Ok(v) => v,
+            Err(e) => {
+                problems.push(format!(
+                    "fsctl du {shown} fails after {after} (du -s -B1 says {blocks}): {e}"
+                ));
+                return;
+            }
+        };
+        if v["bytes"].as_u64() != Some(blocks) {
+            problems.push(format!(
+                "fsctl du says {} allocated bytes, du -s -B1 says {blocks} for {shown} after {after}",
+                v["bytes"]
+            ));
+        }
+        if v["apparent_bytes"].as_u64() != Some(apparent) {
+            problems.push(format!(
+                "fsctl du says {} apparent bytes, du -s -b says {apparent} for {shown} after {after}",
+                v["apparent_bytes"]
+            ));
+        }
+    }
+
+    fn du_json(&self, path: &Path) -> Result<Value, String> {
+        let out = self
+            .inst
+            .fsctl_cmd(&["du", "--sync", "--json", "--top", "0"])
+            .arg(path)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            return Err(text(&out));
+        }
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("bad JSON ({e}): {}", text(&out)))
+    }
+
+    /// `fsctl info PATH --json` and the Stat RPC answer on `rel`, byte-exact,
+    /// with find's figures.
+    fn info_exact(&self, rel: &[u8]) -> Vec<String> {
+        let mut problems = Vec::new();
+        let path = join(&self.root, rel);
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        let (kind, kind_name) = type_of(if meta.is_dir() {
+            b'd'
+        } else if meta.is_symlink() {
+            b'l'
+        } else if meta.is_file() {
+            b'f'
+        } else {
+            b'p'
+        });
+        let out = self
+            .inst
+            .fsctl_cmd(&["info", "--json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            problems.push(format!("fsctl info {} fails: {}", show(rel), text(&out)));
+        } else {
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let want = lossy(path.as_os_str().as_bytes());
+            if v["path"].as_str() != Some(want.as_str()) {
+                problems.push(format!(
+                    "fsctl info {} prints path {} (expected {want:?})",
+                    show(rel),
+                    v["path"]
+                ));
+            }
+            if v["type"].as_str() != Some(kind_name)
+                || v["inode"].as_u64() != Some(meta.ino())
+                || v["size"].as_u64() != Some(meta.size())
+                || v["nlink"].as_u64() != Some(meta.nlink())
+            {
+                problems.push(format!(
+                    "fsctl info {} says type {} inode {} size {} links {}; lstat: {kind_name} {} {} {}",
+                    show(rel),
+                    v["type"],
+                    v["inode"],
+                    v["size"],
+                    v["nlink"],
+                    meta.ino(),
+                    meta.size(),
+                    meta.nlink()
+                ));
+            }
+        }
+        let bytes = path.as_os_str().as_bytes().to_vec();
+        let r = grpc(&self.inst, async |c| {
+            c.stat(pb::StatRequest {
+                path: bytes.clone(),
+            })
+            .await
+        });
+        match r {
+            Err(e) => problems.push(format!(
+                "Stat({}) fails: {} ({:?})",
+                show(rel),
+                e.message(),
+                e.code()
+            )),
+            Ok(r) => {
+                let r = r.into_inner();
+                if r.path != bytes || r.r#type != kind as i32 || r.inode != meta.ino() {
+                    problems.push(format!(
+                        "Stat({}) answers path {} type {:?} inode {} (expected the same bytes, {kind_name}, {})",
+                        show(rel),
+                        show(&r.path),
+                        r.r#type(),
+                        r.inode,
+                        meta.ino()
+                    ));
+                }
+            }
+        }
+        problems
+    }
+}
+
+fn write(root: &Path, rel: &str, content: &[u8]) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, content).unwrap();
+}
+
+/// Bytes of a varied, deterministic size.
+fn bytes(seed: usize) -> Vec<u8> {
+    vec![b'a' + (seed % 26) as u8; (seed * 7919) % 23_000]
+}
+
+/// `dirs` folders of `files` files each, under `at`.
+fn populate(at: &Path, dirs: usize, files: usize, salt: usize) {
+    for d in 0..dirs {
+        let dir = at
+            .join(format!("pkg{d:02}"))
+            .join(["lib", "doc", "src"][d % 3]);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..files {
+            std::fs::write(
+                dir.join(format!("file{f:03}.dat")),
+                bytes(d * files + f + salt),
+            )
+            .unwrap();
+        }
+    }
+}
+
+const NONE: &[&[u8]] = &[];
+
+#[test]
+fn tar_extracts_thousands_of_files() {
+    let c = Case::start(|_| {});
+    let src_a = c.outside("src-a");
+    populate(&src_a, 30, 100, 0);
+    let src_b = c.outside("src-b");
+    populate(&src_b, 35, 60, 17);
+    let out = c.outside("");
+    sh(&out, "tar -cf a.tar -C src-a . && tar -cf b.tar -C src-b .");
+
+    let unpacked = c.p("unpacked");
+    std::fs::create_dir(&unpacked).unwrap();
+    sh(
+        &unpacked,
+        &format!("tar -xf {}", out.join("a.tar").display()),
+    );
+    c.check(
+        "tar -x of 3,000 files",
+        NONE,
+        &["unpacked", "unpacked/pkg00", "unpacked/pkg07/doc"],
+    );
+    // A second archive over the first: files replaced with other sizes,
+    // new folders.
+    sh(
+        &unpacked,
+        &format!("tar -xf {}", out.join("b.tar").display()),
+    );
+    c.check(
+        "a second tar -x over the first",
+        NONE,
+        &[
+            "unpacked",
+            "unpacked/pkg01/doc",
+            "unpacked/pkg33",
+            "unpacked/pkg34/doc",
+        ],
+    );
+    sh(&c.root, "rm -r unpacked/pkg1*");
+    c.check("rm -r of ten unpacked folders", NONE, &["unpacked"]);
+}
+
+#[test]
+fn git_commit_checkout_between_branches_and_gc() {
+    let c = Case::start(|_| {});
+    let repo = c.p("repo");
+    populate(&repo, 10, 20, 3);
+    let git = |args: &str| {
+        sh(
+            &repo,
+            &format!(
+                "GIT_CONFIG_NOSYSTEM=1 HOME={home} GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
+                 GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org git {args}",
+                home = c.tmp.path().display()
+            ),
+        )
+    };
+    git("init -q -b main");
+    git("add -A");
+    git("commit -q -m one");
+    let dirs = ["repo", "repo/.git", "repo/.git/objects", "repo/pkg03"];
+    c.check("git init, add and commit", NONE, &dirs);
+
+    git("checkout -q -b feature");
+    // Other sizes, deletions, a new folder.
+    for f in 0..20 {
+        write(
+            &repo,
+            &format!("pkg03/lib/file{f:03}.dat"),
+            &bytes(f + 5000),
+        );
+    }
+    sh(&repo, "rm -r pkg04 pkg05/src/file01*");
+    populate(&repo.join("feature-only"), 4, 15, 99);
+    git("add -A");
+    git("commit -q -m two");
+    c.check("a commit on a second branch", NONE, &dirs);
+
+    git("checkout -q main");
+    c.check(
+        "git checkout back to main",
+        NONE,
+        &["repo", "repo/pkg03", "repo/pkg04", "repo/pkg05/src"],
+    );
+    git("gc -q");
+    c.check(
+        "git gc",
+        NONE,
+        &[
+            "repo",
+            "repo/.git",
+            "repo/.git/objects",
+            "repo/.git/objects/pack",
+        ],
+    );
+    git("checkout -q feature");
+    c.check(
+        "git checkout feature after gc",
+        NONE,
+        &["repo", "repo/pkg03/lib", "repo/feature-only"],
+    );
+}
+
+#[test]
+fn rsync_delete_twice_with_different_sources() {
+    let c = Case::start(|_| {});
+    let one = c.outside("one");
+    populate(&one, 12, 40, 0);
+    write(&one, "only-in-one/keep.txt", b"one");
+    let two = c.outside("two");
+    populate(&two, 9, 50, 31);
+    write(&two, "only-in-two/new.txt", b"two");
+    symlink("pkg00", two.join("link-to-pkg00")).unwrap();
+
+    std::fs::create_dir(c.p("mirror")).unwrap();
+    let rsync = |from: &Path| {
+        sh(
+            &c.root,
+            &format!("rsync -a --delete {}/ mirror/", from.display()),
+        )
+    };
+    rsync(&one);
+    c.check(
+        "rsync -a --delete from a first source",
+        NONE,
+        &["mirror", "mirror/pkg00", "mirror/only-in-one"],
+    );
+    rsync(&two);
+    c.check(
+        "rsync -a --delete from a second source",
+        NONE,
+        &[
+            "mirror",
+            "mirror/pkg00",
+            "mirror/pkg08/src",
+            "mirror/only-in-two",
+        ],
+    );
+}
+
+#[test]
+fn hard_links_made_removed_and_moved_keep_du_exact() {
+    let c = Case::start(|root| populate(&root.join("src"), 8, 60, 7));
+    let dirs = [
+        "src",
+        "backup",
+        "src/pkg00",
+        "backup/pkg00",
+        "src/pkg01/doc",
+        "backup/pkg01/doc",
+    ];
+    sh(&c.root, "cp -al src backup");
+    c.check("cp -al src backup", NONE, &dirs);
+
+    sh(&c.root, "rm src/pkg00/lib/file0* backup/pkg01/doc/file01*");
+    c.check("rm of some of the links", NONE, &dirs);
+
+    // A linked file moved across folders: its twin stays behind.
+    sh(
+        &c.root,
+        "mv backup/pkg02/src/file005.dat src/pkg01/doc/moved-twin.dat",
+    );
+    c.check(
+        "mv of a hard-linked file across folders",
+        NONE,
+        &["src/pkg01", "backup/pkg02", "src/pkg02/src"],
+    );
+
+    // ln to a second name, then the first name removed.
+    sh(
+        &c.root,
+        "ln src/pkg03/lib/file010.dat src/second-name.dat && rm src/pkg03/lib/file010.dat",
+    );
+    c.check(
+        "ln to a second name and rm of the first",
+        NONE,
+        &["src/pkg03", "backup/pkg03"],
+    );
+
+    // A link made and removed outside the root changes the indexed path's count.
+    let elsewhere = c.outside("elsewhere.dat");
+    std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
+    std::fs::hard_link(c.p("src/pkg04/doc/file020.dat"), &elsewhere).unwrap();
+    c.check(
+        "ln of an indexed file to a path outside the root",
+        NONE,
+        &["src/pkg04"],
+    );
+    std::fs::remove_file(&elsewhere).unwrap();
+    c.check("rm of the link outside the root", NONE, &["src/pkg04"]);
+
+    sh(&c.root, "rm -r src");
+    c.check("rm -r of the original tree", NONE, &["backup"]);
+}
+
+#[test]
+fn editor_saves_replace_files_by_rename() {
+    let c = Case::start(|root| {
+        for i in 0..40 {
+            write(root, &format!("notes/note{i:02}.md"), &bytes(i));
+        }
+    });
+    let notes = c.p("notes");
+    for i in 0..20 {
+        // Write a temporary file beside the original, rename it over.
+        let tmp = notes.join(format!(".note{i:02}.md.swp-tmp"));
+        std::fs::write(&tmp, bytes(i + 300)).unwrap();
+        std::fs::rename(&tmp, notes.join(format!("note{i:02}.md"))).unwrap();
+    }
+    c.check(
+        "writes to a temporary file renamed over the original",
+        NONE,
+        &["notes"],
+    );
+
+    for i in 20..40 {
+        // vim: probe file 4913, original renamed to file~, new file written,
+        // backup deleted.
+        let file = notes.join(format!("note{i:02}.md"));
+        let backup = notes.join(format!("note{i:02}.md~"));
+        let probe = notes.join("4913");
+        std::fs::write(&probe, b"").unwrap();
+        std::fs::remove_file(&probe).unwrap();
+        std::fs::rename(&file, &backup).unwrap();
+        std::fs::write(&file, bytes(i + 700)).unwrap();
+        std::fs::remove_file(&backup).unwrap();
+    }
+    c.check("vim's backup dance", NONE, &["notes"]);
+
+    // A backup kept (backup=yes): file~ stays beside the new file.
+    let file = notes.join("note05.md");
+    std::fs::rename(&file, notes.join("note05.md~")).unwrap();
+    std::fs::write(&file, b"kept a backup").unwrap();
+    c.check("a save that keeps file~", NONE, &["notes"]);
+}
+
+#[test]
+fn sqlite_database_in_wal_mode_written_in_a_loop() {
+    let c = Case::start(|root| std::fs::create_dir(root.join("data")).unwrap());
+    let db_path = c.p("data/app.sqlite");
+    let db = rusqlite::Connection::open(&db_path).unwrap();
+    let mode: String = db
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    db.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB)")
+        .unwrap();
+    for i in 0..300 {
+        db.execute(
+            "INSERT INTO t (body) VALUES (?1)",
+            [vec![(i % 251) as u8; 1000 + (i * 37) % 3000]],
+        )
+        .unwrap();
+        if i % 50 == 49 {
+            db.execute("DELETE FROM t WHERE id % 3 = 0", []).unwrap();
+        }
+    }
+    assert!(db_path.with_extension("sqlite-wal").exists());
+    c.check("300 transactions on an open WAL database", NONE, &["data"]);
+
+    db.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    c.check("a truncating WAL checkpoint", NONE, &["data"]);
+    for i in 0..100 {
+        db.execute(
+            "UPDATE t SET body = ?1 WHERE id % 7 = ?2",
+            (vec![1u8; 2000 + i], (i % 7) as i64),
+        )
+        .unwrap();
+    }
+    db.close().unwrap();
+    c.check("closing the database (the WAL is removed)", NONE, &["data"]);
+}
+
+#[test]
+fn folder_moved_out_and_back_and_case_only_renames() {
+    let c = Case::start(|root| {
+        populate(&root.join("proj"), 6, 20, 11);
+        write(root, "proj/Readme.md", b"readme");
+        write(root, "proj/Docs/guide.md", b"guide");
+    });
+    let away = c.outside("proj-away");
+    std::fs::create_dir_all(away.parent().unwrap()).unwrap();
+    std::fs::rename(c.p("proj"), &away).unwrap();
+    c.check("a folder moved out of the root", NONE, &[]);
+    // Changed while away: none of it may leak in, all of it must come back.
+    write(&away, "changed-while-away.txt", b"x");
+    std::fs::rename(&away, c.p("proj-back")).unwrap();
+    c.check(
+        "the folder moved back under another name",
+        NONE,
+        &["proj-back", "proj-back/pkg02"],
+    );
+
+    std::fs::rename(c.p("proj-back/Readme.md"), c.p("proj-back/README.md")).unwrap();
+    std::fs::rename(c.p("proj-back/Docs"), c.p("proj-back/docs")).unwrap();
+    c.check(
+        "case-only renames of a file and a folder",
+        NONE,
+        &["proj-back", "proj-back/docs"],
+    );
+    assert_eq!(
+        c.inst.search0(&["guide.md"]),
+        [c.p("proj-back/docs/guide.md").as_os_str().as_bytes()],
+        "fsctl search guide.md after the case-only rename of Docs to docs"
+    );
+}
+
+#[test]
+fn chmod_000_on_a_folder_and_back() {
+    // As a user that permission bits apply to (root reads mode 000 folders).
+    let c = Case::start_with(
+        |root| {
+            populate(&root.join("open"), 3, 10, 5);
+            write(root, "open/locked-later/inner.txt", b"inside");
+            write(root, "open/locked-later/sub/deeper.txt", b"deeper");
+        },
+        None,
+        |_| Vec::new(),
+        true,
+    );
+    let folder = c.p("open/locked-later");
+    let mode = |m: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(m)).unwrap();
+    };
+    mode(0o000);
+    c.check(
+        "chmod 000 open/locked-later",
+        NONE,
+        &["open", "open/locked-later"],
+    );
+    mode(0o755);
+    c.check(
+        "chmod 755 open/locked-later (back)",
+        NONE,
+        &["open", "open/locked-later"],
+    );
+}
+
+/// Names that break naive code: each is created while the daemon watches
+/// (and once before it starts, for the scan).
+fn hostile_names() -> Vec<Vec<u8>> {
+    let mut names: Vec<Vec<u8>> = [
+        "new\nline.txt",
+        "-leading-dash",
+        "--help",
+        "star*ques?pipe|bang!colon:dq\"sq'back\\slash",
+        "caf\u{e9}.txt",
+        "cafe\u{301}.txt",
+        "invoice\u{202e}fdp.exe",
+        "\u{1f600} party \u{1f389}.txt",
+        "trailing space ",
+        "tab\there",
+        " leading space",
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    names.push(b"bad\xff".to_vec());
+    names.push(b"latin1-\xe9t\xe9.txt".to_vec());
+    names.push([b"L".repeat(251), b".txt".to_vec()].concat());
+    // 255 bytes of two-byte characters and one more byte.
+    names.push([b"\xc3\xa9".repeat(127), b"e".to_vec()].concat());
+    names
+}
+
+fn make_hostile(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (i, n) in hostile_names().iter().enumerate() {
+        std::fs::write(dir.join(OsStr::from_bytes(n)), bytes(i + 1)).unwrap();
+    }
+    let sub = dir.join(OsStr::from_bytes(b"folder\nwith \xff odd name"));
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("inner.txt"), b"inner").unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(dir.join("a fifo"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    symlink("does-not-exist", dir.join("dangling")).unwrap();
+    symlink("self-loop", dir.join("self-loop")).unwrap();
+    symlink("loop-b", dir.join("loop-a")).unwrap();
+    symlink("loop-a", dir.join("loop-b")).unwrap();
+    symlink(OsStr::from_bytes(b"bad\xff"), dir.join("link-to-bad")).unwrap();
+    sh(dir, "truncate -s 1G sparse.img");
+}
+
+/// Every hostile entry under `dir`, relative to the root.
+fn hostile_rels(dir: &str) -> Vec<Vec<u8>> {
+    let mut rels: Vec<Vec<u8>> = hostile_names();
+    for extra in [
+        &b"folder\nwith \xff odd name"[..],
+        b"folder\nwith \xff odd name/inner.txt",
+        b"a fifo",
+        b"dangling",
+        b"self-loop",
+        b"loop-a",
+        b"link-to-bad",
+        b"sparse.img",
+    ] {
+        rels.push(extra.to_vec());
+    }
+    rels.into_iter()
+        .map(|r| [dir.as_bytes(), b"/", &r].concat())
+        .collect()
+}
+
+#[test]
+fn hostile_names_fifos_symlinks_and_sparse_files() {
+    let c = Case::start(|root| make_hostile(&root.join("scanned")));
+    make_hostile(&c.p("live"));
+    c.check(
+        "hostile names, a fifo, symlinks and a sparse file made while watching",
+        NONE,
+        &["scanned", "live"],
+    );
+    let mut problems = Vec::new();
+    for dir in ["scanned", "live"] {
+        for rel in hostile_rels(dir) {
+            problems.extend(c.info_exact(&rel));
+        }
+    }
+    // A folder's listing over gRPC carries the names byte-exact.
+    for dir in ["scanned", "live"] {
+        let path = c.p(dir).into_os_string().into_vec();
+        let r = grpc(&c.inst, async |cl| {
+            cl.list(pb::ListRequest {
+                path: path.clone(),
+                ..Default::default()
+            })
+            .await
+        });
+        let expected: BTreeSet<Vec<u8>> = std::fs::read_dir(c.p(dir))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().as_bytes().to_vec())
+            .collect();
+        match r {
+            Err(e) => problems.push(format!("List({dir}) fails: {}", e.message())),
+            Ok(r) => {
+                let got: BTreeSet<Vec<u8>> =
+                    r.into_inner().entries.into_iter().map(|e| e.name).collect();
+                if got != expected {
+                    problems.push(format!(
+                        "List({dir}) names differ from readdir:\n{}",
+                        diff_first(&expected, &got, 20)
+                    ));
+                }
+            }
+        }
+    }
+    // Both spellings of café are one word to search.
+    let found: BTreeSet<Vec<u8>> = c.inst.search0(&["caf\u{e9}.txt"]).into_iter().collect();
+    let want: BTreeSet<Vec<u8>> = ["scanned", "live"]
+        .iter()
+        .flat_map(|d| ["caf\u{e9}.txt", "cafe\u{301}.txt"].map(|n| c.p(d).join(n)))
+        .map(|p| p.into_os_string().into_vec())
+        .collect();
+    if found != want {
+        problems.push(format!(
+            "fsctl search café.txt (NFC) must find both spellings:\n{}",
+            diff_first(&want, &found, 20)
+        ));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    // And removed while watching.
+    sh(&c.root, "rm -r live");
+    c.check("rm -r of the hostile names", NONE, &["scanned"]);
+}
+
+/// A chain of 230 folders of 20-byte names (4,830 bytes of path) under
+/// `top`, made with relative steps, with `file` at the bottom.
+fn deep_chain(top: &Path, file: &str) {
+    std::fs::create_dir_all(top).unwrap();
+    sh(
+        top,
+        &format!(
+            "for i in $(seq -w 1 230); do mkdir lvl-$i-abcdefghijkl && cd -P lvl-$i-abcdefghijkl || exit 1; done; \
+             printf 'at the bottom' > {file}; head -c 100000 /dev/zero > big-{file}"
+        ),
+    );
+}
+
+fn deep_path(top: &Path, file: &str) -> Vec<u8> {
+    let mut p = top.as_os_str().as_bytes().to_vec();
+    for i in 1..=230 {
+        p.extend_from_slice(format!("/lvl-{i:03}-abcdefghijkl").as_bytes());
+    }
+    p.push(b'/');
+    p.extend_from_slice(file.as_bytes());
+    p
+}
+
+#[test]
+fn paths_longer_than_path_max() {
+    let c = Case::start(|root| deep_chain(&root.join("deep-scanned"), "zq-deepest-scanned.txt"));
+    deep_chain(&c.p("deep-live"), "zq-deepest-live.txt");
+    let mut problems = Vec::new();
+    for (top, file) in [
+        ("deep-scanned", "zq-deepest-scanned.txt"),
+        ("deep-live", "zq-deepest-live.txt"),
+    ] {
+        let want = deep_path(&c.p(top), file);
+        assert!(want.len() > 4096);
+        let out = c.inst.fsctl(&["search", "--sync", "-0", file]);
+        let found: Vec<&[u8]> = out
+            .stdout
+            .split(|&b| b == 0)
+            .filter(|s| !s.is_empty())
+            .collect();
+        if found != [want.as_slice()] {
+            problems.push(format!(
+                "fsctl search {file} finds {:?}, expected the one file {} bytes deep under {top}",
+                found.iter().map(|p| show(p)).collect::<Vec<_>>(),
+                want.len()
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        panic!("{}", problems.join("\n"));
+    }
+    c.check(
+        "a chain of 230 folders (4,830 bytes of path)",
+        NONE,
+        &[
+            "deep-scanned",
+            "deep-live",
+            "deep-live/lvl-001-abcdefghijkl",
+        ],
+    );
+    sh(&c.root, "rm -r deep-live");
+    c.check(
+        "rm -r of a chain deeper than PATH_MAX",
+        NONE,
+        &["deep-scanned"],
+    );
+}
+
+#[test]
+fn sensitive_files_count_in_du_but_are_never_listed() {
+    let c = Case::start(|root| {
+        write(root, "keys/id_rsa", &[b'k'; 3000]);
+        write(root, "keys/.env", &[b'e'; 10_000]);
+        write(root, "keys/notes.txt", b"plain");
+        write(root, ".ssh/id_rsa", &[b'k'; 2600]);
+        write(root, ".ssh/known_hosts", &[b'h'; 9000]);
+        write(root, ".ssh/config", b"Host *");
+    });
+    let hidden: &[&[u8]] = &[
+        b"keys/id_rsa",
+        b"keys/.env",
+        b".ssh/id_rsa",
+        b".ssh/known_hosts",
+        b".ssh/config",
+    ];
+    c.check(
+        "a scan of folders holding id_rsa and .env",
+        hidden,
+        &["keys", ".ssh"],
+    );
+
+    write(&c.root, "keys/id_ed25519", &[b'k'; 400]);
+    write(&c.root, "keys/.env.production", &[b'p'; 50_000]);
+    std::fs::write(c.p("keys/.env"), [b'e'; 30_000]).unwrap();
+    std::fs::remove_file(c.p("keys/id_rsa")).unwrap();
+    write(&c.root, ".ssh/authorized_keys", &[b'a'; 12_000]);
+    let hidden: &[&[u8]] = &[
+        b"keys/id_ed25519",
+        b"keys/.env",
+        b"keys/.env.production",
+        b".ssh/id_rsa",
+        b".ssh/known_hosts",
+        b".ssh/config",
+        b".ssh/authorized_keys",
+    ];
+    c.check(
+        "BLOCK and SKIP files created, grown and removed while watching",
+        hidden,
+        &["keys", ".ssh"],
+    );
+}
+
+#[test]
+fn excluded_folders_are_du_rows_of_their_own() {
+    let c = Case::start_with(
+        |root| {
+            populate(&root.join("home/.cache/pip"), 3, 20, 40);
+            write(
+                root,
+                "home/.local/share/Trash/files/old.iso",
+                &[b't'; 300_000],
+            );
+            write(root, "home/.local/share/kept.txt", b"kept");
+            write(root, "home/Documents/a.txt", b"a");
+            populate(&root.join("proj/build-out"), 2, 25, 70);
+            write(root, "proj/main.c", b"int main;");
+        },
+        Some("excludes = [\"build-out/\"]\n"),
+        // The daemon's home, and so its cache and trash, are in the root.
+        |root| {
+            let home = root.join("home");
+            vec![
+                ("HOME".into(), home.display().to_string()),
+                (
+                    "XDG_CACHE_HOME".into(),
+                    home.join(".cache").display().to_string(),
+                ),
+                (
+                    "XDG_DATA_HOME".into(),
+                    home.join(".local/share").display().to_string(),
+                ),
+            ]
+        },
+        false,
+    );
+    let hidden: &[&[u8]] = &[
+        b"home/.cache",
+        b"home/.local/share/Trash",
+        b"proj/build-out",
+    ];
+    let mut problems = Vec::new();
+    c.listing(
+        "a scan with trash, cache and build-out excluded",
+        hidden,
+        &mut problems,
+    );
+    let pairs = [
+        ("home", "home/.cache"),
+        ("home/.local/share", "home/.local/share/Trash"),
+        ("proj", "proj/build-out"),
+    ];
+    // The excluded row of `child` in `fsctl du PARENT --json`, and all rows.
+    let row = |parent: &str, child: &str| -> (Value, Value) {
+        let v = c.du_json(&c.p(parent)).unwrap_or(Value::Null);
+        let child = c.p(child);
+        let row = v["children"]
+            .as_array()
+            .and_then(|a| a.iter().find(|r| r["path"] == child.to_str().unwrap()))
+            .cloned()
+            .unwrap_or(Value::Null);
+        (row, v["children"].clone())
+    };
+    // Measured by a low-priority walk: give it a moment after ready.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while std::time::Instant::now() < deadline
+        && !pairs.iter().all(|(p, ch)| {
+            row(p, ch)
+                .0
+                .get("measured_at")
+                .is_some_and(|m| !m.is_null())
+        })
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for (parent, child) in pairs {
+        let (row, rows) = row(parent, child);
+        if row.get("measured_at").is_none_or(Value::is_null) {
+            problems.push(format!(
+                "fsctl du {parent} --json has no row for the excluded {child} with \"excluded\": true and a \"measured_at\" (waited 15 s after ready); its rows: {rows}"
+            ));
+            continue;
+        }
+        let (blocks, _) = gnu_du(&c.inst.runner, &c.p(child));
+        if row["excluded"] != true {
+            problems.push(format!(
+                "fsctl du {parent} --json: the row of {child} says \"excluded\": {}, expected true: {row}",
+                row["excluded"]
+            ));
+        }
+        if row["bytes"].as_u64() != Some(blocks) {
+            problems.push(format!(
+                "fsctl du says {} allocated bytes, du -s -B1 says {blocks} for the excluded {child}",
+                row["bytes"]
+            ));
+        }
+    }
+    for (parent, _) in pairs {
+        c.du("a scan with excluded folders", &c.p(parent), &mut problems);
+    }
+    c.du("a scan with excluded folders", &c.root, &mut problems);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
