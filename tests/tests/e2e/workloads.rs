@@ -560,6 +560,16 @@ fn git_commit_checkout_between_branches_and_gc() {
         NONE,
         &["repo", "repo/pkg03/lib", "repo/feature-only"],
     );
+    // A local clone hard-links the object files of the first repository.
+    sh(
+        &c.root,
+        "GIT_CONFIG_NOSYSTEM=1 git -c gc.auto=0 clone -q repo clone",
+    );
+    c.check(
+        "git clone of a local repository (its objects hard-linked)",
+        NONE,
+        &["repo", "clone", "repo/.git/objects", "clone/.git/objects"],
+    );
 }
 
 #[test]
@@ -596,6 +606,32 @@ fn rsync_delete_twice_with_different_sources() {
             "mirror/pkg08/src",
             "mirror/only-in-two",
         ],
+    );
+    // rsnapshot's way: a second snapshot hard-links what did not change.
+    sh(
+        &c.root,
+        &format!(
+            "rsync -a --delete {}/ snap1/ && rsync -a --delete --link-dest=../snap1 {}/ snap2/",
+            one.display(),
+            one.display()
+        ),
+    );
+    write(
+        &one,
+        "pkg00/lib/changed.dat",
+        b"only in the second snapshot",
+    );
+    sh(
+        &c.root,
+        &format!(
+            "rsync -a --delete --link-dest=../snap2 {}/ snap3/",
+            one.display()
+        ),
+    );
+    c.check(
+        "rsync --link-dest snapshots (rsnapshot)",
+        NONE,
+        &["snap1", "snap2", "snap3", "snap3/pkg00"],
     );
 }
 
@@ -688,6 +724,10 @@ fn editor_saves_replace_files_by_rename() {
     }
     c.check("vim's backup dance", NONE, &["notes"]);
 
+    // sed -i: a temporary file in the folder renamed over the original.
+    sh(&notes, "sed -i 's/a/bb/g' note00.md note01.md note02.md");
+    c.check("sed -i on three files", NONE, &["notes"]);
+
     // A backup kept (backup=yes): file~ stays beside the new file.
     let file = notes.join("note05.md");
     std::fs::rename(&file, notes.join("note05.md~")).unwrap();
@@ -775,6 +815,17 @@ fn folder_moved_out_and_back_and_case_only_renames() {
         NONE,
         &["proj-back", "empty-target", "was-a-link"],
     );
+    // A deploy's atomic symlink swap: ln -sfn makes a new link and renames
+    // it over the old one (GNU ln does exactly that with -f on a symlink).
+    sh(
+        &c.root,
+        "mkdir -p releases/v1 releases/v2 && echo one > releases/v1/app && echo two-two > releases/v2/app \
+         && ln -sfn releases/v1 current && ln -sfn releases/v2 current.tmp && mv -T current.tmp current",
+    );
+    c.check("an atomic symlink swap", NONE, &["releases"]);
+    let disk = find_meta(&c.inst.runner, &c.root);
+    let problems = c.info_exact(b"current", &disk);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert_eq!(
         c.inst.search0(&["guide.md"]),
         [c.p("proj-back/docs/guide.md").as_os_str().as_bytes()],
@@ -844,6 +895,13 @@ fn hostile_names() -> Vec<Vec<u8>> {
     .map(|s| s.as_bytes().to_vec())
     .collect();
     names.push(b"bad\xff".to_vec());
+    // The same lossy text as the one above: only the bytes tell them apart.
+    names.push(b"bad\xfe".to_vec());
+    names.push(b"bad\xef\xbf\xbd".to_vec()); // U+FFFD itself, valid UTF-8
+    // One name in three cases: three files on a case-sensitive file system.
+    for n in ["Same.txt", "same.txt", "SAME.txt"] {
+        names.push(n.as_bytes().to_vec());
+    }
     names.push(b"latin1-\xe9t\xe9.txt".to_vec());
     names.push([b"L".repeat(251), b".txt".to_vec()].concat());
     // 255 bytes of two-byte characters and one more byte.
@@ -965,6 +1023,29 @@ fn hostile_names_fifos_symlinks_and_sparse_files() {
         NONE,
         &["live"],
     );
+
+    // Renamed while watching: a folder and a file, to other odd names.
+    let live = c.p("live");
+    let odd = |b: &[u8]| live.join(OsStr::from_bytes(b));
+    std::fs::rename(
+        odd(b"folder\nwith \xff odd name"),
+        odd(b"renamed\xfe\nfolder"),
+    )
+    .unwrap();
+    std::fs::rename(odd(b"bad\xff"), odd(b"moved \xff\xfe")).unwrap();
+    std::fs::rename(odd(b"same.txt"), odd(b"sAmE.txt")).unwrap();
+    c.check("renames to other odd names", NONE, &["live"]);
+    let disk = find_meta(&c.inst.runner, &c.root);
+    let mut problems = Vec::new();
+    for rel in [
+        &b"live/renamed\xfe\nfolder/inner.txt"[..],
+        b"live/moved \xff\xfe",
+        b"live/sAmE.txt",
+        b"live/bad\xfe",
+    ] {
+        problems.extend(c.info_exact(rel, &disk));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 
     // And removed while watching.
     sh(&c.root, "rm -r live");
