@@ -31,6 +31,16 @@ struct Seen {
     size: u64,
     nlink: u64,
     ino: u64,
+    /// Modification time in nanoseconds since the epoch.
+    mtime_ns: i128,
+}
+
+/// find's `%T@` in nanoseconds. find prints `tv_sec.tv_nsec` as two
+/// numbers, so 0.1 s before the epoch is `-1.9000000000`.
+fn parse_time(t: &str) -> i128 {
+    let (secs, frac) = t.split_once('.').unwrap_or((t, "0"));
+    let nsec: String = frac.chars().chain(std::iter::repeat('0')).take(9).collect();
+    secs.parse::<i128>().unwrap() * 1_000_000_000 + nsec.parse::<i128>().unwrap()
 }
 
 /// Every entry under `root` with its figures, relative paths as keys, as
@@ -39,7 +49,7 @@ fn find_meta(runner: &Runner, root: &Path) -> BTreeMap<Vec<u8>, Seen> {
     let out = runner
         .command("find")
         .arg(root)
-        .args(["-mindepth", "1", "-printf", "%P\\0%y %s %n %i\\0"])
+        .args(["-mindepth", "1", "-printf", "%P\\0%y %s %n %i %T@\\0"])
         .output()
         .unwrap();
     let mut fields = out.stdout.split(|&b| b == 0);
@@ -55,6 +65,7 @@ fn find_meta(runner: &Runner, root: &Path) -> BTreeMap<Vec<u8>, Seen> {
                 size: num(1),
                 nlink: num(2),
                 ino: num(3),
+                mtime_ns: parse_time(f[4]),
             },
         );
     }
@@ -130,6 +141,9 @@ fn stat_differs(
     }
     if r.inode != seen.ino {
         diffs.push(format!("inode {} (find: {})", r.inode, seen.ino));
+    }
+    if r.mtime_ns as i128 != seen.mtime_ns {
+        diffs.push(format!("mtime_ns {} (find: {})", r.mtime_ns, seen.mtime_ns));
     }
     (!diffs.is_empty()).then(|| format!("  fsctl info {} says {}", show(rel), diffs.join(", ")))
 }
@@ -691,6 +705,30 @@ fn hard_links_made_removed_and_moved_keep_du_exact() {
 }
 
 #[test]
+fn writes_through_one_hard_link_show_under_every_name() {
+    // The links exist before the daemon starts, so the scan knows them;
+    // only writes happen while watching.
+    let c = Case::start(|root| {
+        write(root, "a/shared.log", &[b'x'; 1000]);
+        std::fs::create_dir(root.join("b")).unwrap();
+        std::fs::hard_link(root.join("a/shared.log"), root.join("b/twin.log")).unwrap();
+        write(root, "a/other.bin", &[b'o'; 5000]);
+        std::fs::hard_link(root.join("a/other.bin"), root.join("a/other-twin.bin")).unwrap();
+    });
+    c.check("a scan of a tree with hard links", NONE, &["a", "b"]);
+    // Appended through a/, truncated through the twin in the same folder.
+    sh(
+        &c.root,
+        "head -c 300000 /dev/zero >> a/shared.log && : > a/other-twin.bin",
+    );
+    c.check(
+        "an append through one link (b/twin.log is the same file) and a truncate through another",
+        NONE,
+        &["a", "b"],
+    );
+}
+
+#[test]
 fn editor_saves_replace_files_by_rename() {
     let c = Case::start(|root| {
         for i in 0..40 {
@@ -894,6 +932,9 @@ fn hostile_names() -> Vec<Vec<u8>> {
     .iter()
     .map(|s| s.as_bytes().to_vec())
     .collect();
+    for n in [&b"\n"[..], b"-", b"~", b" "] {
+        names.push(n.to_vec());
+    }
     names.push(b"bad\xff".to_vec());
     // The same lossy text as the one above: only the bytes tell them apart.
     names.push(b"bad\xfe".to_vec());
@@ -1020,6 +1061,22 @@ fn hostile_names_fifos_symlinks_and_sparse_files() {
     );
     c.check(
         "a write into the middle of a sparse file and fallocate --keep-size",
+        NONE,
+        &["live"],
+    );
+
+    // Times before the epoch and far ahead (tar and rsync restore such
+    // times; touch sets them), on a file, a folder and a symlink itself.
+    sh(
+        &c.p("live"),
+        "touch -d '1901-12-14 00:00:00.123456789 UTC' -- -leading-dash \
+         && touch -d '2200-02-28 12:00:00.5 UTC' tab*here \
+         && touch -d '1969-12-31 23:59:59.9 UTC' 'folder
+'* \
+         && touch -h -d '1970-01-01 00:00:00 UTC' dangling",
+    );
+    c.check(
+        "touch -d of times before 1970 and after 2038",
         NONE,
         &["live"],
     );
