@@ -1227,6 +1227,11 @@ fn sensitive_files_count_in_du_but_are_never_listed() {
         write(root, ".ssh/id_rsa", &[b'k'; 2600]);
         write(root, ".ssh/known_hosts", &[b'h'; 9000]);
         write(root, ".ssh/config", b"Host *");
+        // Whole folders of the tiers: SKIP `secrets*`, BLOCK `.ssh/*`.
+        write(root, "app/secrets-store/db.txt", &[b's'; 7000]);
+        write(root, "app/secrets-store/more/api.txt", &[b's'; 70_000]);
+        write(root, "app/main.py", b"print()");
+        write(root, ".ssh/old-keys/one", &[b'1'; 5000]);
     });
     let hidden: &[&[u8]] = &[
         b"keys/id_rsa",
@@ -1234,11 +1239,13 @@ fn sensitive_files_count_in_du_but_are_never_listed() {
         b".ssh/id_rsa",
         b".ssh/known_hosts",
         b".ssh/config",
+        b".ssh/old-keys",
+        b"app/secrets-store",
     ];
     c.check(
-        "a scan of folders holding id_rsa and .env",
+        "a scan of folders holding id_rsa, .env, a secrets folder and .ssh",
         hidden,
-        &["keys", ".ssh"],
+        &["keys", ".ssh", "app"],
     );
 
     write(&c.root, "keys/id_ed25519", &[b'k'; 400]);
@@ -1246,6 +1253,9 @@ fn sensitive_files_count_in_du_but_are_never_listed() {
     std::fs::write(c.p("keys/.env"), [b'e'; 30_000]).unwrap();
     std::fs::remove_file(c.p("keys/id_rsa")).unwrap();
     write(&c.root, ".ssh/authorized_keys", &[b'a'; 12_000]);
+    write(&c.root, "app/secrets-store/more/new.txt", &[b'n'; 40_000]);
+    write(&c.root, "app/secrets-2/x.txt", &[b'x'; 9000]);
+    std::fs::remove_dir_all(c.p(".ssh/old-keys")).unwrap();
     let hidden: &[&[u8]] = &[
         b"keys/id_ed25519",
         b"keys/.env",
@@ -1254,11 +1264,13 @@ fn sensitive_files_count_in_du_but_are_never_listed() {
         b".ssh/known_hosts",
         b".ssh/config",
         b".ssh/authorized_keys",
+        b"app/secrets-store",
+        b"app/secrets-2",
     ];
     c.check(
-        "BLOCK and SKIP files created, grown and removed while watching",
+        "BLOCK and SKIP files and folders created, grown and removed while watching",
         hidden,
-        &["keys", ".ssh"],
+        &["keys", ".ssh", "app"],
     );
     // Their sizes count; their names are never written anywhere: not in
     // the database, its WAL, or the logs.
@@ -1276,6 +1288,9 @@ fn sensitive_files_count_in_du_but_are_never_listed() {
                     "known_hosts",
                     "authorized_keys",
                     ".env.production",
+                    "old-keys",
+                    "secrets-store",
+                    "secrets-2",
                 ] {
                     if content.windows(name.len()).any(|w| w == name.as_bytes()) {
                         leaks.push(format!("{name} is written in {}", p.display()));
