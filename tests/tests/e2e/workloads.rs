@@ -118,7 +118,7 @@ fn stat_differs(
             return Some(format!(
                 "  fsctl info {} fails: {} ({:?})",
                 show(rel),
-                e.message(),
+                brief(e.message()),
                 e.code()
             ));
         }
@@ -146,6 +146,21 @@ fn stat_differs(
         diffs.push(format!("mtime_ns {} (find: {})", r.mtime_ns, seen.mtime_ns));
     }
     (!diffs.is_empty()).then(|| format!("  fsctl info {} says {}", show(rel), diffs.join(", ")))
+}
+
+/// An error text for a message: long ones (they echo long paths) cut in
+/// the middle.
+fn brief(t: &str) -> String {
+    let t = t.trim();
+    if t.len() <= 300 {
+        t.to_owned()
+    } else {
+        format!(
+            "{}…{}",
+            &t[..t.floor_char_boundary(120)],
+            &t[t.ceil_char_boundary(t.len() - 160)..]
+        )
+    }
 }
 
 /// A watched root with a ready daemon, and scratch space outside it.
@@ -295,7 +310,8 @@ impl Case {
             Ok(v) => v,
             Err(e) => {
                 problems.push(format!(
-                    "fsctl du {shown} fails after {after} (du -s -B1 says {blocks}): {e}"
+                    "fsctl du {shown} fails after {after} (du -s -B1 says {blocks}): {}",
+                    brief(&e)
                 ));
                 return;
             }
@@ -343,7 +359,11 @@ impl Case {
             .output()
             .unwrap();
         if !out.status.success() {
-            problems.push(format!("fsctl info {} fails: {}", show(rel), text(&out)));
+            problems.push(format!(
+                "fsctl info {} fails: {}",
+                show(rel),
+                brief(&text(&out))
+            ));
         } else {
             let v: Value = serde_json::from_slice(&out.stdout).unwrap();
             let want = lossy(path.as_os_str().as_bytes());
@@ -383,7 +403,7 @@ impl Case {
             Err(e) => problems.push(format!(
                 "Stat({}) fails: {} ({:?})",
                 show(rel),
-                e.message(),
+                brief(e.message()),
                 e.code()
             )),
             Ok(r) => {
@@ -1024,7 +1044,7 @@ fn hostile_names_fifos_symlinks_and_sparse_files() {
             .map(|e| e.unwrap().file_name().as_bytes().to_vec())
             .collect();
         match r {
-            Err(e) => problems.push(format!("List({dir}) fails: {}", e.message())),
+            Err(e) => problems.push(format!("List({dir}) fails: {}", brief(e.message()))),
             Ok(r) => {
                 let got: BTreeSet<Vec<u8>> =
                     r.into_inner().entries.into_iter().map(|e| e.name).collect();
@@ -1178,7 +1198,7 @@ fn paths_longer_than_path_max() {
         match r {
             Err(e) => problems.push(format!(
                 "fsctl ls of the bottom folder of {top} fails: {}",
-                e.message()
+                brief(e.message())
             )),
             Ok(r) => {
                 let mut got: Vec<Vec<u8>> =
@@ -1191,6 +1211,57 @@ fn paths_longer_than_path_max() {
                         want.iter().map(|n| lossy(n)).collect::<Vec<_>>()
                     ));
                 }
+            }
+        }
+    }
+    // du of folders whose own path is longer than PATH_MAX: GNU du cannot
+    // be given such a path, but prints every folder beneath one it can.
+    for top in ["deep-scanned", "deep-live"] {
+        let gnu = |flag: &str| -> BTreeMap<Vec<u8>, u64> {
+            let out = std::process::Command::new("du")
+                .args(["-0", flag])
+                .arg(c.p(top))
+                .output()
+                .unwrap();
+            out.stdout
+                .split(|&b| b == 0)
+                .filter(|l| !l.is_empty())
+                .map(|l| {
+                    let tab = l.iter().position(|&b| b == b'\t').unwrap();
+                    let n = std::str::from_utf8(&l[..tab]).unwrap().parse().unwrap();
+                    (l[tab + 1..].to_vec(), n)
+                })
+                .collect()
+        };
+        let (blocks, apparent) = (gnu("-B1"), gnu("-b"));
+        for level in [200, 230] {
+            let mut path = c.p(top).into_os_string().into_vec();
+            for i in 1..=level {
+                path.extend_from_slice(format!("/lvl-{i:03}-abcdefghijkl").as_bytes());
+            }
+            let out = c
+                .inst
+                .fsctl_cmd(&["du", "--sync", "--json"])
+                .arg(OsStr::from_bytes(&path))
+                .output()
+                .unwrap();
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+            let (b, a) = (blocks.get(&path), apparent.get(&path));
+            if !out.status.success()
+                || v["bytes"].as_u64().as_ref() != b
+                || v["apparent_bytes"].as_u64().as_ref() != a
+            {
+                problems.push(format!(
+                    "fsctl du of the folder {level} levels down {top} ({} bytes of path) says {} allocated, {} apparent; du says {b:?}, {a:?}{}",
+                    path.len(),
+                    v["bytes"],
+                    v["apparent_bytes"],
+                    if out.status.success() {
+                        String::new()
+                    } else {
+                        format!(" (fsctl: {})", brief(&text(&out)))
+                    }
+                ));
             }
         }
     }
