@@ -873,6 +873,45 @@ fn folder_moved_out_and_back_and_case_only_renames() {
         NONE,
         &["proj-back", "empty-target", "was-a-link"],
     );
+    // Renames to a name that is equal once normalised (NFC to NFD), or
+    // once decoded lossily (one invalid byte for another).
+    let pb = c.p("proj-back");
+    std::fs::write(pb.join("caf\u{e9}.txt"), b"nfc").unwrap();
+    std::fs::write(pb.join(OsStr::from_bytes(b"bad\xff.txt")), b"bad").unwrap();
+    c.check(
+        "an NFC name and a name with an invalid byte made",
+        NONE,
+        &[],
+    );
+    std::fs::rename(pb.join("caf\u{e9}.txt"), pb.join("cafe\u{301}.txt")).unwrap();
+    std::fs::rename(
+        pb.join(OsStr::from_bytes(b"bad\xff.txt")),
+        pb.join(OsStr::from_bytes(b"bad\xfe.txt")),
+    )
+    .unwrap();
+    c.check(
+        "renames from NFC to NFD and from one invalid byte to another",
+        NONE,
+        &["proj-back"],
+    );
+
+    // Two folders and two files swap names through a temporary name.
+    sh(
+        &c.root,
+        "mv proj-back/pkg02 proj-back/swap.tmp && mv proj-back/pkg03 proj-back/pkg02 && mv proj-back/swap.tmp proj-back/pkg03 \
+         && mv proj-back/README.md x.tmp && mv proj-back/docs/guide.md proj-back/README.md && mv x.tmp proj-back/docs/guide.md",
+    );
+    c.check(
+        "two folders and two files swapping names",
+        NONE,
+        &[
+            "proj-back",
+            "proj-back/pkg02",
+            "proj-back/pkg03",
+            "proj-back/docs",
+        ],
+    );
+
     // A deploy's atomic symlink swap: ln -sfn makes a new link and renames
     // it over the old one (GNU ln does exactly that with -f on a symlink).
     sh(
