@@ -1412,6 +1412,76 @@ fn sensitive_files_count_in_du_but_are_never_listed() {
     assert!(leaks.is_empty(), "{}", leaks.join("\n"));
 }
 
+/// The daemon's environment with its home at `root/home`, so that the
+/// default exclusions (cache and trash) fall inside the root.
+fn home_in_root(root: &Path) -> Vec<(String, String)> {
+    let home = root.join("home");
+    vec![
+        ("HOME".into(), home.display().to_string()),
+        (
+            "XDG_CACHE_HOME".into(),
+            home.join(".cache").display().to_string(),
+        ),
+        (
+            "XDG_DATA_HOME".into(),
+            home.join(".local/share").display().to_string(),
+        ),
+    ]
+}
+
+/// uv (and pnpm, and cargo's sccache...) hard-link files from a cache into
+/// projects: the cache is excluded, its files are also indexed under the
+/// project. du counts each inode once, wherever it meets it first.
+#[test]
+fn an_excluded_cache_hard_linked_into_a_project() {
+    let c = Case::start_with(
+        |root| {
+            populate(&root.join("home/.cache/uv/archive-v0/abc"), 2, 30, 3);
+            populate(&root.join("home/proj/.venv/lib/site-packages"), 1, 5, 8);
+            let venv = root.join("home/proj/.venv/lib/site-packages");
+            for d in 0..2 {
+                let sub = ["lib", "doc"][d];
+                for f in 0..30 {
+                    let from = root
+                        .join(format!("home/.cache/uv/archive-v0/abc/pkg{d:02}/{sub}"))
+                        .join(format!("file{f:03}.dat"));
+                    let to = venv.join(format!("linked-{d}-{f:03}.dat"));
+                    std::fs::hard_link(from, to).unwrap();
+                }
+            }
+        },
+        None,
+        home_in_root,
+        false,
+    );
+    let mut problems = Vec::new();
+    c.listing("a scan", &[b"home/.cache"], &mut problems);
+    // Give the low-priority measuring walk its moment after ready.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let cache = c.p("home/.cache");
+    while std::time::Instant::now() < deadline {
+        let v = c.du_json(&c.p("home")).unwrap_or(Value::Null);
+        let measured = v["children"].as_array().is_some_and(|rows| {
+            rows.iter().any(|r| {
+                r["path"] == cache.to_str().unwrap()
+                    && r.get("measured_at").is_some_and(|m| !m.is_null())
+            })
+        });
+        if measured {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for d in ["home", "home/proj", "home/proj/.venv", ""] {
+        c.du(
+            "a scan of a cache hard-linked into a project",
+            &c.p(d),
+            &mut problems,
+        );
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 #[test]
 fn excluded_folders_are_du_rows_of_their_own() {
     let c = Case::start_with(
@@ -1428,21 +1498,7 @@ fn excluded_folders_are_du_rows_of_their_own() {
             write(root, "proj/main.c", b"int main;");
         },
         Some("excludes = [\"build-out/\"]\n"),
-        // The daemon's home, and so its cache and trash, are in the root.
-        |root| {
-            let home = root.join("home");
-            vec![
-                ("HOME".into(), home.display().to_string()),
-                (
-                    "XDG_CACHE_HOME".into(),
-                    home.join(".cache").display().to_string(),
-                ),
-                (
-                    "XDG_DATA_HOME".into(),
-                    home.join(".local/share").display().to_string(),
-                ),
-            ]
-        },
+        home_in_root,
         false,
     );
     let hidden: &[&[u8]] = &[
