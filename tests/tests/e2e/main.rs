@@ -17,3 +17,4 @@ mod service;
 mod util;
 mod verify;
 mod watch;
+mod workloads;
