@@ -14,6 +14,11 @@ CREATE TABLE unlisted (
     dirs        INTEGER NOT NULL,
     incomplete  INTEGER NOT NULL,   -- folders that could not be read
     measured_at INTEGER NOT NULL,   -- unix seconds of the sizes-only walk
+    -- The files with several links counted here, as (dev, ino) pairs of
+    -- two little-endian u64 each: du counts an inode once even when it is
+    -- also linked from indexed folders (uv's cache hard-linked into a
+    -- project's .venv).
+    links       BLOB NOT NULL DEFAULT x'',
     PRIMARY KEY (parent_id, name)
 ) WITHOUT ROWID;
 

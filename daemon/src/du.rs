@@ -148,6 +148,12 @@ struct LinkedSum {
 }
 
 impl LinkedSum {
+    /// An inode already counted in the aggregates (through an unlisted
+    /// row): an indexed link to it adds nothing more.
+    fn counted(&mut self, dev: u64, ino: u64) {
+        self.seen.insert((dev as i64, ino as i64));
+    }
+
     /// Adds (dev, ino, allocated bytes, apparent bytes) unless already seen.
     fn add(&mut self, (dev, ino, bytes, apparent): (i64, i64, u64, u64)) {
         if self.seen.insert((dev, ino)) {
@@ -202,6 +208,20 @@ impl<'c> Ancestry<'c> {
         }
         Ok(b)
     }
+}
+
+/// The multi-link files counted in unlisted rows, by the folder holding
+/// the row.
+fn unlisted_links(conn: &Connection) -> Result<Vec<(i64, Vec<(u64, u64)>)>, Error> {
+    let mut stmt =
+        conn.prepare_cached("SELECT parent_id, links FROM unlisted WHERE length(links) > 0")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            crate::store::unpack_links(&r.get::<_, Vec<u8>>(1)?),
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// Number of entries in the subtree of folder `id`, the folder included.
@@ -311,6 +331,19 @@ pub fn disk_usage(
     let mut ancestry = Ancestry::new(tx, id)?;
     let mut linked_total = LinkedSum::default();
     let mut linked_per_child: HashMap<i64, LinkedSum> = HashMap::new();
+    for (parent, links) in unlisted_links(tx)? {
+        let child = match ancestry.branch(parent)? {
+            Branch::Outside => continue,
+            Branch::Target => None,
+            Branch::Child(c) => Some(c),
+        };
+        for &(dev, ino) in &links {
+            linked_total.counted(dev, ino);
+            if let Some(c) = child {
+                linked_per_child.entry(c).or_default().counted(dev, ino);
+            }
+        }
+    }
     {
         let mut stmt = tx.prepare_cached(
             "SELECT id, parent_id, dev, ino, blocks, size FROM entries WHERE nlink > 1 AND kind <> 1",
@@ -461,6 +494,30 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
         let mut ancestry = Ancestry::new(&tx, id)?;
         let mut parent_of = tx.prepare_cached("SELECT parent_id FROM entries WHERE id=?1")?;
         let mut extra: HashMap<usize, LinkedSum> = HashMap::new();
+        // Inodes counted in unlisted rows count in every listed folder
+        // above the row already.
+        for (parent, links) in unlisted_links(&tx)? {
+            if ancestry.branch(parent)? == Branch::Outside {
+                continue;
+            }
+            let mut cur = parent;
+            while cur != id {
+                if let Some(&at) = index.get(&cur) {
+                    let sum = extra.entry(at).or_default();
+                    for &(dev, ino) in &links {
+                        sum.counted(dev, ino);
+                    }
+                }
+                match parent_of
+                    .query_row([cur], |r| r.get::<_, Option<i64>>(0))
+                    .optional()?
+                    .flatten()
+                {
+                    Some(p) => cur = p,
+                    None => break,
+                }
+            }
+        }
         let mut stmt = tx.prepare_cached(
             "SELECT parent_id, dev, ino, blocks, size FROM entries WHERE nlink > 1 AND kind <> 1",
         )?;

@@ -986,8 +986,10 @@ impl Walk<'_> {
 /// excluded folder were never measured before).
 fn same_unlisted(a: &[Unlisted], b: &[Unlisted]) -> bool {
     a.len() == b.len()
-        && a.iter()
-            .all(|x| b.iter().any(|y| y.name == x.name && y.totals == x.totals))
+        && a.iter().all(|x| {
+            b.iter()
+                .any(|y| y.name == x.name && y.totals == x.totals && y.links == x.links)
+        })
 }
 
 /// What the rules keep out of one folder: the excluded folders by name,
@@ -1021,32 +1023,40 @@ impl Hidden {
         if s.is_dir() && !cross && s.dev != root_dev {
             return; // another file system: du -x does not count it either
         }
+        if v == Verdict::Exclude && is_dir && s.is_dir() {
+            let mut seen = HashSet::new();
+            let totals = measure(dfd, name, &s, root_dev, cross, &mut seen);
+            let mut links: Vec<(u64, u64)> = seen.into_iter().collect();
+            links.sort_unstable();
+            self.named.push(Unlisted {
+                name: name.to_vec(),
+                totals,
+                measured_at: unix_now(),
+                links,
+            });
+            return;
+        }
         let totals = if s.is_dir() {
-            measure(dfd, name, &s, root_dev, cross)
+            measure(dfd, name, &s, root_dev, cross, &mut self.seen)
         } else {
             if s.nlink > 1 && !self.seen.insert((s.dev, s.ino)) {
                 return;
             }
             file_totals(&s)
         };
-        if v == Verdict::Exclude && is_dir && s.is_dir() {
-            self.named.push(Unlisted {
-                name: name.to_vec(),
-                totals,
-                measured_at: unix_now(),
-            });
-        } else {
-            self.sum.add(totals);
-            self.any_sum = true;
-        }
+        self.sum.add(totals);
+        self.any_sum = true;
     }
 
     fn rows(mut self) -> Vec<Unlisted> {
         if self.any_sum {
+            let mut links: Vec<(u64, u64)> = self.seen.into_iter().collect();
+            links.sort_unstable();
             self.named.push(Unlisted {
                 name: Vec::new(),
                 totals: self.sum,
                 measured_at: unix_now(),
+                links,
             });
         }
         self.named
@@ -1065,13 +1075,15 @@ fn file_totals(s: &Stat) -> Totals {
 
 /// Sizes of the folder `name` in `dfd` and everything under it, counted
 /// as `du -s` counts (each inode once, other file systems left out), with
-/// no name kept: a sizes-only walk for what the index does not hold.
+/// no name kept: a sizes-only walk for what the index does not hold. Files
+/// with several links count unless already in `seen`, and are added to it.
 pub(crate) fn measure(
     dfd: BorrowedFd<'_>,
     name: &[u8],
     s: &Stat,
     root_dev: u64,
     cross: bool,
+    seen: &mut HashSet<(u64, u64)>,
 ) -> Totals {
     let mut t = Totals {
         bytes: s.blocks as i64 * 512,
@@ -1080,7 +1092,6 @@ pub(crate) fn measure(
         dirs: 1,
         incomplete: 0,
     };
-    let mut seen = HashSet::new();
     // Folders to list, by their parent's listing handle and name: only
     // folders with subfolders still to open hold a handle.
     let mut stack: Vec<(Option<Arc<rustix::fs::Dir>>, Vec<u8>)> = vec![(None, name.to_vec())];

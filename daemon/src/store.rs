@@ -147,12 +147,36 @@ pub struct Unlisted {
     pub totals: Totals,
     /// Unix seconds of the sizes-only walk that measured it.
     pub measured_at: i64,
+    /// The files with several links counted in `totals`, as (dev, ino).
+    pub links: Vec<(u64, u64)>,
+}
+
+/// `unlisted.links` as stored: (dev, ino) pairs, little-endian u64s.
+pub fn pack_links(links: &[(u64, u64)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(links.len() * 16);
+    for (d, i) in links {
+        out.extend_from_slice(&d.to_le_bytes());
+        out.extend_from_slice(&i.to_le_bytes());
+    }
+    out
+}
+
+pub fn unpack_links(b: &[u8]) -> Vec<(u64, u64)> {
+    b.chunks_exact(16)
+        .map(|c| {
+            let (d, i) = c.split_at(8);
+            (
+                u64::from_le_bytes(d.try_into().unwrap_or_default()),
+                u64::from_le_bytes(i.try_into().unwrap_or_default()),
+            )
+        })
+        .collect()
 }
 
 /// The unlisted rows of folder `dir`.
 pub fn unlisted_of(conn: &Connection, dir: i64) -> Result<Vec<Unlisted>, Error> {
     let mut stmt = conn.prepare_cached(
-        "SELECT name, bytes, apparent, files, dirs, incomplete, measured_at FROM unlisted WHERE parent_id=?1",
+        "SELECT name, bytes, apparent, files, dirs, incomplete, measured_at, links FROM unlisted WHERE parent_id=?1",
     )?;
     let rows = stmt.query_map([dir], |r| {
         Ok(Unlisted {
@@ -165,6 +189,7 @@ pub fn unlisted_of(conn: &Connection, dir: i64) -> Result<Vec<Unlisted>, Error> 
                 incomplete: r.get(5)?,
             },
             measured_at: r.get(6)?,
+            links: unpack_links(&r.get::<_, Vec<u8>>(7)?),
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -706,8 +731,8 @@ fn apply_batch(
                     }
                     tx.execute("DELETE FROM unlisted WHERE parent_id=?1", [dir])?;
                     let mut put = tx.prepare_cached(
-                        "INSERT OR REPLACE INTO unlisted (parent_id, name, bytes, apparent, files, dirs, incomplete, measured_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                        "INSERT OR REPLACE INTO unlisted (parent_id, name, bytes, apparent, files, dirs, incomplete, measured_at, links)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                     )?;
                     for u in rows {
                         let t = u.totals;
@@ -719,7 +744,8 @@ fn apply_batch(
                             t.files,
                             t.dirs,
                             t.incomplete,
-                            u.measured_at
+                            u.measured_at,
+                            pack_links(&u.links)
                         ])?;
                         delta.add(t);
                     }
