@@ -210,9 +210,12 @@ impl<'c> Ancestry<'c> {
     }
 }
 
+/// Inodes as (dev, ino).
+type Inodes = Vec<(u64, u64)>;
+
 /// The multi-link files counted in unlisted rows, by the folder holding
 /// the row.
-fn unlisted_links(conn: &Connection) -> Result<Vec<(i64, Vec<(u64, u64)>)>, Error> {
+fn unlisted_links(conn: &Connection) -> Result<Vec<(i64, Inodes)>, Error> {
     let mut stmt =
         conn.prepare_cached("SELECT parent_id, links FROM unlisted WHERE length(links) > 0")?;
     let rows = stmt.query_map([], |r| {
