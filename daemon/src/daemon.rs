@@ -737,6 +737,7 @@ impl Engine {
                             scan::Scope {
                                 rules: &rules,
                                 cross_filesystems: rules.cross_filesystems(&root_path),
+                                watcher: watcher.map(|w| &**w),
                             },
                             &mut links,
                         )

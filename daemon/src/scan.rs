@@ -918,6 +918,11 @@ impl Walk<'_> {
             if row.kind == Kind::Dir {
                 subdirs.push((row, old));
             } else {
+                if row.nlink > 1
+                    && let Some(w) = self.watcher
+                {
+                    w.watch_linked_file(&path.join(pfs::os(&row.name)));
+                }
                 let p = self.path_if(&path, &row.name);
                 self.emit_row(&mut found, row, old.as_ref(), p);
             }
@@ -1196,6 +1201,8 @@ pub fn canonical_root(path: &Path) -> Result<PathBuf, Error> {
 pub struct Scope<'a> {
     pub rules: &'a Rules,
     pub cross_filesystems: bool,
+    /// Files with several links get a watch of their own.
+    pub watcher: Option<&'a Watcher>,
 }
 
 /// Reconciles single entries of one folder (paths from watcher events) and
@@ -1216,6 +1223,7 @@ pub fn apply_names(
     let Scope {
         rules,
         cross_filesystems,
+        watcher,
     } = scope;
     let progress = Progress::default();
     let sink = WriteSink {
@@ -1293,6 +1301,12 @@ pub fn apply_names(
             continue; // a mount point appeared: not entered (du -x)
         }
         let mut row = row_from_stat(0, Some(dir_id), bytes, &meta);
+        if let Some(w) = watcher
+            && row.kind != Kind::Dir
+            && row.nlink > 1
+        {
+            w.watch_linked_file(&path);
+        }
         match old {
             Some(k) if k.kind == row.kind => {
                 row.id = k.id;
