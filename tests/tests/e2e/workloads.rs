@@ -1178,7 +1178,7 @@ fn deep_chain(top: &Path, file: &str) {
         top,
         &format!(
             "for i in $(seq -w 1 230); do mkdir lvl-$i-abcdefghijkl && cd -P lvl-$i-abcdefghijkl || exit 1; done; \
-             printf 'at the bottom' > {file}; head -c 100000 /dev/zero > big-{file}"
+             printf 'at the bottom' > {file}; head -c 100000 /dev/zero > filler.bin"
         ),
     );
 }
@@ -1235,7 +1235,7 @@ fn paths_longer_than_path_max() {
             })
             .await
         });
-        let want = vec![format!("big-{file}").into_bytes(), file.as_bytes().to_vec()];
+        let want = vec![b"filler.bin".to_vec(), file.as_bytes().to_vec()];
         match r {
             Err(e) => problems.push(format!(
                 "fsctl ls of the bottom folder of {top} fails: {}",
@@ -1393,7 +1393,17 @@ fn sensitive_files_count_in_du_but_are_never_listed() {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if let Ok(content) = std::fs::read(&p) {
+            } else if let Ok(mut content) = std::fs::read(&p) {
+                // The log's line of the rules in force names the BLOCK
+                // patterns (`id_rsa` among them), not files: leave it out.
+                if p.extension().is_some_and(|e| e == "log") {
+                    content = String::from_utf8_lossy(&content)
+                        .lines()
+                        .filter(|l| !l.contains("what is indexed rules="))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                        .into_bytes();
+                }
                 for name in [
                     "id_rsa",
                     "id_ed25519",
