@@ -636,7 +636,7 @@ impl Engine {
         let mut ops = Vec::new();
         // Inodes with several links whose rows change: their other paths
         // get their link counts refreshed.
-        let mut links = std::collections::HashSet::new();
+        let mut links = scan::LinkCounts::new();
         for (from, to) in std::mem::take(&mut b.moves) {
             let src = self.store.read(|c| du::resolve(c, &from)).ok();
             let dst_parent = to

@@ -394,18 +394,23 @@ pub fn verify(
     Ok(sink.found.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
+/// Inodes (dev, ino) whose other paths need their link counts refreshed,
+/// each with the largest link count a fresh `lstat` reported for it (0:
+/// only a deleted link was seen).
+pub(crate) type LinkCounts = HashMap<(u64, u64), u64>;
+
 /// Inodes with several links whose rows changed, collected so that the
 /// other indexed paths of each inode get their link counts refreshed.
 struct Links {
     on: bool,
-    inodes: Mutex<HashSet<(u64, u64)>>,
+    inodes: Mutex<LinkCounts>,
 }
 
 impl Links {
     fn new(on: bool) -> Links {
         Links {
             on,
-            inodes: Mutex::new(HashSet::new()),
+            inodes: Mutex::new(HashMap::new()),
         }
     }
 
@@ -420,13 +425,14 @@ impl Links {
             && r.kind != Kind::Dir
             && (r.nlink > 1 || old.is_some_and(|k| k.nlink > 1))
         {
-            set.insert((r.dev, r.ino));
+            let n = set.entry((r.dev, r.ino)).or_default();
+            *n = (*n).max(r.nlink);
         }
         if let Some(k) = old
             && k.kind != Kind::Dir
             && k.nlink > 1
         {
-            set.insert((k.dev, k.ino));
+            set.entry((k.dev, k.ino)).or_default();
         }
     }
 
@@ -439,18 +445,14 @@ impl Links {
         linked_under(conn, dir, &mut set)
     }
 
-    fn take(&self) -> HashSet<(u64, u64)> {
+    fn take(&self) -> LinkCounts {
         std::mem::take(&mut *self.inodes.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
 /// Adds the inodes with several links of entry `id` (a file, or every file
 /// under a folder) to `set`: about to be deleted, they lose a link.
-pub(crate) fn linked_under(
-    conn: &Connection,
-    id: i64,
-    set: &mut HashSet<(u64, u64)>,
-) -> Result<(), Error> {
+pub(crate) fn linked_under(conn: &Connection, id: i64, set: &mut LinkCounts) -> Result<(), Error> {
     let mut stmt = conn.prepare_cached(
         "WITH RECURSIVE sub(id) AS (SELECT ?1 UNION ALL SELECT e.id FROM entries e JOIN sub ON e.parent_id = sub.id WHERE e.kind = 1)
          SELECT e.dev, e.ino FROM entries e JOIN sub ON e.id = sub.id OR e.parent_id = sub.id
@@ -459,7 +461,7 @@ pub(crate) fn linked_under(
     let found = stmt.query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
     for f in found {
         let (d, i) = f?;
-        set.insert((d as u64, i as u64));
+        set.entry((d as u64, i as u64)).or_default();
     }
     Ok(())
 }
@@ -498,35 +500,43 @@ pub(crate) fn path_of(conn: &Connection, id: i64) -> Result<Option<PathBuf>, Err
 pub(crate) fn refresh_links(
     store: &Store,
     writer: &WriteHandle,
-    inodes: HashSet<(u64, u64)>,
+    inodes: LinkCounts,
 ) -> Result<u64, Error> {
     if inodes.is_empty() {
         return Ok(0);
     }
     let conn = store.open_reader()?;
     let mut ids: HashSet<i64> = HashSet::new();
+    // Inodes with fewer indexed multi-link paths than links.
+    let mut short: HashSet<(u64, u64)> = HashSet::new();
     {
         let mut linked = conn.prepare_cached(
             "SELECT id FROM entries WHERE ino=?1 AND dev=?2 AND nlink > 1 AND kind <> 1",
         )?;
-        for &(dev, ino) in &inodes {
+        for (&(dev, ino), &links) in &inodes {
             let found = linked.query_map(rusqlite::params![ino as i64, dev as i64], |r| {
                 r.get::<_, i64>(0)
             })?;
+            let mut n = 0u64;
             for id in found {
                 ids.insert(id?);
+                n += 1;
+            }
+            if n < links {
+                short.insert((dev, ino));
             }
         }
     }
-    // Paths whose row still says one link (the link was made elsewhere)
-    // are not in the multi-link index: one pass over the table finds them
-    // all at once.
-    let inos: Vec<String> = inodes
+    // Paths whose row still says one link (a link was made elsewhere) are
+    // not in the multi-link index: when some link is unaccounted for, one
+    // pass over the table finds them, for all such inodes at once. (It also
+    // runs when the missing links are outside every root.)
+    let inos: Vec<String> = short
         .iter()
         .map(|(_, i)| (*i as i64).to_string())
         .collect();
-    let devs: HashSet<u64> = inodes.iter().map(|(d, _)| *d).collect();
-    {
+    let devs: HashSet<u64> = short.iter().map(|(d, _)| *d).collect();
+    if !short.is_empty() {
         let mut stmt = conn.prepare(&format!(
             "SELECT id, dev, ino FROM entries WHERE nlink = 1 AND kind <> 1 AND ino IN ({})",
             inos.join(",")
@@ -540,7 +550,7 @@ pub(crate) fn refresh_links(
         })?;
         for row in rows {
             let (id, dev, ino) = row?;
-            if devs.contains(&(dev as u64)) && inodes.contains(&(dev as u64, ino as u64)) {
+            if devs.contains(&(dev as u64)) && short.contains(&(dev as u64, ino as u64)) {
                 ids.insert(id);
             }
         }
@@ -1218,7 +1228,7 @@ pub fn apply_names(
     dir: &Path,
     names: &[std::ffi::OsString],
     scope: Scope<'_>,
-    links: &mut HashSet<(u64, u64)>,
+    links: &mut LinkCounts,
 ) -> Result<Vec<(PathBuf, i64)>, Error> {
     let Scope {
         rules,
@@ -1352,7 +1362,10 @@ pub fn apply_names(
             found.push(Found::Unlisted(dir_id, hidden.rows()));
         }
     }
-    links.extend(noted.take());
+    for (inode, n) in noted.take() {
+        let m = links.entry(inode).or_default();
+        *m = (*m).max(n);
+    }
     sink.emit(found)?;
     Ok(new_dirs)
 }
