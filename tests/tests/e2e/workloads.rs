@@ -7,8 +7,8 @@
 //!
 //! - the listing: GNU `find ROOT -mindepth 1 -printf '%P\0'` (byte-exact,
 //!   deeper than PATH_MAX) against `fsctl search --sync -0 '*'`;
-//! - each entry: type, size, link count and inode as find prints them,
-//!   against the Stat RPC (paths as bytes);
+//! - each entry: type, size, link count, inode and mtime as find prints
+//!   them, against the Stat RPC (paths as bytes);
 //! - sizes: `du -s -B1` and `du -s -b` against `fsctl du --sync --json`
 //!   for the root and every folder the workload touched.
 
@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::util::{Instance, Runner, diff_first, gnu_du, grpc, indexed_rel, lossy, sh, text};
 
-/// What GNU find says about one entry (`%y %s %n %i`).
+/// What GNU find says about one entry (`%y %s %n %i %T@`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Seen {
     kind: u8,
