@@ -7,8 +7,8 @@
 //!
 //! - the listing: GNU `find ROOT -mindepth 1 -printf '%P\0'` (byte-exact,
 //!   deeper than PATH_MAX) against `fsctl search --sync -0 '*'`;
-//! - each entry: type, size, link count, inode and mtime as find prints
-//!   them, against the Stat RPC (paths as bytes);
+//! - each entry: type, size, link count, inode, mtime and permission bits
+//!   as find prints them, against the Stat RPC (paths as bytes);
 //! - sizes: `du -s -B1` and `du -s -b` against `fsctl du --sync --json`
 //!   for the root and every folder the workload touched.
 
@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::util::{Instance, Runner, diff_first, gnu_du, grpc, indexed_rel, lossy, sh, text};
 
-/// What GNU find says about one entry (`%y %s %n %i %T@`).
+/// What GNU find says about one entry (`%y %s %n %i %T@ %m`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Seen {
     kind: u8,
@@ -33,6 +33,8 @@ struct Seen {
     ino: u64,
     /// Modification time in nanoseconds since the epoch.
     mtime_ns: i128,
+    /// Permission bits (`%m`).
+    mode: u32,
 }
 
 /// find's `%T@` in nanoseconds. find prints `tv_sec.tv_nsec` as two
@@ -49,7 +51,7 @@ fn find_meta(runner: &Runner, root: &Path) -> BTreeMap<Vec<u8>, Seen> {
     let out = runner
         .command("find")
         .arg(root)
-        .args(["-mindepth", "1", "-printf", "%P\\0%y %s %n %i %T@\\0"])
+        .args(["-mindepth", "1", "-printf", "%P\\0%y %s %n %i %T@ %m\\0"])
         .output()
         .unwrap();
     let mut fields = out.stdout.split(|&b| b == 0);
@@ -66,6 +68,7 @@ fn find_meta(runner: &Runner, root: &Path) -> BTreeMap<Vec<u8>, Seen> {
                 nlink: num(2),
                 ino: num(3),
                 mtime_ns: parse_time(f[4]),
+                mode: u32::from_str_radix(f[5], 8).unwrap(),
             },
         );
     }
@@ -146,6 +149,14 @@ fn stat_differs(
     // without any inotify event, so no watcher can know it.
     if r.mtime_ns as i128 != seen.mtime_ns && !rel.ends_with(b"-shm") {
         diffs.push(format!("mtime_ns {} (find: {})", r.mtime_ns, seen.mtime_ns));
+    }
+    // A symlink's own mode means nothing on Linux.
+    if r.mode & 0o7777 != seen.mode && kind != pb::EntryType::Symlink {
+        diffs.push(format!(
+            "mode {:o} (find: {:o})",
+            r.mode & 0o7777,
+            seen.mode
+        ));
     }
     (!diffs.is_empty()).then(|| format!("  fsctl info {} says {}", show(rel), diffs.join(", ")))
 }
@@ -741,10 +752,10 @@ fn writes_through_one_hard_link_show_under_every_name() {
     // Appended through a/, truncated through the twin in the same folder.
     sh(
         &c.root,
-        "head -c 300000 /dev/zero >> a/shared.log && : > a/other-twin.bin",
+        "head -c 300000 /dev/zero >> a/shared.log && : > a/other-twin.bin && chmod 640 b/twin.log",
     );
     c.check(
-        "an append through one link (b/twin.log is the same file) and a truncate through another",
+        "an append through one link (b/twin.log is the same file), a truncate through another, a chmod through a third",
         NONE,
         &["a", "b"],
     );
@@ -972,6 +983,12 @@ fn chmod_000_on_a_folder_and_back() {
     let after = "chmod 755 open/locked-later (back)";
     c.check(after, NONE, &["open", "open/locked-later"]);
     incomplete(after, false);
+    // Files' and whole trees' modes, as chmod and chmod -R change them.
+    sh(
+        &c.root,
+        "chmod 600 open/pkg00/lib/file000.dat && chmod 4755 open/pkg01/doc/file001.dat && chmod -R go-rwx open/pkg02",
+    );
+    c.check("chmod of files and chmod -R go-rwx", NONE, &["open"]);
 }
 
 /// Names that break naive code: each is created while the daemon watches
