@@ -879,10 +879,11 @@ fn folder_moved_out_and_back_and_case_only_renames() {
     c.check("an empty folder and a symlink made", NONE, &[]);
     sh(
         &c.root,
-        "mv -T proj-back/pkg01 empty-target && rm was-a-link && mkdir was-a-link && echo x > was-a-link/now-a-folder",
+        "mv -T proj-back/pkg01 empty-target && rm was-a-link && mkdir was-a-link && echo x > was-a-link/now-a-folder \
+         && rm -r proj-back/pkg04 && ln -s ../empty-target proj-back/pkg04",
     );
     c.check(
-        "mv -T of a folder over an empty one, a symlink replaced by a folder",
+        "mv -T of a folder over an empty one, a symlink replaced by a folder, a folder by a symlink",
         NONE,
         &["proj-back", "empty-target", "was-a-link"],
     );
@@ -1049,6 +1050,15 @@ fn make_hostile(dir: &Path) {
     symlink("loop-a", dir.join("loop-b")).unwrap();
     symlink(OsStr::from_bytes(b"bad\xff"), dir.join("link-to-bad")).unwrap();
     sh(dir, "truncate -s 1G sparse.img");
+    // A unix socket, and (as root) device nodes, as in a chroot or a
+    // debootstrap tree.
+    drop(std::os::unix::net::UnixListener::bind(dir.join("a socket")).unwrap());
+    if crate::util::is_root() {
+        sh(dir, "mknod chardev c 1 3 && mknod blockdev b 7 200");
+    } else {
+        std::fs::write(dir.join("chardev"), b"").unwrap();
+        std::fs::write(dir.join("blockdev"), b"").unwrap();
+    }
 }
 
 /// Every hostile entry under `dir`, relative to the root.
@@ -1063,6 +1073,9 @@ fn hostile_rels(dir: &str) -> Vec<Vec<u8>> {
         b"loop-a",
         b"link-to-bad",
         b"sparse.img",
+        b"a socket",
+        b"chardev",
+        b"blockdev",
     ] {
         rels.push(extra.to_vec());
     }
@@ -1378,6 +1391,7 @@ fn sensitive_files_count_in_du_but_are_never_listed() {
     );
 
     write(&c.root, "keys/id_ed25519", &[b'k'; 400]);
+    write(&c.root, "keys/zq-deploy.key", &[b'k'; 900]);
     write(&c.root, "keys/.env.production", &[b'p'; 50_000]);
     std::fs::write(c.p("keys/.env"), [b'e'; 30_000]).unwrap();
     std::fs::remove_file(c.p("keys/id_rsa")).unwrap();
@@ -1387,6 +1401,7 @@ fn sensitive_files_count_in_du_but_are_never_listed() {
     std::fs::remove_dir_all(c.p(".ssh/old-keys")).unwrap();
     let hidden: &[&[u8]] = &[
         b"keys/id_ed25519",
+        b"keys/zq-deploy.key",
         b"keys/.env",
         b"keys/.env.production",
         b".ssh/id_rsa",
@@ -1411,9 +1426,10 @@ fn sensitive_files_count_in_du_but_are_never_listed() {
             if p.is_dir() {
                 stack.push(p);
             } else if let Ok(content) = std::fs::read(&p) {
+                // Names that match a pattern without being one: the
+                // patterns themselves may well be logged.
                 for name in [
-                    "id_rsa",
-                    "id_ed25519",
+                    "zq-deploy.key",
                     "known_hosts",
                     "authorized_keys",
                     ".env.production",
