@@ -129,6 +129,10 @@ impl Watcher {
     /// Watches one folder (idempotent). Returns false when it is left to
     /// polling because the watch limit is reached.
     pub fn watch_dir(&self, path: &Path) -> bool {
+        self.add_watch(path, path, MASK)
+    }
+
+    fn add_watch(&self, path: &Path, at: &Path, mask: WatchMask) -> bool {
         if self.cap > 0 && self.count.load(Ordering::Relaxed) >= self.cap {
             self.poll_instead(
                 path,
@@ -139,7 +143,7 @@ impl Watcher {
             );
             return false;
         }
-        match self.watches.clone().add(path, MASK) {
+        match self.watches.clone().add(at, mask) {
             Ok(wd) => {
                 let fresh = self
                     .by_wd
@@ -173,6 +177,19 @@ impl Watcher {
                 true
             }
         }
+    }
+
+    /// Watches the open folder `fd` whose path is `path`. A path too long
+    /// for one system call is watched through the handle's `/proc` link
+    /// (the folder was opened without following a symlink, so nothing is
+    /// followed that should not be).
+    pub fn watch_dir_fd(&self, path: &Path, fd: std::os::unix::io::BorrowedFd<'_>) -> bool {
+        use std::os::unix::io::AsRawFd;
+        if path.as_os_str().len() < crate::platform::fs::PATH_MAX {
+            return self.watch_dir(path);
+        }
+        let link = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+        self.add_watch(path, &link, MASK.difference(WatchMask::DONT_FOLLOW))
     }
 
     fn poll_instead(&self, path: &Path, why: String) {
