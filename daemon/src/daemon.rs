@@ -724,6 +724,13 @@ impl Engine {
                 continue;
             };
             let root_path = bytes_path(&root.path);
+            if scan::through_symlink(&root_path, &dir) {
+                // The folder was replaced by a symlink (or lies under one):
+                // that change is in its parent's group; what the events say
+                // of names inside it is not ours, and a stat through the
+                // link would follow it.
+                continue;
+            }
             match self.store.read(|c| du::resolve(c, &dir)) {
                 Ok((_, dir_id)) => {
                     let found = self.store.read(|c| {
@@ -770,8 +777,11 @@ impl Engine {
             let Some(root) = du::root_of(&roots, &d) else {
                 continue;
             };
-            if !crate::platform::fs::is_dir(&d) && d != bytes_path(&root.path) {
-                continue; // gone again: its delete event follows
+            let root_path = bytes_path(&root.path);
+            if !crate::platform::fs::is_dir(&d) && d != root_path
+                || scan::through_symlink(&root_path, &d)
+            {
+                continue; // gone again (or a symlink now): its event follows
             }
             let target = self
                 .target_for(root, Some(&d))

@@ -87,6 +87,7 @@ pub(crate) struct Known {
     dev: u64,
     ino: u64,
     nlink: u64,
+    mode: u32,
     flags: u32,
 }
 
@@ -119,10 +120,11 @@ fn unchanged(k: &Known, r: &EntryRow) -> bool {
         && k.ino == r.ino
         && k.nlink == r.nlink
         && k.blocks == r.blocks
+        && k.mode == r.mode
         && k.flags == r.flags
 }
 
-const KNOWN_COLUMNS: &str = "name, id, kind, size, blocks, mtime_ns, dev, ino, nlink, flags";
+const KNOWN_COLUMNS: &str = "name, id, kind, size, blocks, mtime_ns, dev, ino, nlink, flags, mode";
 
 fn known_from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<Known> {
     Ok(Known {
@@ -135,6 +137,7 @@ fn known_from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<Known> {
         ino: r.get::<_, i64>(7)? as u64,
         nlink: r.get::<_, i64>(8)? as u64,
         flags: r.get(9)?,
+        mode: r.get(10)?,
     })
 }
 
@@ -266,6 +269,13 @@ fn what_differs(k: &Known, row: &EntryRow) -> String {
     }
     if k.blocks != row.blocks {
         what.push(format!("blocks {} -> {}", k.blocks, row.blocks));
+    }
+    if k.mode != row.mode {
+        what.push(format!(
+            "mode {:o} -> {:o}",
+            k.mode & 0o7777,
+            row.mode & 0o7777
+        ));
     }
     if k.flags != row.flags {
         what.push(format!(
@@ -531,10 +541,7 @@ pub(crate) fn refresh_links(
     // not in the multi-link index: when some link is unaccounted for, one
     // pass over the table finds them, for all such inodes at once. (It also
     // runs when the missing links are outside every root.)
-    let inos: Vec<String> = short
-        .iter()
-        .map(|(_, i)| (*i as i64).to_string())
-        .collect();
+    let inos: Vec<String> = short.iter().map(|(_, i)| (*i as i64).to_string()).collect();
     let devs: HashSet<u64> = short.iter().map(|(d, _)| *d).collect();
     if !short.is_empty() {
         let mut stmt = conn.prepare(&format!(
@@ -1321,6 +1328,10 @@ pub fn apply_names(
             Some(k) if k.kind == row.kind => {
                 row.id = k.id;
                 row.flags = k.flags;
+                if row.kind == Kind::Dir && k.mode != row.mode {
+                    // Permissions decide what can be listed: walk it again.
+                    new_dirs.push((path.clone(), k.id));
+                }
                 if !unchanged(&k, &row) {
                     noted.note(Some(&row), Some(&k));
                     found.push(Found::Update(row, Some(k), PathBuf::new()));

@@ -433,6 +433,14 @@ impl Watcher {
                 }
                 let path = match ev.name {
                     Some(name) => dir.join(name),
+                    None if ev.mask == EventMask::ATTRIB
+                        || ev.mask == EventMask::ATTRIB | EventMask::ISDIR =>
+                    {
+                        // The folder's own permissions or times: its row
+                        // (through its parent's group) is all that changed.
+                        self.send(&tx, Notice::Changed(dir));
+                        continue;
+                    }
                     None => {
                         // An event on the watched folder itself (deleted):
                         // its parent's watch reports the same change, except

@@ -736,13 +736,29 @@ fn a_link_made_and_removed_outside_the_root() {
     let elsewhere = c.outside("store/index.js");
     std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
     std::fs::hard_link(c.p("proj/node_modules/dep/index.js"), &elsewhere).unwrap();
+    // The first extra link of a file, made outside every root, raises no
+    // event anywhere the daemon watches (inotify tells the folder where it
+    // happened and the inode itself, and a file with one link has no watch
+    // of its own): the README documents a scan as the remedy. du is right
+    // meanwhile either way (the inode is counted once).
+    let out = c
+        .inst
+        .fsctl(&["scan", "--wait", c.p("proj").to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
     c.check(
-        "ln of an indexed file to a path outside the root",
+        "ln of an indexed file to a path outside the root, then fsctl scan",
         NONE,
         &["proj"],
     );
+    // From then on the file has a watch of its own: more links made or
+    // removed outside the root show at once.
+    let again = c.outside("store/index-2.js");
+    std::fs::hard_link(c.p("proj/node_modules/dep/index.js"), &again).unwrap();
+    c.check("a second link outside the root", NONE, &["proj"]);
     std::fs::remove_file(&elsewhere).unwrap();
-    c.check("rm of that link outside the root", NONE, &["proj"]);
+    c.check("rm of one link outside the root", NONE, &["proj"]);
+    std::fs::remove_file(&again).unwrap();
+    c.check("rm of the last link outside the root", NONE, &["proj"]);
 }
 
 #[test]
