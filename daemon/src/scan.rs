@@ -5,7 +5,7 @@
 //! relative to its parent's open handle (`openat`), lists it (`getdents`),
 //! `lstat`s each child relative to it (`fstatat`), loads the children the
 //! index already has, compares each by (kind, size, mtime, inode, links,
-//! blocks), and emits only the differences: inserts, updates, and subtree
+//! blocks, mode), and emits only the differences: inserts, updates, and subtree
 //! deletes for children that are gone. An unchanged tree writes nothing.
 //! No system call is handed a full path, so trees deeper than `PATH_MAX`
 //! are walked like any other (as GNU find does), and the kernel never
