@@ -31,9 +31,12 @@ trap '[[ -n $P ]] && kill "$P" 2>/dev/null; rm -rf "$WORK"' EXIT
 now_ns() { date +%s%N; }
 ms_since() { echo $(( ($(now_ns) - $1) / 1000000 )); }
 ready() {
-    local ctl=$1
+    local ctl=$1 err=$2 t0=$SECONDS
     while :; do
         s=$("$ctl" status --json 2>/dev/null) && [[ $s == *'"state":"ready"'* ]] && return
+        if ! kill -0 "$P" 2>/dev/null || ((SECONDS - t0 > 300)); then
+            die "fsindexd did not get ready: $(tail -n 5 "$err")"
+        fi
         sleep 0.02
     done
 }
@@ -44,11 +47,13 @@ start() {
     local bin=$1 home=$2
     export FSINDEX_HOME=$home FSINDEX_NO_SPAWN=1
     local t0; t0=$(now_ns)
-    "$bin/fsindexd" --root "$TREE" >/dev/null 2>&1 & P=$!
-    ready "$bin/fsctl"
+    "$bin/fsindexd" --root "$TREE" >/dev/null 2>"$home.stderr" & P=$!
+    ready "$bin/fsctl" "$home.stderr"
     local ms; ms=$(ms_since "$t0")
     echo "$ms $(rows "$bin/fsctl")"
     kill "$P"; wait "$P" 2>/dev/null || true; P=
+    # Until the instance's lock is free again (the daemon is fully gone).
+    for _ in $(seq 300); do flock -n "$home/fsindexd.lock" true && break; sleep 0.1; done
 }
 
 wait_quiet
@@ -63,7 +68,7 @@ for run in $(seq "$RUNS"); do
         T[$v,init]+="$ms "; T[$v,entries]=$n; T[$v,rss_init]+="$rss "
         read -r ms n w rss < <(start "$bin" "$WORK/$v")
         T[$v,restart]+="$ms "; T[$v,written]+="$w "; T[$v,rss_restart]+="$rss "
-        log "run $run $v: initial ${T[$v,init]##* } restart $ms ms"
+        log "run $run $v: restart $ms ms (initial index: ${T[$v,init]})"
     done
     t0=$(now_ns); updatedb -l 0 -U "$TREE" -o "$WORK/plocate.db"; T[updatedb]+="$(ms_since "$t0") "
     t0=$(now_ns); fdfind -HI . "$TREE" >/dev/null; T[fd]+="$(ms_since "$t0") "

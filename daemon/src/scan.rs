@@ -199,11 +199,39 @@ trait Sink: Sync {
     fn emit(&self, found: Vec<Found>) -> Result<(), Error>;
 }
 
-/// Sends each folder's changes to the writer and counts them.
+/// Rows per batch sent to the writer: one transaction commits many
+/// folders' changes, not one folder's.
+const BATCH: usize = 8192;
+
+/// Sends the folders' changes to the writer, in batches, in the order the
+/// folders were reconciled, and counts them.
 struct WriteSink<'a> {
     store: &'a Store,
     writer: &'a WriteHandle,
     progress: &'a Progress,
+    /// Changes not sent yet. Shared by the walk's threads, and sent while
+    /// held, so that the order of `emit` calls is the writer's order.
+    pending: Mutex<Vec<Op>>,
+}
+
+impl<'a> WriteSink<'a> {
+    fn new(store: &'a Store, writer: &'a WriteHandle, progress: &'a Progress) -> Self {
+        WriteSink {
+            store,
+            writer,
+            progress,
+            pending: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Sends what is left.
+    fn finish(&self) -> Result<(), Error> {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if pending.is_empty() {
+            return Ok(());
+        }
+        self.writer.send(std::mem::take(&mut *pending))
+    }
 }
 
 impl Sink for WriteSink<'_> {
@@ -217,19 +245,20 @@ impl Sink for WriteSink<'_> {
         if found.is_empty() {
             return Ok(());
         }
-        let ops: Vec<Op> = found
-            .into_iter()
-            .map(|f| match f {
-                Found::Insert(row, _) => Op::Insert(row),
-                Found::Update(row, _, _) => Op::Update(row),
-                Found::Delete(old, _) => Op::Delete { id: old.id },
-                Found::Unlisted(dir, rows) => Op::SetUnlisted { dir, rows },
-            })
-            .collect();
         self.progress
             .changes
-            .fetch_add(ops.len() as u64, Ordering::Relaxed);
-        self.writer.send(ops)
+            .fetch_add(found.len() as u64, Ordering::Relaxed);
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        pending.extend(found.into_iter().map(|f| match f {
+            Found::Insert(row, _) => Op::Insert(row),
+            Found::Update(row, _, _) => Op::Update(row),
+            Found::Delete(old, _) => Op::Delete { id: old.id },
+            Found::Unlisted(dir, rows) => Op::SetUnlisted { dir, rows },
+        }));
+        if pending.len() >= BATCH {
+            self.writer.send(std::mem::take(&mut *pending))?;
+        }
+        Ok(())
     }
 }
 
@@ -344,13 +373,10 @@ pub fn scan(
     watcher: Option<&Arc<Watcher>>,
 ) -> Result<Outcome, Error> {
     let started = std::time::Instant::now();
-    let sink = WriteSink {
-        store,
-        writer,
-        progress,
-    };
+    let sink = WriteSink::new(store, writer, progress);
     let links = Links::new(!target.is_root);
     let result = reconcile(store, target, progress, cancel, watcher, &sink, &links);
+    sink.finish()?;
     if let Ok(start_id) = result
         && target.is_root
     {
@@ -1243,11 +1269,7 @@ pub fn apply_names(
         watcher,
     } = scope;
     let progress = Progress::default();
-    let sink = WriteSink {
-        store,
-        writer,
-        progress: &progress,
-    };
+    let sink = WriteSink::new(store, writer, &progress);
     let noted = Links::new(true);
     let mut found = Vec::new();
     let mut new_dirs = Vec::new();
@@ -1378,5 +1400,6 @@ pub fn apply_names(
         *m = (*m).max(n);
     }
     sink.emit(found)?;
+    sink.finish()?;
     Ok(new_dirs)
 }
