@@ -1109,9 +1109,16 @@ where
     health_reporter
         .set_serving::<pb::index_server::IndexServer<IndexService>>()
         .await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
+    // Reflection in both versions (grpcurl and grpc-java ask v1; the
+    // official Python package, Postman and evans ask only v1alpha), listing
+    // the index and health services.
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection().build_v1()?;
+    let reflection_v1alpha = reflection().build_v1alpha()?;
     let expected = token.map(|t| Arc::new(format!("Bearer {t}").into_bytes()));
     let check = move |req: Request<()>| -> Result<Request<()>, Status> {
         let Some(expected) = &expected else {
@@ -1135,7 +1142,8 @@ where
     tonic::transport::Server::builder()
         .layer(tonic::service::InterceptorLayer::new(check))
         .add_service(health)
-        .add_service(reflection)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
         .add_service(pb::index_server::IndexServer::new(service))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
