@@ -51,8 +51,22 @@ fn stop(pid: u32) -> anyhow::Result<()> {
     if !signal(&["-TERM"]).context("running kill")? {
         bail!("could not stop fsindexd (pid {pid}): is it another user's?");
     }
+    // Gone, or a zombie its parent has not reaped (it holds no socket or
+    // lock any more).
+    let running = || {
+        signal(&["-0"]).unwrap_or(false)
+            && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| {
+                    !s.rsplit(')')
+                        .next()
+                        .unwrap_or("")
+                        .trim_start()
+                        .starts_with('Z')
+                })
+                .unwrap_or(true)
+    };
     let deadline = Instant::now() + Duration::from_secs(30);
-    while signal(&["-0"]).unwrap_or(false) {
+    while running() {
         if Instant::now() > deadline {
             bail!("fsindexd (pid {pid}) did not stop within 30 s");
         }
@@ -63,5 +77,7 @@ fn stop(pid: u32) -> anyhow::Result<()> {
 
 #[cfg(not(unix))]
 fn stop(pid: u32) -> anyhow::Result<()> {
-    bail!("stop fsindexd (pid {pid}) from the task manager or `fsctl service`, then run fsctl again")
+    bail!(
+        "stop fsindexd (pid {pid}) from the task manager or `fsctl service`, then run fsctl again"
+    )
 }

@@ -71,7 +71,10 @@ enum Via {
     /// `unix:PATH`, nothing else.
     Socket(PathBuf),
     /// `127.0.0.1:PORT`, with the token file or without it.
-    Tcp { addr: String, token: Option<PathBuf> },
+    Tcp {
+        addr: String,
+        token: Option<PathBuf>,
+    },
 }
 
 fn example(lang: Lang, via: &Via, args: &[&str]) -> Command {
@@ -201,7 +204,10 @@ fn check_du(s: &Setup, lang: Lang, via: &Via) {
         let got = &json_lines(&run(lang, via, &["du", dir_s]))[0];
         let (bytes, apparent) = gnu_du(&Runner::current(), &dir);
         assert_eq!(got["bytes"], bytes, "{lang:?} du {dir_s} = du -s -B1");
-        assert_eq!(got["apparent_bytes"], apparent, "{lang:?} du {dir_s} = du -s -b");
+        assert_eq!(
+            got["apparent_bytes"], apparent,
+            "{lang:?} du {dir_s} = du -s -b"
+        );
         let fsctl = s.inst.json(&["du", dir_s]);
         for k in ["path", "files", "dirs"] {
             assert_eq!(got[k], fsctl[k], "{lang:?} du {dir_s}: {k}");
@@ -323,7 +329,12 @@ fn tcp_without_the_token_is_refused_to_both_clients() {
         (Lang::Node, &["du", s.tree.to_str().unwrap()][..]),
     ] {
         let out = example(lang, via, args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{lang:?} {args:?}: {}", text(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{lang:?} {args:?}: {}",
+            text(&out)
+        );
         assert!(
             text(&out).contains("UNAUTHENTICATED") && out.stdout.is_empty(),
             "{lang:?} {args:?} without the token: {}",
@@ -346,6 +357,7 @@ mod mismatch {
     pub struct OtherRelease {
         pub version: &'static str,
         pub protocol: i32,
+        pub pid: u32,
     }
 
     type Streamed<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -363,7 +375,7 @@ mod mismatch {
             Ok(Response::new(pb::StatusResponse {
                 version: self.version.into(),
                 protocol: self.protocol,
-                pid: 4242,
+                pid: self.pid,
                 ..Default::default()
             }))
         }
@@ -454,14 +466,14 @@ mod mismatch {
             .enable_all()
             .build()
             .unwrap();
-        let listener = rt.block_on(async { tokio::net::UnixListener::bind(path) }).unwrap();
+        let listener = rt
+            .block_on(async { tokio::net::UnixListener::bind(path) })
+            .unwrap();
         std::thread::spawn(move || {
             rt.block_on(async move {
                 tonic::transport::Server::builder()
                     .add_service(pb::index_server::IndexServer::new(release))
-                    .serve_with_incoming(tokio_stream::wrappers::UnixListenerStream::new(
-                        listener,
-                    ))
+                    .serve_with_incoming(tokio_stream::wrappers::UnixListenerStream::new(listener))
                     .await
                     .unwrap();
             })
@@ -480,6 +492,7 @@ fn a_daemon_of_another_protocol_is_refused_with_one_line() {
         mismatch::OtherRelease {
             version: "9.0.0",
             protocol: 2,
+            pid: 4242,
         },
         &newer,
     );
@@ -490,6 +503,7 @@ fn a_daemon_of_another_protocol_is_refused_with_one_line() {
         mismatch::OtherRelease {
             version: "0.0.9",
             protocol: 0,
+            pid: 4242,
         },
         &older,
     );
@@ -537,5 +551,126 @@ fn a_daemon_of_another_protocol_is_refused_with_one_line() {
         let out = example(lang, &via, &["search", "x"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{lang:?}: {}", text(&out));
         assert_eq!(String::from_utf8_lossy(&out.stderr), line, "{lang:?}");
+    }
+}
+
+/// On a terminal, fsctl offers to restart a daemon older than itself: a
+/// "n" leaves it running; a "y" stops it (SIGTERM, then waits for it to be
+/// gone). The "daemon" here is a `sleep` whose pid the in-process server
+/// reports, so the test can see it stopped; `script` gives fsctl a terminal.
+#[test]
+fn fsctl_offers_on_a_terminal_to_restart_an_older_daemon() {
+    let has_script = Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(has_script, "needs `script` (util-linux) for a terminal");
+    let tmp = tempfile::tempdir().unwrap();
+    let fsctl = crate::util::bin_dir().join("fsctl");
+    // Not a child of the test (whose unreaped zombie would look alive): the
+    // shell leaves it to init, like a daemon.
+    let out = Command::new("sh")
+        .args(["-c", "sleep 600 >/dev/null 2>&1 & echo $!"])
+        .output()
+        .unwrap();
+    let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    // Alive: not gone, and not a zombie nobody reaped.
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    let socket = tmp.path().join("old.sock");
+    mismatch::serve(
+        mismatch::OtherRelease {
+            version: "0.0.9",
+            protocol: 0,
+            pid,
+        },
+        &socket,
+    );
+    let on_terminal = |answer: &str| {
+        let cmd = format!(
+            "FSINDEX_NO_SPAWN=1 {} status --socket {}",
+            fsctl.display(),
+            socket.display()
+        );
+        let mut child = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(answer.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&out.stdout).replace('\r', "")
+    };
+    let ours = env!("CARGO_PKG_VERSION");
+    let offer = format!(
+        "fsindexd 0.0.9 (pid {}) is older than this fsctl {ours} (protocol 0, fsctl speaks 1). Restart it now? [y/N] ",
+        pid
+    );
+    let declined = on_terminal("n\n");
+    assert!(declined.contains(&offer), "the offer: {declined:?}");
+    assert!(declined.contains("not restarted"), "{declined:?}");
+    assert!(alive(), "a no leaves the daemon running");
+    let accepted = on_terminal("y\n");
+    assert!(accepted.contains(&offer), "the offer: {accepted:?}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while alive() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a yes stops the old daemon: {accepted:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The `:authority` forms gRPC clients send on a unix socket (hyperium/h2#487):
+/// the raw path (grpc-java, Bazel) and the percent-encoded one (gRPC C-core)
+/// are answered; any other malformed authority is still reset, as h2 does.
+/// Sent by grpcio with its authority option set to each form.
+#[test]
+fn socket_paths_as_authority_are_accepted_and_other_malformed_ones_are_not() {
+    let s = setup();
+    let Via::Socket(socket) = &s.socket else {
+        unreachable!()
+    };
+    let path = socket.to_str().unwrap();
+    let script = r#"
+import sys, grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+ch = grpc.insecure_channel("unix:" + sys.argv[1], options=[("grpc.default_authority", sys.argv[2])])
+try:
+    r = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=10)
+    print(health_pb2.HealthCheckResponse.ServingStatus.Name(r.status))
+except grpc.RpcError as e:
+    print(e.code().name)
+"#;
+    let encoded = path.replace('/', "%2F");
+    for (authority, want) in [
+        (path, "SERVING"),
+        (encoded.as_str(), "SERVING"),
+        (encoded.trim_start_matches("%2F"), "SERVING"),
+        ("localhost", "SERVING"),
+        ("bad host", "INTERNAL"),
+        ("bad\"host", "INTERNAL"),
+    ] {
+        let out = python()
+            .args(["-c", script, path, authority])
+            .output()
+            .unwrap();
+        assert_eq!(text(&out).trim(), want, ":authority {authority:?}");
     }
 }
