@@ -19,10 +19,12 @@ reflection serves the same descriptors (see `services`).
 """
 
 import argparse
+import atexit
 import datetime
 import importlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -43,6 +45,7 @@ def stubs(proto_dir):
     from grpc_tools import protoc
 
     out = tempfile.mkdtemp(prefix="fsindex-stubs-")
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
     include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
     args = [
         "protoc",

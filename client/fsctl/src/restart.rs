@@ -4,9 +4,8 @@
 //! Elsewhere (scripts, pipes) it refuses with one line saying how.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use fsindex_client::ProtocolMismatch;
 
 /// Asks whether to stop the older daemon, and stops it; an error when not
@@ -40,6 +39,9 @@ pub fn offer(old: &ProtocolMismatch) -> anyhow::Result<()> {
 #[cfg(unix)]
 fn stop(pid: u32) -> anyhow::Result<()> {
     use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    use anyhow::Context;
     let signal = |args: &[&str]| {
         Command::new("kill")
             .args(args)
