@@ -7,6 +7,7 @@
 //   node fsindex.js du ~/Documents             # disk usage of a folder
 //   node fsindex.js watch ~/Documents          # print changes as they happen
 //   node fsindex.js services                   # reflection (grpc.reflection.v1)
+//   node fsindex.js health                     # grpc.health.v1, its .proto from reflection
 //
 // It reaches the daemon on its Unix socket with the plain `unix:PATH` target
 // (default: the instance's socket, as fsctl finds it), or over loopback TCP
@@ -29,7 +30,7 @@ const LOADER = { keepCase: true, longs: String, enums: String, defaults: true, o
 function usageExit(msg) {
   process.stderr.write(
     `${msg ? `fsindex: ${msg}\n` : ''}usage: node fsindex.js [--target T] [--token-file F] [--proto DIR] ` +
-      'search QUERY... [--limit N] | du PATH [--top N] | watch PATH [--count N] | services\n'
+      'search QUERY... [--limit N] | du PATH [--top N] | watch PATH [--count N] | services | health\n'
   );
   process.exit(2);
 }
@@ -111,25 +112,64 @@ function fail(err) {
   process.exit(2);
 }
 
-// Server reflection (grpc.reflection.v1), with the .proto @grpc/reflection ships.
-function services(o, md) {
+// A server reflection client (grpc.reflection.v1), from the .proto that
+// @grpc/reflection ships.
+function reflection(o) {
   const file = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')),
     'build', 'proto', 'grpc', 'reflection', 'v1', 'reflection.proto');
   const def = grpc.loadPackageDefinition(protoLoader.loadSync(file, LOADER));
-  const client = new def.grpc.reflection.v1.ServerReflection(o.target, grpc.credentials.createInsecure());
-  const call = client.ServerReflectionInfo(md);
+  return new def.grpc.reflection.v1.ServerReflection(o.target, grpc.credentials.createInsecure());
+}
+
+// One reflection request, one answer.
+function reflect(o, md, request, then) {
+  const call = reflection(o).ServerReflectionInfo(md);
   call.on('data', (r) => {
-    for (const s of r.list_services_response.service) console.log(s.name);
     call.end();
+    if (r.error_response) fail({ code: r.error_response.error_code, details: r.error_response.error_message });
+    then(r);
   });
   call.on('error', fail);
-  call.write({ list_services: '' });
+  call.write(request);
+}
+
+// The services server reflection lists.
+function services(o, md) {
+  reflect(o, md, { list_services: '' }, (r) => {
+    for (const s of r.list_services_response.service) console.log(s.name);
+  });
+}
+
+// grpc.health.v1 Check with no .proto at all: the descriptors come from
+// server reflection, which is how any service can be called without stubs.
+function health(o, md) {
+  reflect(o, md, { file_containing_symbol: 'grpc.health.v1.Health' }, (r) => {
+    // A FileDescriptorSet is `repeated FileDescriptorProto file = 1`.
+    const set = Buffer.concat(
+      r.file_descriptor_response.file_descriptor_proto.map((fd) => {
+        const len = [];
+        for (let n = fd.length; ; n >>>= 7) {
+          if (n < 0x80) { len.push(n); break; }
+          len.push((n & 0x7f) | 0x80);
+        }
+        return Buffer.concat([Buffer.from([0x0a, ...len]), fd]);
+      })
+    );
+    const def = grpc.loadPackageDefinition(protoLoader.loadFileDescriptorSetFromBuffer(set, LOADER));
+    const client = new def.grpc.health.v1.Health(o.target, grpc.credentials.createInsecure());
+    client.Check({ service: 'fsindex.v1.Index' }, md, (err, res) => {
+      if (err) return fail(err);
+      console.log(res.status);
+      client.close();
+    });
+  });
 }
 
 function main() {
   const o = parseArgs(process.argv.slice(2));
   const md = metadata(o);
   if (o.command === 'services') return services(o, md);
+  if (o.command === 'health') return health(o, md);
   if (!['search', 'du', 'watch'].includes(o.command)) usageExit(o.command ? `unknown command ${o.command}` : '');
 
   const def = grpc.loadPackageDefinition(

@@ -301,6 +301,9 @@ fn python_grpcio_over_the_socket_and_over_tcp_with_the_token() {
 fn node_grpc_js_over_the_socket_and_over_tcp_with_the_token() {
     let s = setup();
     for (i, via) in [&s.socket, &s.tcp].into_iter().enumerate() {
+        // Health through descriptors fetched by reflection (no .proto).
+        let health = run(Lang::Node, via, &["health"]);
+        assert_eq!(text(&health).trim(), "SERVING", "health over {via:?}");
         // grpc.reflection.v1 (the Python run above asks v1alpha).
         let services = text(&run(Lang::Node, via, &["services"]));
         let services: Vec<&str> = services.lines().collect();
@@ -326,6 +329,7 @@ fn tcp_without_the_token_is_refused_to_both_clients() {
         (Lang::Python, &["services"][..]),
         (Lang::Python, &["search", "ext:pdf"][..]),
         (Lang::Node, &["services"][..]),
+        (Lang::Node, &["health"][..]),
         (Lang::Node, &["du", s.tree.to_str().unwrap()][..]),
     ] {
         let out = example(lang, via, args).output().unwrap();
