@@ -12,7 +12,6 @@
 //! a user only through an ACL stays hidden from that user.
 
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -87,7 +86,7 @@ impl Caller {
     /// `allows` on the file at `path` (not following a final symlink);
     /// false when it cannot be examined.
     pub fn may(&self, path: &Path, want: u32) -> bool {
-        std::fs::symlink_metadata(path).is_ok_and(|m| self.allows(m.uid(), m.gid(), m.mode(), want))
+        crate::platform::fs::lstat(path).is_ok_and(|m| self.allows(m.uid, m.gid, m.mode, want))
     }
 }
 
@@ -111,8 +110,8 @@ impl View {
 
     /// Can the caller read and search this folder? (Its ancestors aside.)
     pub fn opens(&self, dir: &Path) -> bool {
-        std::fs::symlink_metadata(dir)
-            .is_ok_and(|m| m.is_dir() && self.caller.allows(m.uid(), m.gid(), m.mode(), R | X))
+        crate::platform::fs::lstat(dir)
+            .is_ok_and(|m| m.is_dir() && self.caller.allows(m.uid, m.gid, m.mode, R | X))
     }
 
     /// Can the caller open this folder and every folder above it?
@@ -165,6 +164,7 @@ pub fn parent_bytes(p: &[u8]) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::MetadataExt;
 
     #[test]
     fn parents() {

@@ -74,18 +74,17 @@ pub fn stat(conn: &Connection, path: &Path) -> Result<Info, Error> {
 /// does not hold (the SKIP tier): no folder usage, and the file is not
 /// opened (no encoding or line count): a sensitive file's contents are
 /// left alone.
-pub fn stat_live(path: &Path, meta: &std::fs::Metadata) -> Info {
+pub fn stat_live(path: &Path, meta: &crate::platform::fs::Stat) -> Info {
     let name = path
         .file_name()
         .map(|n| n.as_encoded_bytes().to_vec())
         .unwrap_or_default();
-    describe(path, crate::scan::row_from_meta(0, None, name, meta), false)
+    describe(path, crate::scan::row_from_stat(0, None, name, meta), false)
 }
 
 /// What `info` shows beyond the row: kind, mime, times, owner, a symlink's
 /// target and, with `read`, a text file's encoding and lines.
 fn describe(path: &Path, row: EntryRow, read: bool) -> Info {
-    use std::os::unix::fs::MetadataExt;
     let mut info = Info {
         lines: -1,
         ..Default::default()
@@ -102,22 +101,16 @@ fn describe(path: &Path, row: EntryRow, read: bool) -> Info {
             .map(|m| m.essence_str().to_owned())
             .unwrap_or_default();
     }
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        info.atime_ns = m
-            .atime()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(m.atime_nsec());
-        info.ctime_ns = m
-            .ctime()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(m.ctime_nsec());
-        info.uid = m.uid();
-        info.gid = m.gid();
+    if let Ok(m) = crate::platform::fs::lstat(path) {
+        info.atime_ns = m.atime_ns;
+        info.ctime_ns = m.ctime_ns;
+        info.uid = m.uid;
+        info.gid = m.gid;
     }
     match row.kind {
         Kind::Symlink => {
-            if let Ok(t) = std::fs::read_link(path) {
-                info.target = t.into_os_string().into_encoded_bytes();
+            if let Ok(t) = crate::platform::fs::read_link(path) {
+                info.target = t;
             }
         }
         Kind::File if read => sniff_text(path, &mut info),
@@ -129,7 +122,8 @@ fn describe(path: &Path, row: EntryRow, read: bool) -> Info {
 
 /// Text or not, its encoding (chardetng) and its line count.
 fn sniff_text(path: &Path, info: &mut Info) {
-    let Ok(mut f) = std::fs::File::open(path) else {
+    // Not through a symlink, never blocking on a FIFO, any path length.
+    let Ok(mut f) = crate::platform::fs::open_file(path) else {
         return;
     };
     let mut head = vec![0u8; SNIFF];
@@ -255,7 +249,7 @@ fn node(
             .next()
             .unwrap_or(&child.path)
             .to_vec();
-        if child.kind == Some(Kind::Dir) {
+        if child.kind == Some(Kind::Dir) && !child.excluded {
             let cid = du::resolve(conn, as_path(&child.path))?.1;
             n.children.push(node(
                 conn,

@@ -449,7 +449,7 @@ impl Engine {
                 loop {
                     match self.store.read(|c| du::resolve(c, &at)) {
                         Ok((_, id))
-                            if at.is_dir()
+                            if crate::platform::fs::is_dir(&at)
                                 && !rules.path_verdict(&root_path, &at, true).hides() =>
                         {
                             break ScanTarget {
@@ -634,12 +634,15 @@ impl Engine {
         // rename to a name the rules keep out is a delete (the new name
         // never reaches the index); one from such a name is a create.
         let mut ops = Vec::new();
+        // Inodes with several links whose rows change: their other paths
+        // get their link counts refreshed.
+        let mut links = scan::LinkCounts::new();
         for (from, to) in std::mem::take(&mut b.moves) {
             let src = self.store.read(|c| du::resolve(c, &from)).ok();
             let dst_parent = to
                 .parent()
                 .and_then(|p| self.store.read(|c| du::resolve(c, p)).ok());
-            let meta = std::fs::symlink_metadata(&to);
+            let meta = crate::platform::fs::lstat(&to);
             let allowed = meta
                 .as_ref()
                 .is_ok_and(|m| !rules.verdict(&to, m.is_dir()).hides());
@@ -650,6 +653,10 @@ impl Engine {
                     if let Ok((_, old)) = self.store.read(|c| du::resolve(c, &to))
                         && old != id
                     {
+                        // Replaced (an editor's save): if it had other
+                        // links, they lost one.
+                        self.store
+                            .read(|c| scan::linked_under(c, old, &mut links))?;
                         ops.push(Op::Delete { id: old });
                     }
                     ops.push(Op::Move {
@@ -675,7 +682,7 @@ impl Engine {
                     // Events about paths inside the folder may have been
                     // applied (as deletions) before this move arrived: walk
                     // the moved subtree once. Unchanged, it writes nothing.
-                    if to.is_dir() {
+                    if crate::platform::fs::is_dir(&to) {
                         b.rescan.insert(to);
                     }
                 }
@@ -717,6 +724,13 @@ impl Engine {
                 continue;
             };
             let root_path = bytes_path(&root.path);
+            if scan::through_symlink(&root_path, &dir) {
+                // The folder was replaced by a symlink (or lies under one):
+                // that change is in its parent's group; what the events say
+                // of names inside it is not ours, and a stat through the
+                // link would follow it.
+                continue;
+            }
             match self.store.read(|c| du::resolve(c, &dir)) {
                 Ok((_, dir_id)) => {
                     let found = self.store.read(|c| {
@@ -730,7 +744,9 @@ impl Engine {
                             scan::Scope {
                                 rules: &rules,
                                 cross_filesystems: rules.cross_filesystems(&root_path),
+                                watcher: watcher.map(|w| &**w),
                             },
+                            &mut links,
                         )
                     })?;
                     new_dirs.extend(found.into_iter().map(|(p, _)| p));
@@ -748,6 +764,7 @@ impl Engine {
             }
         }
         self.writer.flush()?;
+        scan::refresh_links(&self.store, &self.writer, links)?;
         // 3. Whole scans: new folders (watched first, then listed) and
         // subtrees to recrawl.
         deep.extend(new_dirs);
@@ -760,8 +777,11 @@ impl Engine {
             let Some(root) = du::root_of(&roots, &d) else {
                 continue;
             };
-            if !d.is_dir() && d != bytes_path(&root.path) {
-                continue; // gone again: its delete event follows
+            let root_path = bytes_path(&root.path);
+            if !crate::platform::fs::is_dir(&d) && d != root_path
+                || scan::through_symlink(&root_path, &d)
+            {
+                continue; // gone again (or a symlink now): its event follows
             }
             let target = self
                 .target_for(root, Some(&d))
@@ -1019,7 +1039,7 @@ impl Engine {
         };
         let root_path = bytes_path(&root.path);
         let rules = self.rules();
-        let meta = std::fs::symlink_metadata(path);
+        let meta = crate::platform::fs::lstat(path);
         let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
         // Exactly what a path that does not exist gets: the index has no
         // entry for a hidden path (unless the rules changed a moment ago
@@ -1550,6 +1570,156 @@ mod tests {
         assert_eq!(watches(), Some(2));
         wait_ready(&engine);
         assert!(!has("keep") && has("drop/b.txt") && has("x.log"));
+        let verified = engine.verify(None, false).unwrap();
+        assert!(verified.differences.is_empty(), "{verified:?}");
+
+        engine.stop();
+        drop(engine);
+        writer.close();
+    }
+
+    /// GNU du's allocated and apparent bytes of `path`: the oracle.
+    fn gnu_du(path: &Path) -> (u64, u64) {
+        let get = |flag: &str| -> u64 {
+            let out = std::process::Command::new("du")
+                .args(["-s", flag])
+                .arg(path)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        (get("-B1"), get("-b"))
+    }
+
+    fn du_of(engine: &Engine, path: &Path) -> (u64, u64) {
+        let r = engine
+            .store
+            .read(|c| {
+                let (_, id) = du::resolve(c, path)?;
+                du::disk_usage(c, id, path_bytes(path), 0, false)
+            })
+            .unwrap();
+        (r.total.bytes, r.total.apparent)
+    }
+
+    #[test]
+    fn du_equals_gnu_du_with_deep_paths_hard_links_and_what_the_rules_keep_out() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = tmp.path().join("tree");
+        std::fs::create_dir_all(tree.join("src/.ssh")).unwrap();
+        std::fs::create_dir_all(tree.join("drop/inner")).unwrap();
+        for i in 0..20 {
+            std::fs::write(tree.join(format!("src/f{i}")), vec![b'x'; 1000 * i]).unwrap();
+        }
+        std::fs::write(tree.join("src/.ssh/id_ed25519"), vec![b'k'; 9000]).unwrap();
+        std::fs::write(tree.join("src/.env"), vec![b'e'; 5000]).unwrap();
+        std::fs::write(tree.join("drop/inner/big"), vec![b'b'; 70_000]).unwrap();
+        symlink("nowhere", tree.join("src/dangling")).unwrap();
+        // A chain deeper than PATH_MAX, made one relative step at a time.
+        let deep = {
+            let mut fd = crate::platform::fs::open_dir(&tree).unwrap();
+            let mut p = tree.clone();
+            for _ in 0..90 {
+                let seg = "level-of-fifty-bytes-".repeat(2) + "abcdefgh";
+                rustix::fs::mkdirat(&fd, seg.as_str(), rustix::fs::Mode::from_raw_mode(0o755))
+                    .unwrap();
+                fd = crate::platform::fs::open_dir_at(
+                    std::os::unix::io::AsFd::as_fd(&fd),
+                    std::ffi::OsStr::new(&seg),
+                )
+                .unwrap();
+                p.push(&seg);
+            }
+            let f = rustix::fs::openat(
+                &fd,
+                "bottom.txt",
+                rustix::fs::OFlags::CREATE | rustix::fs::OFlags::WRONLY,
+                rustix::fs::Mode::from_raw_mode(0o644),
+            )
+            .unwrap();
+            rustix::io::write(&f, &[b'd'; 3000]).unwrap();
+            p.join("bottom.txt")
+        };
+        assert!(deep.as_os_str().len() > crate::platform::fs::PATH_MAX);
+        let tree = std::fs::canonicalize(&tree).unwrap();
+        let snapshot = Arc::new(RwLock::new(Snapshot::default()));
+        let (events, _) = tokio::sync::broadcast::channel(16);
+        let mirror = SnapshotMirror {
+            snapshot: snapshot.clone(),
+            events: events.clone(),
+        };
+        let (store, writer) = Store::open(&tmp.path().join("index.db"), Box::new(mirror)).unwrap();
+        let engine = Engine::start(
+            store,
+            writer.handle(),
+            snapshot,
+            Some(vec![tree.clone()]),
+            rules(&["drop"]),
+            WatchOptions::default(),
+            events,
+        )
+        .unwrap();
+        wait_ready(&engine);
+        let deep = tree.join(deep.strip_prefix(tmp.path().join("tree")).unwrap());
+        // The deepest file is indexed, and everything counts as du counts.
+        assert!(engine.store.read(|c| du::resolve(c, &deep)).is_ok());
+        assert_eq!(du_of(&engine, &tree), gnu_du(&tree), "after the scan");
+        assert_eq!(du_of(&engine, &tree.join("src")), gnu_du(&tree.join("src")));
+        // The excluded folder is a row of its own, with du's figures.
+        let report = engine
+            .store
+            .read(|c| {
+                let (_, id) = du::resolve(c, &tree)?;
+                du::disk_usage(c, id, path_bytes(&tree), 0, false)
+            })
+            .unwrap();
+        let dropped = report
+            .children
+            .iter()
+            .find(|u| u.path.ends_with(b"/drop"))
+            .expect("drop/ listed");
+        assert!(dropped.excluded && dropped.measured_at > 0);
+        assert_eq!(
+            (dropped.bytes, dropped.apparent),
+            gnu_du(&tree.join("drop"))
+        );
+
+        // Hard links made and removed while watching (cp -al, rm of one
+        // link, rm -rf of the copy): du stays equal to GNU du.
+        std::fs::create_dir(tree.join("copy")).unwrap();
+        for i in 0..20 {
+            std::fs::hard_link(
+                tree.join(format!("src/f{i}")),
+                tree.join(format!("copy/f{i}")),
+            )
+            .unwrap();
+        }
+        engine.sync(Duration::from_secs(10)).unwrap();
+        assert_eq!(du_of(&engine, &tree), gnu_du(&tree), "after the links");
+        assert_eq!(du_of(&engine, &tree.join("src")), gnu_du(&tree.join("src")));
+        for i in 0..10 {
+            std::fs::remove_file(tree.join(format!("src/f{i}"))).unwrap();
+        }
+        engine.sync(Duration::from_secs(10)).unwrap();
+        assert_eq!(du_of(&engine, &tree), gnu_du(&tree), "after removing links");
+        assert_eq!(du_of(&engine, &tree.join("src")), gnu_du(&tree.join("src")));
+        std::fs::remove_dir_all(tree.join("copy")).unwrap();
+        engine.sync(Duration::from_secs(10)).unwrap();
+        assert_eq!(
+            du_of(&engine, &tree),
+            gnu_du(&tree),
+            "after rm -rf of the copy"
+        );
+        // A new SKIP file counts at once; a deep file changed while watched.
+        std::fs::write(tree.join("src/.env.local"), vec![b's'; 12_345]).unwrap();
+        engine.sync(Duration::from_secs(10)).unwrap();
+        assert_eq!(du_of(&engine, &tree), gnu_du(&tree), "after a SKIP file");
         let verified = engine.verify(None, false).unwrap();
         assert!(verified.differences.is_empty(), "{verified:?}");
 

@@ -27,6 +27,10 @@ pub struct Usage {
     pub incomplete: bool,
     /// Levels below the path asked about (its children: 1).
     pub depth: u32,
+    /// A folder the rules keep out of the index: its figures come from a
+    /// sizes-only walk, made at `measured_at` (unix seconds), not live.
+    pub excluded: bool,
+    pub measured_at: i64,
 }
 
 /// A path's usage and its children's, largest first.
@@ -144,6 +148,12 @@ struct LinkedSum {
 }
 
 impl LinkedSum {
+    /// An inode already counted in the aggregates (through an unlisted
+    /// row): an indexed link to it adds nothing more.
+    fn counted(&mut self, dev: u64, ino: u64) {
+        self.seen.insert((dev as i64, ino as i64));
+    }
+
     /// Adds (dev, ino, allocated bytes, apparent bytes) unless already seen.
     fn add(&mut self, (dev, ino, bytes, apparent): (i64, i64, u64, u64)) {
         if self.seen.insert((dev, ino)) {
@@ -200,6 +210,23 @@ impl<'c> Ancestry<'c> {
     }
 }
 
+/// Inodes as (dev, ino).
+type Inodes = Vec<(u64, u64)>;
+
+/// The multi-link files counted in unlisted rows, by the folder holding
+/// the row.
+fn unlisted_links(conn: &Connection) -> Result<Vec<(i64, Inodes)>, Error> {
+    let mut stmt =
+        conn.prepare_cached("SELECT parent_id, links FROM unlisted WHERE length(links) > 0")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            crate::store::unpack_links(&r.get::<_, Vec<u8>>(1)?),
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// Number of entries in the subtree of folder `id`, the folder included.
 pub fn entry_count(conn: &Connection, id: i64) -> Result<u64, Error> {
     let t = dir_totals(conn, id)?.unwrap_or_default();
@@ -218,9 +245,14 @@ pub fn entry_count(conn: &Connection, id: i64) -> Result<u64, Error> {
     Ok((t.files + t.dirs) as u64 + linked)
 }
 
-/// A folder's children with their aggregates (files have none).
-const CHILDREN: &str = "SELECT e.id, e.name, e.kind, e.size, e.blocks, t.bytes, t.apparent, t.files, t.dirs, t.incomplete
-     FROM entries e LEFT JOIN dir_totals t ON t.id = e.id WHERE e.parent_id = ?1";
+/// A folder's children with their aggregates (files have none), and the
+/// folders the rules keep out of it, by name, with their measured sizes
+/// (their id is 0: they have no entry).
+const CHILDREN: &str = "SELECT e.id, e.name, e.kind, e.size, e.blocks, t.bytes, t.apparent, t.files, t.dirs, t.incomplete, NULL
+     FROM entries e LEFT JOIN dir_totals t ON t.id = e.id WHERE e.parent_id = ?1
+     UNION ALL
+     SELECT 0, u.name, 1, 0, 0, u.bytes, u.apparent, u.files, u.dirs, u.incomplete, u.measured_at
+     FROM unlisted u WHERE u.parent_id = ?1 AND u.name <> x''";
 
 /// One row of [`CHILDREN`]: id, name and usage (path and depth left empty;
 /// a folder's figures without its multi-link files).
@@ -228,6 +260,7 @@ fn child_usage(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Vec<u8>, Usage)>
     let kind = Kind::from_i64(r.get(2)?);
     let total =
         |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0) as u64) };
+    let measured_at: Option<i64> = r.get(10)?;
     let usage = if kind == Kind::Dir {
         Usage {
             kind: Some(kind),
@@ -236,6 +269,8 @@ fn child_usage(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Vec<u8>, Usage)>
             files: total(7)?,
             dirs: total(8)?,
             incomplete: total(9)? > 0,
+            excluded: measured_at.is_some(),
+            measured_at: measured_at.unwrap_or(0),
             ..Usage::default()
         }
     } else {
@@ -286,6 +321,7 @@ pub fn disk_usage(
             dirs: 0,
             incomplete: false,
             depth: 0,
+            ..Usage::default()
         };
         return Ok(Report {
             total,
@@ -298,6 +334,19 @@ pub fn disk_usage(
     let mut ancestry = Ancestry::new(tx, id)?;
     let mut linked_total = LinkedSum::default();
     let mut linked_per_child: HashMap<i64, LinkedSum> = HashMap::new();
+    for (parent, links) in unlisted_links(tx)? {
+        let child = match ancestry.branch(parent)? {
+            Branch::Outside => continue,
+            Branch::Target => None,
+            Branch::Child(c) => Some(c),
+        };
+        for &(dev, ino) in &links {
+            linked_total.counted(dev, ino);
+            if let Some(c) = child {
+                linked_per_child.entry(c).or_default().counted(dev, ino);
+            }
+        }
+    }
     {
         let mut stmt = tx.prepare_cached(
             "SELECT id, parent_id, dev, ino, blocks, size FROM entries WHERE nlink > 1 AND kind <> 1",
@@ -334,6 +383,7 @@ pub fn disk_usage(
         dirs: t.dirs as u64,
         incomplete: t.incomplete > 0 || flags & FLAG_UNREADABLE != 0,
         depth: 0,
+        ..Usage::default()
     };
 
     let mut children = Vec::new();
@@ -349,7 +399,7 @@ pub fn disk_usage(
             child_path.extend_from_slice(&name);
             u.path = child_path;
             u.depth = 1;
-            if u.kind == Some(Kind::Dir) {
+            if u.kind == Some(Kind::Dir) && !u.excluded {
                 let extra = linked_per_child.remove(&cid).unwrap_or_default();
                 u.bytes += extra.bytes;
                 u.apparent += extra.apparent;
@@ -430,7 +480,7 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
                         depth,
                         usage,
                     });
-                    if kind == Kind::Dir {
+                    if kind == Kind::Dir && rid != 0 {
                         index.insert(rid, at);
                         next.push((rid, Some(at)));
                     }
@@ -447,6 +497,30 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
         let mut ancestry = Ancestry::new(&tx, id)?;
         let mut parent_of = tx.prepare_cached("SELECT parent_id FROM entries WHERE id=?1")?;
         let mut extra: HashMap<usize, LinkedSum> = HashMap::new();
+        // Inodes counted in unlisted rows count in every listed folder
+        // above the row already.
+        for (parent, links) in unlisted_links(&tx)? {
+            if ancestry.branch(parent)? == Branch::Outside {
+                continue;
+            }
+            let mut cur = parent;
+            while cur != id {
+                if let Some(&at) = index.get(&cur) {
+                    let sum = extra.entry(at).or_default();
+                    for &(dev, ino) in &links {
+                        sum.counted(dev, ino);
+                    }
+                }
+                match parent_of
+                    .query_row([cur], |r| r.get::<_, Option<i64>>(0))
+                    .optional()?
+                    .flatten()
+                {
+                    Some(p) => cur = p,
+                    None => break,
+                }
+            }
+        }
         let mut stmt = tx.prepare_cached(
             "SELECT parent_id, dev, ino, blocks, size FROM entries WHERE nlink > 1 AND kind <> 1",
         )?;

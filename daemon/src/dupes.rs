@@ -13,7 +13,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
@@ -23,8 +23,9 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::platform::fs::{self as pfs, Stat};
 use crate::search::Snapshot;
-use crate::store::{HashRow, Op, WriteHandle};
+use crate::store::{HashRow, Kind, Op, WriteHandle};
 
 /// A hash taken less than this long after the file's last change (mtime or
 /// ctime) is used for the answer at hand but not trusted by later runs.
@@ -162,7 +163,7 @@ pub struct Pinned {
 impl Pinned {
     /// True when the file still has the state it was hashed in.
     pub fn unchanged(&self) -> bool {
-        std::fs::symlink_metadata(&self.path)
+        pfs::lstat(&self.path)
             .ok()
             .and_then(|m| state_if(&m, self.dev, self.ino, self.size))
             == Some(self.state)
@@ -248,10 +249,10 @@ fn now_ns() -> i64 {
 
 /// The file's state, when it is still the regular file (dev, ino, size)
 /// that was indexed; `None` when anything of that differs.
-fn state_if(m: &std::fs::Metadata, dev: u64, ino: u64, size: u64) -> Option<State> {
-    (m.is_file() && m.dev() == dev && m.ino() == ino && m.len() == size).then(|| State {
-        mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
-        ctime_ns: m.ctime() * 1_000_000_000 + m.ctime_nsec(),
+fn state_if(m: &Stat, dev: u64, ino: u64, size: u64) -> Option<State> {
+    (m.kind == Kind::File && m.dev == dev && m.ino == ino && m.size == size).then_some(State {
+        mtime_ns: m.mtime_ns,
+        ctime_ns: m.ctime_ns,
     })
 }
 
@@ -350,22 +351,10 @@ fn parallel<T: Send>(
     Ok(())
 }
 
-/// Opens a file for hashing without following a symlink (and without
-/// updating its access time when we may).
+/// Opens a file for hashing: not through a symlink, without updating its
+/// access time when we may, at any path length.
 fn open(path: &Path) -> std::io::Result<File> {
-    let flags = libc::O_NOFOLLOW | libc::O_NOATIME;
-    match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(path)
-    {
-        // O_NOATIME needs ownership (or CAP_FOWNER).
-        Err(e) if e.raw_os_error() == Some(libc::EPERM) => std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path),
-        other => other,
-    }
+    pfs::open_file(path)
 }
 
 /// What reading one file gave.
@@ -389,7 +378,7 @@ fn read_hash(c: &Cand, whole: bool, stats: &HashStats) -> Outcome {
         Err(_) => return Outcome::Unreadable,
     };
     let same = |f: &File| {
-        f.metadata()
+        pfs::fstat(std::os::unix::io::AsFd::as_fd(f))
             .ok()
             .and_then(|m| state_if(&m, c.dev, c.ino, c.size))
             == Some(state)
@@ -624,7 +613,7 @@ pub fn find(
         &mut cands,
         |_| 0,
         |c| {
-            c.state = std::fs::symlink_metadata(&c.path)
+            c.state = pfs::lstat(&c.path)
                 .ok()
                 .and_then(|m| state_if(&m, c.dev, c.ino, c.size));
             if let (Some(row), Some(state)) = (&c.cached, c.state)

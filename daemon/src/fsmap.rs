@@ -115,6 +115,9 @@ pub struct Node {
     pub children: Vec<Node>,
     /// Children not shown (only when some are shown).
     pub more: More,
+    /// A folder the rules keep out of the index: when its sizes were
+    /// measured (unix seconds). It has no children in the map.
+    pub excluded: Option<i64>,
     /// The entry's id, to read a folder's children.
     id: i64,
     /// A folder with children worth listing.
@@ -140,6 +143,7 @@ impl Node {
             years: None,
             children: Vec::new(),
             more: More::default(),
+            excluded: None,
             id: 0,
             expandable: false,
             members: Vec::new(),
@@ -453,7 +457,13 @@ fn kinds_text(kinds: &[KindShare]) -> String {
 
 /// A node's line, without indentation or newline.
 pub fn line(n: &Node) -> String {
-    let recent = if n.recent { " [recent]" } else { "" };
+    let recent = if n.excluded.is_some() {
+        " [excluded: sizes only, not indexed]"
+    } else if n.recent {
+        " [recent]"
+    } else {
+        ""
+    };
     match n.kind {
         NodeType::Folder => {
             let mut name = display(&n.name);
@@ -479,6 +489,8 @@ pub fn line(n: &Node) -> String {
                     n.like,
                     years_text(n.years)
                 )
+            } else if n.excluded.is_some() {
+                format!(", {}", plural(n.files, "file", "files"))
             } else if n.files == 0 && n.dirs <= 1 + n.chain {
                 ", empty".to_owned()
             } else {
@@ -1258,6 +1270,22 @@ impl Source for IndexSource<'_> {
                     out.push(f);
                 }
             }
+        }
+        // Folders the rules keep out: a line each, with their measured
+        // sizes, so the map's figures add up.
+        for u in crate::store::unlisted_of(self.conn, id)? {
+            if u.name.is_empty() {
+                continue;
+            }
+            let mut f = Node::leaf(
+                NodeType::Folder,
+                u.name,
+                u.totals.bytes as u64,
+                u.totals.files as u64,
+            );
+            f.dirs = u.totals.dirs as u64;
+            f.excluded = Some(u.measured_at);
+            out.push(f);
         }
         // A folder whose children are one folder group names the pattern in
         // its own line: list the folders directly.

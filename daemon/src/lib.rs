@@ -14,6 +14,7 @@ pub mod dupes;
 pub mod exclude;
 pub mod fold;
 pub mod fsmap;
+pub mod platform;
 pub mod query;
 pub mod reload;
 pub mod scan;

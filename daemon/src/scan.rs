@@ -1,34 +1,47 @@
 //! Walking a root (or a folder under one) and reconciling it with the index.
 //!
-//! The initial scan and the restart reconcile are one algorithm: jwalk walks
-//! the tree in parallel (stat calls happen on its worker threads) and yields
-//! entries depth-first; for every folder we load the children the index
-//! already has, compare each walked child by (kind, size, mtime, inode,
-//! links, blocks), and emit only the differences: inserts, updates, and
-//! subtree deletes for children that are gone. An unchanged tree writes
-//! nothing. Symlinks are recorded, never followed; other file systems are
-//! not entered (like `du -x`); unreadable folders and vanishing files are
-//! counted and logged, never fatal. Every child is judged by the
-//! [`Rules`] before anything else happens to it: what they keep out is
-//! dropped from the listing, so it is never stat'ed, entered, watched or
-//! written, and whatever the index had of it is deleted.
+//! The initial scan and the restart reconcile are one algorithm: a pool of
+//! threads takes folders from a shared stack, and for each one opens it
+//! relative to its parent's open handle (`openat`), lists it (`getdents`),
+//! `lstat`s each child relative to it (`fstatat`), loads the children the
+//! index already has, compares each by (kind, size, mtime, inode, links,
+//! blocks, mode), and emits only the differences: inserts, updates, and subtree
+//! deletes for children that are gone. An unchanged tree writes nothing.
+//! No system call is handed a full path, so trees deeper than `PATH_MAX`
+//! are walked like any other (as GNU find does), and the kernel never
+//! re-resolves a long path per entry.
+//!
+//! A folder's changes reach the writer before any of its subfolders is
+//! taken up, so a parent's row is always committed before (or with) its
+//! children's. Symlinks are recorded, never followed; other file systems
+//! are not entered (like `du -x`); unreadable folders and vanishing files
+//! are counted and logged, never fatal.
+//!
+//! Every child is judged by the [`Rules`] before anything else happens to
+//! it. What they keep out is never indexed, entered for listing, or watched,
+//! and whatever the index had of it is deleted; but its bytes still count,
+//! so that `du` never drops them silently: an excluded folder becomes an
+//! [`Unlisted`] row of its own (its name, and its sizes measured by a
+//! sizes-only walk), and the BLOCK and SKIP tiers' files and folders are
+//! summed into one nameless row per folder (sizes only: their names never
+//! reach the index).
 
-use std::collections::HashMap;
-use std::fs::Metadata;
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::os::unix::io::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
-use jwalk::WalkDirGeneric;
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::Error;
-use crate::exclude::Rules;
-use crate::store::{EntryRow, FLAG_UNREADABLE, Kind, Op, Store, WriteHandle, unix_now};
+use crate::exclude::{Rules, Verdict};
+use crate::platform::fs::{self as pfs, Stat};
+use crate::store::{
+    EntryRow, FLAG_UNREADABLE, Kind, Op, Store, Totals, Unlisted, WriteHandle, unix_now,
+};
 use crate::watch::{Watcher, is_cookie};
-
-/// Rows per batch sent to the writer.
-const BATCH: usize = 8192;
 
 /// What to scan.
 #[derive(Clone, Debug)]
@@ -63,65 +76,41 @@ pub struct Outcome {
     pub changes: u64,
 }
 
-type WalkState = ((), Option<Result<Metadata, String>>);
-
 /// An entry the index already has under the folder being reconciled.
-struct Known {
+#[derive(Clone, Debug)]
+pub(crate) struct Known {
     id: i64,
     kind: Kind,
     size: u64,
     blocks: u64,
     mtime_ns: i64,
+    dev: u64,
     ino: u64,
     nlink: u64,
+    mode: u32,
     flags: u32,
 }
 
-/// A folder whose children are being reconciled.
-struct Frame {
-    id: i64,
-    path: PathBuf,
-    /// Children the index has and the walk has not (yet) seen.
-    known: HashMap<Vec<u8>, Known>,
-}
-
-#[cfg(unix)]
-pub(crate) fn row_from_meta(
-    id: i64,
-    parent_id: Option<i64>,
-    name: Vec<u8>,
-    m: &Metadata,
-) -> EntryRow {
-    use std::os::unix::fs::MetadataExt;
+/// An index row from a live `lstat`.
+pub(crate) fn row_from_stat(id: i64, parent_id: Option<i64>, name: Vec<u8>, s: &Stat) -> EntryRow {
     EntryRow {
         id,
         parent_id,
         name,
-        kind: Kind::from_file_type(m.file_type()),
-        size: m.size(),
-        blocks: m.blocks(),
-        mtime_ns: m
-            .mtime()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(m.mtime_nsec()),
-        dev: m.dev(),
-        ino: m.ino(),
-        nlink: m.nlink(),
-        mode: m.mode(),
+        kind: s.kind,
+        size: s.size,
+        blocks: s.blocks,
+        mtime_ns: s.mtime_ns,
+        dev: s.dev,
+        ino: s.ino,
+        nlink: s.nlink,
+        mode: s.mode,
         flags: 0,
     }
 }
 
-#[cfg(unix)]
-fn name_bytes(name: &std::ffi::OsStr) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt;
-    name.as_bytes().to_vec()
-}
-
-#[cfg(unix)]
-fn dev_of(m: &Metadata) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    m.dev()
+fn name_bytes(name: &OsStr) -> Vec<u8> {
+    name.as_encoded_bytes().to_vec()
 }
 
 fn unchanged(k: &Known, r: &EntryRow) -> bool {
@@ -131,8 +120,11 @@ fn unchanged(k: &Known, r: &EntryRow) -> bool {
         && k.ino == r.ino
         && k.nlink == r.nlink
         && k.blocks == r.blocks
+        && k.mode == r.mode
         && k.flags == r.flags
 }
+
+const KNOWN_COLUMNS: &str = "name, id, kind, size, blocks, mtime_ns, dev, ino, nlink, flags, mode";
 
 fn known_from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<Known> {
     Ok(Known {
@@ -141,24 +133,24 @@ fn known_from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<Known> {
         size: r.get::<_, i64>(3)? as u64,
         blocks: r.get::<_, i64>(4)? as u64,
         mtime_ns: r.get(5)?,
-        ino: r.get::<_, i64>(6)? as u64,
-        nlink: r.get::<_, i64>(7)? as u64,
-        flags: r.get(8)?,
+        dev: r.get::<_, i64>(6)? as u64,
+        ino: r.get::<_, i64>(7)? as u64,
+        nlink: r.get::<_, i64>(8)? as u64,
+        flags: r.get(9)?,
+        mode: r.get(10)?,
     })
 }
 
 fn load_one(conn: &Connection, id: i64) -> Result<Option<Known>, Error> {
-    use rusqlite::OptionalExtension;
-    let mut stmt = conn.prepare_cached(
-        "SELECT name, id, kind, size, blocks, mtime_ns, ino, nlink, flags FROM entries WHERE id=?1",
-    )?;
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT {KNOWN_COLUMNS} FROM entries WHERE id=?1"))?;
     Ok(stmt.query_row([id], known_from_sql).optional()?)
 }
 
 fn load_children(conn: &Connection, id: i64) -> Result<HashMap<Vec<u8>, Known>, Error> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT name, id, kind, size, blocks, mtime_ns, ino, nlink, flags FROM entries WHERE parent_id=?1",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {KNOWN_COLUMNS} FROM entries WHERE parent_id=?1"
+    ))?;
     let mut out = HashMap::new();
     let mut rows = stmt.query([id])?;
     while let Some(r) = rows.next()? {
@@ -186,64 +178,70 @@ pub enum DiffKind {
     Stale,
 }
 
-/// Where the reconcile's findings go: the writer (scan) or a report (verify).
-trait Sink {
-    /// Whether `path` arguments are used (building them costs an allocation
-    /// per entry, which a scan of millions does not need).
-    fn wants_paths(&self) -> bool;
-    fn new_id(&mut self) -> i64;
-    fn insert(&mut self, row: EntryRow, path: &Path) -> Result<(), Error>;
-    fn update(&mut self, row: EntryRow, old: Option<&Known>, path: &Path) -> Result<(), Error>;
-    fn delete(&mut self, old: &Known, path: &Path) -> Result<(), Error>;
+/// One finding of the reconcile. Paths are empty unless the sink
+/// [wants them](Sink::wants_paths).
+enum Found {
+    Insert(EntryRow, PathBuf),
+    Update(EntryRow, Option<Known>, PathBuf),
+    Delete(Known, PathBuf),
+    /// What the rules keep out of one folder, as it should now be recorded.
+    Unlisted(i64, Vec<Unlisted>),
 }
 
-/// Sends batches to the writer and counts what it sent.
+/// Where the reconcile's findings go: the writer (scan) or a report
+/// (verify). Shared by the walk's threads; each folder's findings arrive
+/// in one call, a folder's before any of its subfolders'.
+trait Sink: Sync {
+    /// Whether paths are used (building them costs an allocation per
+    /// entry, which a scan of millions does not need).
+    fn wants_paths(&self) -> bool;
+    fn new_id(&self) -> i64;
+    fn emit(&self, found: Vec<Found>) -> Result<(), Error>;
+}
+
+/// Sends each folder's changes to the writer and counts them.
 struct WriteSink<'a> {
     store: &'a Store,
     writer: &'a WriteHandle,
-    ops: Vec<Op>,
     progress: &'a Progress,
-}
-
-impl WriteSink<'_> {
-    fn push(&mut self, op: Op) -> Result<(), Error> {
-        self.ops.push(op);
-        self.progress.changes.fetch_add(1, Ordering::Relaxed);
-        if self.ops.len() >= BATCH {
-            self.writer.send(std::mem::take(&mut self.ops))?;
-        }
-        Ok(())
-    }
-
-    fn finish(&mut self) -> Result<(), Error> {
-        self.writer.send(std::mem::take(&mut self.ops))?;
-        self.writer.flush()
-    }
 }
 
 impl Sink for WriteSink<'_> {
     fn wants_paths(&self) -> bool {
         false
     }
-    fn new_id(&mut self) -> i64 {
+    fn new_id(&self) -> i64 {
         self.store.alloc_id()
     }
-    fn insert(&mut self, row: EntryRow, _path: &Path) -> Result<(), Error> {
-        self.push(Op::Insert(row))
-    }
-    fn update(&mut self, row: EntryRow, _old: Option<&Known>, _path: &Path) -> Result<(), Error> {
-        self.push(Op::Update(row))
-    }
-    fn delete(&mut self, old: &Known, _path: &Path) -> Result<(), Error> {
-        self.push(Op::Delete { id: old.id })
+    fn emit(&self, found: Vec<Found>) -> Result<(), Error> {
+        if found.is_empty() {
+            return Ok(());
+        }
+        let ops: Vec<Op> = found
+            .into_iter()
+            .map(|f| match f {
+                Found::Insert(row, _) => Op::Insert(row),
+                Found::Update(row, _, _) => Op::Update(row),
+                Found::Delete(old, _) => Op::Delete { id: old.id },
+                Found::Unlisted(dir, rows) => Op::SetUnlisted { dir, rows },
+            })
+            .collect();
+        self.progress
+            .changes
+            .fetch_add(ops.len() as u64, Ordering::Relaxed);
+        self.writer.send(ops)
     }
 }
 
 /// Collects differences instead of writing them.
 #[derive(Default)]
 struct VerifySink {
-    next_id: i64,
-    found: Vec<Difference>,
+    next_id: AtomicI64,
+    found: Mutex<Vec<Difference>>,
+    /// Where each `Extra` path is in `found`: a folder that replaced a
+    /// file is found missing later (when it is listed), and the two are one
+    /// change of type.
+    extra_at: Mutex<HashMap<PathBuf, usize>>,
 }
 
 fn kind_name(k: Kind) -> &'static str {
@@ -255,70 +253,82 @@ fn kind_name(k: Kind) -> &'static str {
     }
 }
 
+fn what_differs(k: &Known, row: &EntryRow) -> String {
+    let mut what = Vec::new();
+    if k.size != row.size {
+        what.push(format!("size {} -> {}", k.size, row.size));
+    }
+    if k.mtime_ns != row.mtime_ns {
+        what.push(format!("mtime {} -> {}", k.mtime_ns, row.mtime_ns));
+    }
+    if k.ino != row.ino {
+        what.push(format!("inode {} -> {}", k.ino, row.ino));
+    }
+    if k.nlink != row.nlink {
+        what.push(format!("links {} -> {}", k.nlink, row.nlink));
+    }
+    if k.blocks != row.blocks {
+        what.push(format!("blocks {} -> {}", k.blocks, row.blocks));
+    }
+    if k.mode != row.mode {
+        what.push(format!(
+            "mode {:o} -> {:o}",
+            k.mode & 0o7777,
+            row.mode & 0o7777
+        ));
+    }
+    if k.flags != row.flags {
+        what.push(format!(
+            "readable {} -> {}",
+            k.flags & FLAG_UNREADABLE == 0,
+            row.flags & FLAG_UNREADABLE == 0
+        ));
+    }
+    what.join(", ")
+}
+
 impl Sink for VerifySink {
     fn wants_paths(&self) -> bool {
         true
     }
-    fn new_id(&mut self) -> i64 {
-        self.next_id -= 1;
-        self.next_id
+    fn new_id(&self) -> i64 {
+        self.next_id.fetch_sub(1, Ordering::Relaxed) - 1
     }
-    fn insert(&mut self, row: EntryRow, path: &Path) -> Result<(), Error> {
-        // A delete and an insert of one path is a change of type.
-        if let Some(last) = self.found.last_mut()
-            && last.kind == DiffKind::Extra
-            && last.path == path
-        {
-            last.kind = DiffKind::Stale;
-            last.detail = format!("type {} -> {}", last.detail, kind_name(row.kind));
-            return Ok(());
-        }
-        self.found.push(Difference {
-            kind: DiffKind::Missing,
-            path: path.to_owned(),
-            detail: kind_name(row.kind).into(),
-        });
-        Ok(())
-    }
-    fn update(&mut self, row: EntryRow, old: Option<&Known>, path: &Path) -> Result<(), Error> {
-        let mut what = Vec::new();
-        if let Some(k) = old {
-            if k.size != row.size {
-                what.push(format!("size {} -> {}", k.size, row.size));
-            }
-            if k.mtime_ns != row.mtime_ns {
-                what.push(format!("mtime {} -> {}", k.mtime_ns, row.mtime_ns));
-            }
-            if k.ino != row.ino {
-                what.push(format!("inode {} -> {}", k.ino, row.ino));
-            }
-            if k.nlink != row.nlink {
-                what.push(format!("links {} -> {}", k.nlink, row.nlink));
-            }
-            if k.blocks != row.blocks {
-                what.push(format!("blocks {} -> {}", k.blocks, row.blocks));
-            }
-            if k.flags != row.flags {
-                what.push(format!(
-                    "readable {} -> {}",
-                    k.flags & FLAG_UNREADABLE == 0,
-                    row.flags & FLAG_UNREADABLE == 0
-                ));
+    fn emit(&self, found: Vec<Found>) -> Result<(), Error> {
+        let mut out = self.found.lock().unwrap_or_else(|e| e.into_inner());
+        let mut extra_at = self.extra_at.lock().unwrap_or_else(|e| e.into_inner());
+        for f in found {
+            match f {
+                Found::Insert(row, path) => {
+                    // A delete and an insert of one path is a change of type.
+                    if let Some(at) = extra_at.remove(&path) {
+                        let d = &mut out[at];
+                        d.kind = DiffKind::Stale;
+                        d.detail = format!("type {} -> {}", d.detail, kind_name(row.kind));
+                        continue;
+                    }
+                    out.push(Difference {
+                        kind: DiffKind::Missing,
+                        path,
+                        detail: kind_name(row.kind).into(),
+                    });
+                }
+                Found::Update(row, old, path) => out.push(Difference {
+                    kind: DiffKind::Stale,
+                    path,
+                    detail: old.map(|k| what_differs(&k, &row)).unwrap_or_default(),
+                }),
+                Found::Delete(old, path) => {
+                    extra_at.insert(path.clone(), out.len());
+                    out.push(Difference {
+                        kind: DiffKind::Extra,
+                        path,
+                        detail: kind_name(old.kind).into(),
+                    });
+                }
+                Found::Unlisted(..) => {}
             }
         }
-        self.found.push(Difference {
-            kind: DiffKind::Stale,
-            path: path.to_owned(),
-            detail: what.join(", "),
-        });
-        Ok(())
-    }
-    fn delete(&mut self, old: &Known, path: &Path) -> Result<(), Error> {
-        self.found.push(Difference {
-            kind: DiffKind::Extra,
-            path: path.to_owned(),
-            detail: kind_name(old.kind).into(),
-        });
         Ok(())
     }
 }
@@ -334,31 +344,34 @@ pub fn scan(
     watcher: Option<&Arc<Watcher>>,
 ) -> Result<Outcome, Error> {
     let started = std::time::Instant::now();
-    let mut sink = WriteSink {
+    let sink = WriteSink {
         store,
         writer,
-        ops: Vec::with_capacity(BATCH),
         progress,
     };
-    let result = reconcile(store, target, progress, cancel, watcher, &mut sink);
+    let links = Links::new(!target.is_root);
+    let result = reconcile(store, target, progress, cancel, watcher, &sink, &links);
     if let Ok(start_id) = result
         && target.is_root
     {
-        sink.ops.push(Op::RootScanned {
+        writer.send(vec![Op::RootScanned {
             root_id: target.root_id,
             entry_id: start_id,
             at: unix_now(),
-        });
+        }])?;
     }
     // What was sent is committed even when cancelled; the next start's
     // reconcile finishes the job.
-    sink.finish()?;
+    writer.flush()?;
     let start_id = result?;
+    // A folder scanned on its own (new, moved in, or recrawled) may hold
+    // hard links to files elsewhere: their link counts changed too.
+    let refreshed = refresh_links(store, writer, links.take())?;
     let outcome = Outcome {
         start_id,
         scanned: progress.scanned.load(Ordering::Relaxed),
         errors: progress.errors.load(Ordering::Relaxed),
-        changes: progress.changes.load(Ordering::Relaxed),
+        changes: progress.changes.load(Ordering::Relaxed) + refreshed,
     };
     tracing::info!(
         path = %target.start.display(),
@@ -378,25 +391,236 @@ pub fn verify(
     target: &ScanTarget,
     progress: &Progress,
 ) -> Result<Vec<Difference>, Error> {
-    let mut sink = VerifySink::default();
+    let sink = VerifySink::default();
     reconcile(
         store,
         target,
         progress,
         &AtomicBool::new(false),
         None,
-        &mut sink,
+        &sink,
+        &Links::new(false),
     )?;
-    Ok(sink.found)
+    Ok(sink.found.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
-#[cfg(unix)]
-fn os_name(b: &[u8]) -> &std::ffi::OsStr {
-    use std::os::unix::ffi::OsStrExt;
-    std::ffi::OsStr::from_bytes(b)
+/// Inodes (dev, ino) whose other paths need their link counts refreshed,
+/// each with the largest link count a fresh `lstat` reported for it (0:
+/// only a deleted link was seen).
+pub(crate) type LinkCounts = HashMap<(u64, u64), u64>;
+
+/// Inodes with several links whose rows changed, collected so that the
+/// other indexed paths of each inode get their link counts refreshed.
+struct Links {
+    on: bool,
+    inodes: Mutex<LinkCounts>,
 }
 
-/// The walk-and-compare loop shared by scan and verify; returns the start
+impl Links {
+    fn new(on: bool) -> Links {
+        Links {
+            on,
+            inodes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Notes an entry written (new `row`) or deleted (`old`) when either
+    /// side says it has several links.
+    fn note(&self, row: Option<&EntryRow>, old: Option<&Known>) {
+        if !self.on {
+            return;
+        }
+        let mut set = self.inodes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = row
+            && r.kind != Kind::Dir
+            && (r.nlink > 1 || old.is_some_and(|k| k.nlink > 1))
+        {
+            let n = set.entry((r.dev, r.ino)).or_default();
+            *n = (*n).max(r.nlink);
+        }
+        if let Some(k) = old
+            && k.kind != Kind::Dir
+            && k.nlink > 1
+        {
+            set.entry((k.dev, k.ino)).or_default();
+        }
+    }
+
+    /// Notes the multi-link files of a folder's subtree, before it is deleted.
+    fn note_subtree(&self, conn: &Connection, dir: i64) -> Result<(), Error> {
+        if !self.on {
+            return Ok(());
+        }
+        let mut set = self.inodes.lock().unwrap_or_else(|e| e.into_inner());
+        linked_under(conn, dir, &mut set)
+    }
+
+    fn take(&self) -> LinkCounts {
+        std::mem::take(&mut *self.inodes.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// Adds the inodes with several links of entry `id` (a file, or every file
+/// under a folder) to `set`: about to be deleted, they lose a link.
+pub(crate) fn linked_under(conn: &Connection, id: i64, set: &mut LinkCounts) -> Result<(), Error> {
+    let mut stmt = conn.prepare_cached(
+        "WITH RECURSIVE sub(id) AS (SELECT ?1 UNION ALL SELECT e.id FROM entries e JOIN sub ON e.parent_id = sub.id WHERE e.kind = 1)
+         SELECT e.dev, e.ino FROM entries e JOIN sub ON e.id = sub.id OR e.parent_id = sub.id
+         WHERE e.nlink > 1 AND e.kind <> 1",
+    )?;
+    let found = stmt.query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
+    for f in found {
+        let (d, i) = f?;
+        set.entry((d as u64, i as u64)).or_default();
+    }
+    Ok(())
+}
+
+/// The absolute path of entry `id`, from the tree.
+pub(crate) fn path_of(conn: &Connection, id: i64) -> Result<Option<PathBuf>, Error> {
+    let mut stmt = conn.prepare_cached("SELECT parent_id, name FROM entries WHERE id=?1")?;
+    let mut parts: Vec<Vec<u8>> = Vec::new();
+    let mut cur = id;
+    loop {
+        let Some((parent, name)) = stmt
+            .query_row([cur], |r| {
+                Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        parts.push(name);
+        match parent {
+            Some(p) => cur = p,
+            None => break,
+        }
+    }
+    let mut path = PathBuf::new();
+    for p in parts.iter().rev() {
+        path.push(pfs::os(p));
+    }
+    Ok(Some(path))
+}
+
+/// Re-reads every indexed path of the given inodes and writes what
+/// changed: a link made or removed anywhere changes the link count (and the
+/// ctime) of every other path of the inode, and the kernel tells only the
+/// folder where it happened. Returns the rows updated.
+pub(crate) fn refresh_links(
+    store: &Store,
+    writer: &WriteHandle,
+    inodes: LinkCounts,
+) -> Result<u64, Error> {
+    if inodes.is_empty() {
+        return Ok(0);
+    }
+    let conn = store.open_reader()?;
+    let mut ids: HashSet<i64> = HashSet::new();
+    // Inodes with fewer indexed multi-link paths than links.
+    let mut short: HashSet<(u64, u64)> = HashSet::new();
+    {
+        let mut linked = conn.prepare_cached(
+            "SELECT id FROM entries WHERE ino=?1 AND dev=?2 AND nlink > 1 AND kind <> 1",
+        )?;
+        for (&(dev, ino), &links) in &inodes {
+            let found = linked.query_map(rusqlite::params![ino as i64, dev as i64], |r| {
+                r.get::<_, i64>(0)
+            })?;
+            let mut n = 0u64;
+            for id in found {
+                ids.insert(id?);
+                n += 1;
+            }
+            if n < links {
+                short.insert((dev, ino));
+            }
+        }
+    }
+    // Paths whose row still says one link (a link was made elsewhere) are
+    // not in the multi-link index: when some link is unaccounted for, one
+    // pass over the table finds them, for all such inodes at once. (It also
+    // runs when the missing links are outside every root.)
+    let inos: Vec<String> = short.iter().map(|(_, i)| (*i as i64).to_string()).collect();
+    let devs: HashSet<u64> = short.iter().map(|(d, _)| *d).collect();
+    if !short.is_empty() {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT id, dev, ino FROM entries WHERE nlink = 1 AND kind <> 1 AND ino IN ({})",
+            inos.join(",")
+        ))?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })?;
+        for row in rows {
+            let (id, dev, ino) = row?;
+            if devs.contains(&(dev as u64)) && short.contains(&(dev as u64, ino as u64)) {
+                ids.insert(id);
+            }
+        }
+    }
+    let mut ops = Vec::new();
+    for id in ids {
+        let (Some(old), Some(path)) = (load_one(&conn, id)?, path_of(&conn, id)?) else {
+            continue;
+        };
+        // Gone or replaced: the event for that is on its way.
+        let Ok(s) = pfs::lstat(&path) else { continue };
+        if s.ino != old.ino || s.dev != old.dev || s.kind != old.kind {
+            continue;
+        }
+        let mut row = row_from_stat(id, None, Vec::new(), &s);
+        row.flags = old.flags;
+        if !unchanged(&old, &row) {
+            ops.push(Op::Update(row));
+        }
+    }
+    let n = ops.len() as u64;
+    if n > 0 {
+        writer.send(ops)?;
+        writer.flush()?;
+    }
+    Ok(n)
+}
+
+/// A folder waiting to be listed.
+struct DirJob {
+    /// The parent's open handle (kept open until this folder is opened)
+    /// and the folder's name in it; `None` for the start folder.
+    parent: Option<(Arc<rustix::fs::Dir>, Vec<u8>)>,
+    path: PathBuf,
+    /// The folder's own row as its parent's `lstat` saw it, and what the
+    /// index had; emitted once the folder is opened (or found unreadable).
+    row: EntryRow,
+    old: Option<Known>,
+}
+
+/// What one walk shares between its threads.
+struct Walk<'a> {
+    store: &'a Store,
+    rules: &'a Rules,
+    root_dev: u64,
+    cross: bool,
+    progress: &'a Progress,
+    cancel: &'a AtomicBool,
+    watcher: Option<&'a Arc<Watcher>>,
+    sink: &'a dyn Sink,
+    links: &'a Links,
+    /// Folders that have unlisted rows (read once: most folders have none,
+    /// and a query per folder would cost a restart dearly).
+    has_unlisted: HashSet<i64>,
+    /// Folders to list (a stack: depth first keeps few handles open), and
+    /// how many threads are busy with one.
+    queue: Mutex<(Vec<DirJob>, usize)>,
+    wake: Condvar,
+    failed: Mutex<Option<Error>>,
+    stop: AtomicBool,
+}
+
+/// The walk-and-compare shared by scan and verify; returns the start
 /// folder's entry id.
 fn reconcile(
     store: &Store,
@@ -404,230 +628,542 @@ fn reconcile(
     progress: &Progress,
     cancel: &AtomicBool,
     watcher: Option<&Arc<Watcher>>,
-    out: &mut dyn Sink,
+    sink: &dyn Sink,
+    links: &Links,
 ) -> Result<i64, Error> {
     let conn = store.open_reader()?;
-    let start_meta = std::fs::symlink_metadata(&target.start)?;
-    if !start_meta.is_dir() {
+    let start_stat = pfs::lstat(&target.start)?;
+    if !start_stat.is_dir() {
         return Err(Error::InvalidArgument(format!(
             "{} is not a folder",
             target.start.display()
         )));
     }
-    let root_dev = dev_of(&start_meta);
-    let cross = target.cross_filesystems;
-    let rules = target.rules.clone();
-    // Watch each folder before its contents are listed: whatever is created
-    // after the listing produces an event, whatever before is in the listing.
-    if let Some(w) = watcher {
-        w.watch_dir(&target.start);
-    }
-    let watcher = watcher.cloned();
-
-    // A pool of its own per walk: its threads inherit the calling thread's
-    // priority (the scanner runs at nice 19 and idle I/O; `fsctl verify`
-    // walks at the caller's).
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let walk = WalkDirGeneric::<WalkState>::new(&target.start)
-        .parallelism(jwalk::Parallelism::RayonNewPool(threads))
-        .skip_hidden(false)
-        .follow_links(false)
-        .sort(false)
-        .process_read_dir(move |depth, path, _state, children| {
-            // `None`: the start folder itself, which is never judged (a
-            // root asks for what it is on).
-            if depth.is_some() {
-                let folder = rules.folder(path);
-                children.retain(|c| {
-                    c.as_ref().map_or(true, |c| {
-                        !folder.verdict(&c.file_name, c.file_type.is_dir()).hides()
-                    })
-                });
-            }
-            for child in children.iter_mut().flatten() {
-                let meta = child.metadata().map_err(|e| e.to_string());
-                if let Ok(m) = &meta
-                    && m.is_dir()
-                    && !cross
-                    && dev_of(m) != root_dev
-                {
-                    // Another file system: not entered, not counted (du -x).
-                    child.read_children_path = None;
-                }
-                if let (Some(w), Some(dir)) = (&watcher, &child.read_children_path) {
-                    w.watch_dir(dir);
-                }
-                child.client_state = Some(meta);
-            }
-        });
-
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut start_id = 0i64;
-
-    for item in walk {
-        let mut entry = match item {
-            Ok(e) => e,
-            Err(e) => {
-                progress.errors.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!("scan: {e}");
-                continue;
-            }
-        };
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Cancelled);
+    let name = match (target.is_root, target.start.file_name()) {
+        (true, _) | (false, None) => name_bytes(target.start.as_os_str()),
+        (false, Some(n)) => name_bytes(n),
+    };
+    let (id, parent_id, old) = match target.start_id {
+        Some(id) => {
+            let parent_id = if target.is_root {
+                None
+            } else {
+                conn.query_row("SELECT parent_id FROM entries WHERE id=?1", [id], |r| {
+                    r.get::<_, Option<i64>>(0)
+                })?
+            };
+            (id, parent_id, load_one(&conn, id)?)
         }
-        progress.scanned.fetch_add(1, Ordering::Relaxed);
-        let depth = entry.depth;
-
-        if depth == 0 {
-            let name = match (target.is_root, target.start.file_name()) {
-                (true, _) | (false, None) => name_bytes(target.start.as_os_str()),
-                (false, Some(n)) => name_bytes(n),
-            };
-            let parent_id = match target.start_id {
-                Some(id) if !target.is_root => {
-                    conn.query_row("SELECT parent_id FROM entries WHERE id=?1", [id], |r| {
-                        r.get::<_, Option<i64>>(0)
-                    })?
-                }
-                _ => None,
-            };
-            let id = match target.start_id {
-                Some(id) => id,
-                None => out.new_id(),
-            };
-            let mut row = row_from_meta(id, parent_id, name, &start_meta);
-            if entry.read_children_error.is_some() {
-                row.flags |= FLAG_UNREADABLE;
-                progress.errors.fetch_add(1, Ordering::Relaxed);
-            }
-            let known = match target.start_id {
-                Some(id) => {
-                    let old = load_one(&conn, id)?;
-                    if !old.as_ref().is_some_and(|k| unchanged(k, &row)) {
-                        out.update(row, old.as_ref(), &target.start)?;
-                    }
-                    load_children(&conn, id)?
-                }
-                None => {
-                    out.insert(row, &target.start)?;
-                    HashMap::new()
-                }
-            };
-            start_id = id;
-            stack.push(Frame {
-                id,
-                known,
+        None => (sink.new_id(), None, None),
+    };
+    let has_unlisted = conn
+        .prepare("SELECT DISTINCT parent_id FROM unlisted")?
+        .query_map([], |r| r.get::<_, i64>(0))?
+        .collect::<Result<_, _>>()?;
+    drop(conn);
+    let walk = Walk {
+        has_unlisted,
+        store,
+        rules: &target.rules,
+        root_dev: start_stat.dev,
+        cross: target.cross_filesystems,
+        progress,
+        cancel,
+        watcher,
+        sink,
+        links,
+        queue: Mutex::new((
+            vec![DirJob {
+                parent: None,
                 path: target.start.clone(),
-            });
-            continue;
+                row: row_from_stat(id, parent_id, name, &start_stat),
+                old,
+            }],
+            0,
+        )),
+        wake: Condvar::new(),
+        failed: Mutex::new(None),
+        stop: AtomicBool::new(false),
+    };
+    // Threads of this walk's own, started from the calling thread, so
+    // they inherit its priority (the scanner runs at nice 19 and idle I/O;
+    // `fsctl verify` walks at the caller's).
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| walk.work());
         }
+    });
+    if let Some(e) = walk.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    Ok(id)
+}
 
-        while stack.len() > depth {
-            pop_frame(&mut stack, out)?;
-        }
-        let Some(frame) = stack.last_mut() else {
-            continue;
+impl Walk<'_> {
+    /// One thread of the walk: takes folders until none is left.
+    fn work(&self) {
+        let conn = match self.store.open_reader() {
+            Ok(c) => c,
+            Err(e) => return self.fail(e),
         };
-        if is_cookie(&entry.file_name) {
-            continue;
+        loop {
+            let job = {
+                let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                loop {
+                    if self.stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    if let Some(job) = q.0.pop() {
+                        q.1 += 1;
+                        break job;
+                    }
+                    if q.1 == 0 {
+                        self.wake.notify_all();
+                        return;
+                    }
+                    q = self.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            let result = if self.cancel.load(Ordering::Relaxed) {
+                Err(Error::Cancelled)
+            } else {
+                self.folder(&conn, job)
+            };
+            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            q.1 -= 1;
+            match result {
+                Ok(children) => {
+                    q.0.extend(children);
+                }
+                Err(e) => {
+                    drop(q);
+                    self.fail(e);
+                    return;
+                }
+            }
+            self.wake.notify_all();
         }
-        let name = name_bytes(&entry.file_name);
-        let is_dir = entry.file_type.is_dir();
-        let path = if is_dir || out.wants_paths() {
-            entry.path()
+    }
+
+    fn fail(&self, e: Error) {
+        let mut f = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        if f.is_none() {
+            *f = Some(e);
+        }
+        self.stop.store(true, Ordering::Relaxed);
+        self.wake.notify_all();
+    }
+
+    fn path_if(&self, dir: &Path, name: &[u8]) -> PathBuf {
+        if self.sink.wants_paths() {
+            dir.join(pfs::os(name))
         } else {
             PathBuf::new()
+        }
+    }
+
+    fn own_path(&self, path: &Path) -> PathBuf {
+        if self.sink.wants_paths() {
+            path.to_owned()
+        } else {
+            PathBuf::new()
+        }
+    }
+
+    /// Lists one folder, reconciles its children, and returns its
+    /// subfolders to walk.
+    fn folder(&self, conn: &Connection, job: DirJob) -> Result<Vec<DirJob>, Error> {
+        let DirJob {
+            parent,
+            path,
+            mut row,
+            old,
+        } = job;
+        let mut found = Vec::new();
+        let opened = match &parent {
+            Some((pdir, name)) => pdir
+                .fd()
+                .map_err(std::io::Error::from)
+                .and_then(|pfd| pfs::open_dir_at(pfd, pfs::os(name))),
+            None => {
+                self.progress.scanned.fetch_add(1, Ordering::Relaxed);
+                pfs::open_dir(&path)
+            }
         };
-        let meta = match entry.client_state.take() {
-            Some(Ok(m)) => m,
-            other => {
-                let e = match other {
-                    Some(Err(e)) => e,
-                    _ => "no metadata".to_owned(),
-                };
-                progress.errors.fetch_add(1, Ordering::Relaxed);
-                let path = entry.path();
-                let vanished = std::fs::symlink_metadata(&path)
-                    .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
-                if vanished {
-                    tracing::debug!("scan: {} vanished during the scan", path.display());
-                } else {
-                    // Cannot stat but it is there: keep what the index knows.
-                    tracing::warn!("scan: cannot stat {}: {e}", path.display());
-                    frame.known.remove(&name);
+        drop(parent);
+        let listing = match opened {
+            Ok(fd) => {
+                // Watched before it is looked at: whatever changes after
+                // this produces an event, whatever before is in the fstat
+                // and the listing that follow.
+                if let Some(w) = self.watcher {
+                    w.watch_dir_fd(&path, fd.as_fd());
                 }
+                if let Ok(s) = pfs::fstat(fd.as_fd())
+                    && s.ino == row.ino
+                {
+                    row.size = s.size;
+                    row.blocks = s.blocks;
+                    row.mtime_ns = s.mtime_ns;
+                    row.nlink = s.nlink;
+                    row.mode = s.mode;
+                }
+                pfs::list(fd)
+            }
+            Err(e) => Err(e),
+        };
+        let (names, dir) = match listing {
+            Ok(l) => l,
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc::ENOTDIR)
+                    || e.raw_os_error() == Some(libc::ELOOP) =>
+            {
+                // Gone (or replaced) since its parent saw it: the event for
+                // that follows; the index forgets what it had.
+                tracing::debug!("scan: {} vanished during the scan", path.display());
+                if let Some(k) = old {
+                    self.links.note_subtree(conn, k.id)?;
+                    found.push(Found::Delete(k, self.own_path(&path)));
+                }
+                self.sink.emit(found)?;
+                return Ok(Vec::new());
+            }
+            Err(e) => {
+                row.flags |= FLAG_UNREADABLE;
+                self.progress.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("scan: cannot read folder {}: {e}", path.display());
+                // What it held can no longer be known.
+                let known = match &old {
+                    Some(k) => load_children(conn, k.id)?,
+                    None => HashMap::new(),
+                };
+                self.emit_row(&mut found, row.clone(), old.as_ref(), self.own_path(&path));
+                for (name, k) in known {
+                    if k.kind == Kind::Dir {
+                        self.links.note_subtree(conn, k.id)?;
+                    }
+                    self.links.note(None, Some(&k));
+                    found.push(Found::Delete(k, self.path_if(&path, &name)));
+                }
+                if old.is_some() {
+                    self.unlisted(conn, &mut found, row.id, Vec::new())?;
+                }
+                self.sink.emit(found)?;
+                return Ok(Vec::new());
+            }
+        };
+        let id = row.id;
+        let existing = old.is_some();
+        self.emit_row(&mut found, row, old.as_ref(), self.own_path(&path));
+        let dfd = dir.fd().map_err(std::io::Error::from)?;
+        let mut known = if existing {
+            load_children(conn, id)?
+        } else {
+            HashMap::new()
+        };
+        let folder = self.rules.folder(&path);
+        let mut hidden = Hidden::default();
+        let mut subdirs = Vec::new();
+        for (name, is_dir_hint) in names {
+            let os = pfs::os(&name);
+            if is_cookie(os) {
                 continue;
             }
+            self.progress.scanned.fetch_add(1, Ordering::Relaxed);
+            // The listing usually says whether it is a folder; when it
+            // does not, lstat first.
+            let mut stat = None;
+            let is_dir = match is_dir_hint {
+                Some(d) => d,
+                None => match pfs::lstat_at(dfd, os) {
+                    Ok(s) => {
+                        stat = Some(s);
+                        s.is_dir()
+                    }
+                    Err(_) => false,
+                },
+            };
+            let verdict = folder.verdict(os, is_dir);
+            if verdict.hides() {
+                // Kept out (what the index had of it is deleted below),
+                // but its bytes are counted.
+                hidden.add(self, dfd, &name, verdict, is_dir);
+                continue;
+            }
+            let s = match stat.map_or_else(|| pfs::lstat_at(dfd, os), Ok) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.progress.errors.fetch_add(1, Ordering::Relaxed);
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        tracing::debug!(
+                            "scan: {} vanished during the scan",
+                            path.join(os).display()
+                        );
+                    } else {
+                        // Cannot stat but it is there: keep what the index knows.
+                        tracing::warn!("scan: cannot stat {}: {e}", path.join(os).display());
+                        known.remove(&name);
+                    }
+                    continue;
+                }
+            };
+            if s.is_dir() && !self.cross && s.dev != self.root_dev {
+                // A mount point: leave it out (its entry, if any, is deleted).
+                continue;
+            }
+            let old = known.remove(&name);
+            let mut row = row_from_stat(0, Some(id), name, &s);
+            let old = match old {
+                Some(k) if k.kind == row.kind => {
+                    row.id = k.id;
+                    Some(k)
+                }
+                other => {
+                    if let Some(k) = other {
+                        if k.kind == Kind::Dir {
+                            self.links.note_subtree(conn, k.id)?;
+                        }
+                        self.links.note(None, Some(&k));
+                        found.push(Found::Delete(k, self.path_if(&path, &row.name)));
+                    }
+                    row.id = self.sink.new_id();
+                    None
+                }
+            };
+            if row.kind == Kind::Dir {
+                subdirs.push((row, old));
+            } else {
+                if row.nlink > 1
+                    && let Some(w) = self.watcher
+                {
+                    w.watch_linked_file(&path.join(pfs::os(&row.name)));
+                }
+                let p = self.path_if(&path, &row.name);
+                self.emit_row(&mut found, row, old.as_ref(), p);
+            }
+        }
+        // Whatever the index has that the listing did not show is gone.
+        for (name, k) in known {
+            if k.kind == Kind::Dir {
+                self.links.note_subtree(conn, k.id)?;
+            }
+            self.links.note(None, Some(&k));
+            found.push(Found::Delete(k, self.path_if(&path, &name)));
+        }
+        self.unlisted(conn, &mut found, id, hidden.rows())?;
+        // This folder's changes go before any of its subfolders' (the
+        // writer needs a parent's row before its children's).
+        self.sink.emit(found)?;
+        let dir = Arc::new(dir);
+        Ok(subdirs
+            .into_iter()
+            .map(|(row, old)| DirJob {
+                path: path.join(pfs::os(&row.name)),
+                parent: Some((dir.clone(), row.name.clone())),
+                row,
+                old,
+            })
+            .collect())
+    }
+
+    /// A folder's or file's own row: inserted when new, updated when it
+    /// differs from the index.
+    fn emit_row(&self, found: &mut Vec<Found>, row: EntryRow, old: Option<&Known>, path: PathBuf) {
+        match old {
+            None => {
+                self.links.note(Some(&row), None);
+                found.push(Found::Insert(row, path));
+            }
+            Some(k) if !unchanged(k, &row) => {
+                self.links.note(Some(&row), Some(k));
+                found.push(Found::Update(row, Some(k.clone()), path));
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// Records what the rules keep out of folder `dir` when it differs
+    /// from what the index has.
+    fn unlisted(
+        &self,
+        conn: &Connection,
+        found: &mut Vec<Found>,
+        dir: i64,
+        rows: Vec<Unlisted>,
+    ) -> Result<(), Error> {
+        if rows.is_empty() && !self.has_unlisted.contains(&dir) {
+            return Ok(());
+        }
+        let before = crate::store::unlisted_of(conn, dir)?;
+        if !same_unlisted(&before, &rows) {
+            found.push(Found::Unlisted(dir, rows));
+        }
+        Ok(())
+    }
+}
+
+/// Equal figures (the time of measurement aside, unless the figures of an
+/// excluded folder were never measured before).
+fn same_unlisted(a: &[Unlisted], b: &[Unlisted]) -> bool {
+    a.len() == b.len()
+        && a.iter().all(|x| {
+            b.iter()
+                .any(|y| y.name == x.name && y.totals == x.totals && y.links == x.links)
+        })
+}
+
+/// What the rules keep out of one folder: the excluded folders by name,
+/// everything else summed into one nameless row.
+#[derive(Default)]
+struct Hidden {
+    named: Vec<Unlisted>,
+    sum: Totals,
+    any_sum: bool,
+    /// Multi-link files counted in `sum`, each inode once.
+    seen: HashSet<(u64, u64)>,
+}
+
+impl Hidden {
+    fn add(&mut self, walk: &Walk<'_>, dfd: BorrowedFd<'_>, name: &[u8], v: Verdict, is_dir: bool) {
+        self.add_measured(dfd, name, v, is_dir, walk.root_dev, walk.cross);
+    }
+
+    fn add_measured(
+        &mut self,
+        dfd: BorrowedFd<'_>,
+        name: &[u8],
+        v: Verdict,
+        is_dir: bool,
+        root_dev: u64,
+        cross: bool,
+    ) {
+        let Ok(s) = pfs::lstat_at(dfd, pfs::os(name)) else {
+            return; // gone, or not even lstat can see it: nothing to count
         };
-        if meta.is_dir() && !cross && dev_of(&meta) != root_dev {
-            // A mount point: leave it out (its entry, if any, is deleted).
+        if s.is_dir() && !cross && s.dev != root_dev {
+            return; // another file system: du -x does not count it either
+        }
+        if v == Verdict::Exclude && is_dir && s.is_dir() {
+            let mut seen = HashSet::new();
+            let totals = measure(dfd, name, &s, root_dev, cross, &mut seen);
+            let mut links: Vec<(u64, u64)> = seen.into_iter().collect();
+            links.sort_unstable();
+            self.named.push(Unlisted {
+                name: name.to_vec(),
+                totals,
+                measured_at: unix_now(),
+                links,
+            });
+            return;
+        }
+        let totals = if s.is_dir() {
+            measure(dfd, name, &s, root_dev, cross, &mut self.seen)
+        } else {
+            if s.nlink > 1 && !self.seen.insert((s.dev, s.ino)) {
+                return;
+            }
+            file_totals(&s)
+        };
+        self.sum.add(totals);
+        self.any_sum = true;
+    }
+
+    fn rows(mut self) -> Vec<Unlisted> {
+        if self.any_sum {
+            let mut links: Vec<(u64, u64)> = self.seen.into_iter().collect();
+            links.sort_unstable();
+            self.named.push(Unlisted {
+                name: Vec::new(),
+                totals: self.sum,
+                measured_at: unix_now(),
+                links,
+            });
+        }
+        self.named
+    }
+}
+
+fn file_totals(s: &Stat) -> Totals {
+    Totals {
+        bytes: s.blocks as i64 * 512,
+        apparent: s.size as i64,
+        files: 1,
+        dirs: 0,
+        incomplete: 0,
+    }
+}
+
+/// Sizes of the folder `name` in `dfd` and everything under it, counted
+/// as `du -s` counts (each inode once, other file systems left out), with
+/// no name kept: a sizes-only walk for what the index does not hold. Files
+/// with several links count unless already in `seen`, and are added to it.
+pub(crate) fn measure(
+    dfd: BorrowedFd<'_>,
+    name: &[u8],
+    s: &Stat,
+    root_dev: u64,
+    cross: bool,
+    seen: &mut HashSet<(u64, u64)>,
+) -> Totals {
+    let mut t = Totals {
+        bytes: s.blocks as i64 * 512,
+        apparent: s.size as i64,
+        files: 0,
+        dirs: 1,
+        incomplete: 0,
+    };
+    // Folders to list, by their parent's listing handle and name: only
+    // folders with subfolders still to open hold a handle.
+    let mut stack: Vec<(Option<Arc<rustix::fs::Dir>>, Vec<u8>)> = vec![(None, name.to_vec())];
+    while let Some((parent, name)) = stack.pop() {
+        let opened = match &parent {
+            Some(p) => p
+                .fd()
+                .map_err(std::io::Error::from)
+                .and_then(|pfd| pfs::open_dir_at(pfd, pfs::os(&name))),
+            None => pfs::open_dir_at(dfd, pfs::os(&name)),
+        };
+        drop(parent);
+        let Ok((names, dir)) = opened.and_then(pfs::list) else {
+            t.incomplete += 1;
             continue;
-        }
-        let parent = frame.id;
-        let old = frame.known.remove(&name);
-        let mut row = row_from_meta(0, Some(parent), name, &meta);
-        if row.kind == Kind::Dir && entry.read_children_error.is_some() {
-            row.flags |= FLAG_UNREADABLE;
-            progress.errors.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!("scan: cannot read folder {}", entry.path().display());
-        }
-        let (id, known) = match old {
-            Some(k) if k.kind == row.kind => {
-                row.id = k.id;
-                let is_dir = row.kind == Kind::Dir;
-                if !unchanged(&k, &row) {
-                    out.update(row, Some(&k), &path)?;
-                }
-                let known = if is_dir {
-                    load_children(&conn, k.id)?
-                } else {
-                    HashMap::new()
-                };
-                (k.id, known)
-            }
-            other => {
-                if let Some(k) = other {
-                    out.delete(&k, &path)?;
-                }
-                row.id = out.new_id();
-                let id = row.id;
-                out.insert(row, &path)?;
-                (id, HashMap::new())
-            }
         };
-        if meta.is_dir() {
-            stack.push(Frame { id, known, path });
+        let dir = Arc::new(dir);
+        let Ok(sub_fd) = dir.fd() else { continue };
+        for (name, _) in names {
+            let Ok(c) = pfs::lstat_at(sub_fd, pfs::os(&name)) else {
+                continue;
+            };
+            if c.is_dir() {
+                if !cross && c.dev != root_dev {
+                    continue;
+                }
+                t.bytes += c.blocks as i64 * 512;
+                t.apparent += c.size as i64;
+                t.dirs += 1;
+                stack.push((Some(dir.clone()), name));
+            } else {
+                if c.nlink > 1 && !seen.insert((c.dev, c.ino)) {
+                    continue;
+                }
+                t.add(file_totals(&c));
+            }
         }
     }
-    while !stack.is_empty() {
-        pop_frame(&mut stack, out)?;
-    }
-    Ok(start_id)
+    t
 }
-
-/// A folder is finished: whatever the index has that the walk did not see
-/// is gone from disk.
-fn pop_frame(stack: &mut Vec<Frame>, out: &mut dyn Sink) -> Result<(), Error> {
-    if let Some(frame) = stack.pop() {
-        for (name, k) in frame.known {
-            out.delete(&k, &frame.path.join(os_name(&name)))?;
-        }
-    }
-    Ok(())
-}
-
 /// True when a walk of `root` would reach `path`: every folder between
 /// them is a real folder (not a symlink) and, unless `cross_filesystems`,
 /// on the root's file system, as is `path` itself when it is a folder.
 /// What is answered about paths the index does not hold (the SKIP tier)
 /// goes no further than a scan would.
 pub fn reachable(root: &Path, path: &Path, cross_filesystems: bool) -> bool {
-    let (Ok(root_meta), Ok(rest)) = (std::fs::symlink_metadata(root), path.strip_prefix(root))
-    else {
+    let (Ok(root_meta), Ok(rest)) = (pfs::lstat(root), path.strip_prefix(root)) else {
         return false;
     };
-    let root_dev = dev_of(&root_meta);
+    let root_dev = root_meta.dev;
     let mut at = root.to_owned();
     let comps: Vec<std::path::Component<'_>> = rest.components().collect();
     for (i, c) in comps.iter().enumerate() {
@@ -636,9 +1172,9 @@ pub fn reachable(root: &Path, path: &Path, cross_filesystems: bool) -> bool {
         };
         at.push(name);
         let last = i + 1 == comps.len();
-        match std::fs::symlink_metadata(&at) {
+        match pfs::lstat(&at) {
             Ok(m) if m.is_dir() => {
-                if !cross_filesystems && dev_of(&m) != root_dev {
+                if !cross_filesystems && m.dev != root_dev {
                     return false;
                 }
             }
@@ -658,7 +1194,7 @@ pub fn through_symlink(root: &Path, path: &Path) -> bool {
     let mut at = root.to_owned();
     rest.components().any(|c| {
         at.push(c);
-        std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink())
+        pfs::lstat(&at).is_ok_and(|m| m.kind == Kind::Symlink)
     })
 }
 
@@ -682,11 +1218,15 @@ pub fn canonical_root(path: &Path) -> Result<PathBuf, Error> {
 pub struct Scope<'a> {
     pub rules: &'a Rules,
     pub cross_filesystems: bool,
+    /// Files with several links get a watch of their own.
+    pub watcher: Option<&'a Watcher>,
 }
 
 /// Reconciles single entries of one folder (paths from watcher events) and
 /// the folder's own row. Returns the folders that are new: the caller scans
-/// them whole. The ops are sent; the caller flushes.
+/// them whole. The changes are sent; the caller flushes. Entries with
+/// several links are noted in `links`, for [`refresh_links`].
+#[allow(clippy::too_many_arguments)]
 pub fn apply_names(
     store: &Store,
     conn: &Connection,
@@ -695,52 +1235,65 @@ pub fn apply_names(
     dir: &Path,
     names: &[std::ffi::OsString],
     scope: Scope<'_>,
+    links: &mut LinkCounts,
 ) -> Result<Vec<(PathBuf, i64)>, Error> {
     let Scope {
         rules,
         cross_filesystems,
+        watcher,
     } = scope;
     let progress = Progress::default();
-    let mut sink = WriteSink {
+    let sink = WriteSink {
         store,
         writer,
-        ops: Vec::new(),
         progress: &progress,
     };
+    let noted = Links::new(true);
+    let mut found = Vec::new();
     let mut new_dirs = Vec::new();
-    let dir_meta = match std::fs::symlink_metadata(dir) {
+    let dir_meta = match pfs::lstat(dir) {
         Ok(m) => m,
         // The folder itself is gone: its parent's event removes it.
         Err(_) => return Ok(new_dirs),
     };
     if let Some(old) = load_one(conn, dir_id)? {
-        let mut row = row_from_meta(dir_id, None, Vec::new(), &dir_meta);
+        let mut row = row_from_stat(dir_id, None, Vec::new(), &dir_meta);
         row.flags = old.flags;
         if !unchanged(&old, &row) {
-            sink.update(row, Some(&old), dir)?;
+            found.push(Found::Update(row, Some(old), PathBuf::new()));
         }
     }
-    let mut stmt = conn.prepare_cached(
-        "SELECT name, id, kind, size, blocks, mtime_ns, ino, nlink, flags FROM entries WHERE parent_id=?1 AND name=?2",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {KNOWN_COLUMNS} FROM entries WHERE parent_id=?1 AND name=?2"
+    ))?;
     let folder = rules.folder(dir);
+    let mut hidden_changed = false;
     for name in names {
         if is_cookie(name) {
             continue;
         }
         let bytes = name_bytes(name);
         let path = dir.join(name);
-        let old = {
-            use rusqlite::OptionalExtension;
-            stmt.query_row(rusqlite::params![dir_id, bytes], known_from_sql)
-                .optional()?
+        let old = stmt
+            .query_row(rusqlite::params![dir_id, bytes], known_from_sql)
+            .optional()?;
+        let gone = |found: &mut Vec<Found>, k: Known| -> Result<(), Error> {
+            if k.kind == Kind::Dir {
+                noted.note_subtree(conn, k.id)?;
+            }
+            noted.note(None, Some(&k));
+            found.push(Found::Delete(k, PathBuf::new()));
+            Ok(())
         };
-        let meta = match std::fs::symlink_metadata(&path) {
+        let meta = match pfs::lstat(&path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if let Some(k) = old {
-                    sink.delete(&k, &path)?;
+                    gone(&mut found, k)?;
                 }
+                // It may have been one of the folder's unlisted entries.
+                hidden_changed |=
+                    folder.verdict(name, false).hides() || folder.verdict(name, true).hides();
                 continue;
             }
             Err(e) => {
@@ -754,38 +1307,76 @@ pub fn apply_names(
         };
         if folder.verdict(name, meta.is_dir()).hides() {
             // Kept out; what the index had of it (from before the rules
-            // changed) goes.
+            // changed) goes, and its bytes are counted afresh.
             if let Some(k) = old {
-                sink.delete(&k, &path)?;
+                gone(&mut found, k)?;
             }
+            hidden_changed = true;
             continue;
         }
-        if meta.is_dir() && !cross_filesystems && dev_of(&meta) != dev_of(&dir_meta) {
+        if meta.is_dir() && !cross_filesystems && meta.dev != dir_meta.dev {
             continue; // a mount point appeared: not entered (du -x)
         }
-        let mut row = row_from_meta(0, Some(dir_id), bytes, &meta);
+        let mut row = row_from_stat(0, Some(dir_id), bytes, &meta);
+        if let Some(w) = watcher
+            && row.kind != Kind::Dir
+            && row.nlink > 1
+        {
+            w.watch_linked_file(&path);
+        }
         match old {
             Some(k) if k.kind == row.kind => {
                 row.id = k.id;
                 row.flags = k.flags;
+                if row.kind == Kind::Dir && k.mode != row.mode {
+                    // Permissions decide what can be listed: walk it again.
+                    new_dirs.push((path.clone(), k.id));
+                }
                 if !unchanged(&k, &row) {
-                    sink.update(row, Some(&k), &path)?;
+                    noted.note(Some(&row), Some(&k));
+                    found.push(Found::Update(row, Some(k), PathBuf::new()));
                 }
             }
             other => {
                 if let Some(k) = other {
-                    sink.delete(&k, &path)?;
+                    gone(&mut found, k)?;
                 }
                 row.id = sink.new_id();
                 let id = row.id;
                 let is_dir = row.kind == Kind::Dir;
-                sink.insert(row, &path)?;
+                noted.note(Some(&row), None);
+                found.push(Found::Insert(row, PathBuf::new()));
                 if is_dir {
                     new_dirs.push((path, id));
                 }
             }
         }
     }
-    sink.writer.send(std::mem::take(&mut sink.ops))?;
+    if hidden_changed {
+        // Count the folder's unlisted entries afresh (a sizes-only pass
+        // over the names the rules keep out).
+        let root_dev = dir_meta.dev;
+        if let Ok(fd) = pfs::open_dir(dir)
+            && let Ok((names, listing)) = pfs::list(fd)
+            && let Ok(dfd) = listing.fd()
+        {
+            let mut hidden = Hidden::default();
+            for (name, hint) in names {
+                let os = pfs::os(&name);
+                let is_dir =
+                    hint.unwrap_or_else(|| pfs::lstat_at(dfd, os).is_ok_and(|s| s.is_dir()));
+                let v = folder.verdict(os, is_dir);
+                if v.hides() && !is_cookie(os) {
+                    hidden.add_measured(dfd, &name, v, is_dir, root_dev, cross_filesystems);
+                }
+            }
+            found.push(Found::Unlisted(dir_id, hidden.rows()));
+        }
+    }
+    for (inode, n) in noted.take() {
+        let m = links.entry(inode).or_default();
+        *m = (*m).max(n);
+    }
+    sink.emit(found)?;
     Ok(new_dirs)
 }

@@ -191,6 +191,8 @@ fn usage(u: du::Usage) -> pb::Usage {
         dirs: u.dirs,
         incomplete: u.incomplete,
         depth: u.depth,
+        excluded: u.excluded,
+        measured_at: u.measured_at,
     }
 }
 
@@ -848,7 +850,7 @@ impl pb::index_server::Index for IndexService {
         let mut rows = blocking(move || engine.store.read(|c| crate::browse::list(c, &p))).await?;
         // A folder the caller cannot open is refused, as `ls` refuses it.
         if let Some(v) = &view
-            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
+            && crate::platform::fs::is_dir(&path)
             && !v.opens(&path)
         {
             return Err(Status::permission_denied(format!(
@@ -936,6 +938,8 @@ impl pb::index_server::Index for IndexService {
                 dirs: n.usage.dirs,
                 children: n.children.into_iter().map(convert).collect(),
                 hidden_children: n.hidden,
+                excluded: n.usage.excluded,
+                measured_at: n.usage.measured_at,
             }
         }
         Ok(Response::new(pb::TreeResponse {
@@ -1024,6 +1028,8 @@ impl pb::index_server::Index for IndexService {
                 more_files: n.more.files,
                 more_bytes: n.more.bytes,
                 count: n.count,
+                excluded: n.excluded.is_some(),
+                measured_at: n.excluded.unwrap_or(0),
             }
         }
         let tokens = map.text.len().div_ceil(4) as u32;

@@ -21,6 +21,7 @@ use crate::Error;
 const MIGRATIONS: &[(u32, &str)] = &[
     (1, include_str!("../../migrations/0001_entries.sql")),
     (2, include_str!("../../migrations/0002_hashes.sql")),
+    (3, include_str!("../../migrations/0003_unlisted.sql")),
 ];
 
 /// The newest schema this binary knows.
@@ -116,7 +117,7 @@ pub struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, o: Totals) {
+    pub(crate) fn add(&mut self, o: Totals) {
         self.bytes += o.bytes;
         self.apparent += o.apparent;
         self.files += o.files;
@@ -135,6 +136,63 @@ impl Totals {
     fn is_zero(&self) -> bool {
         *self == Totals::default()
     }
+}
+
+/// Sizes of what the rules keep out of one folder (a row of `unlisted`):
+/// an excluded folder by name, or (`name` empty) the nameless sum of the
+/// folder's sensitive-tier entries and excluded files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unlisted {
+    pub name: Vec<u8>,
+    pub totals: Totals,
+    /// Unix seconds of the sizes-only walk that measured it.
+    pub measured_at: i64,
+    /// The files with several links counted in `totals`, as (dev, ino).
+    pub links: Vec<(u64, u64)>,
+}
+
+/// `unlisted.links` as stored: (dev, ino) pairs, little-endian u64s.
+pub fn pack_links(links: &[(u64, u64)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(links.len() * 16);
+    for (d, i) in links {
+        out.extend_from_slice(&d.to_le_bytes());
+        out.extend_from_slice(&i.to_le_bytes());
+    }
+    out
+}
+
+pub fn unpack_links(b: &[u8]) -> Vec<(u64, u64)> {
+    b.chunks_exact(16)
+        .map(|c| {
+            let (d, i) = c.split_at(8);
+            (
+                u64::from_le_bytes(d.try_into().unwrap_or_default()),
+                u64::from_le_bytes(i.try_into().unwrap_or_default()),
+            )
+        })
+        .collect()
+}
+
+/// The unlisted rows of folder `dir`.
+pub fn unlisted_of(conn: &Connection, dir: i64) -> Result<Vec<Unlisted>, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT name, bytes, apparent, files, dirs, incomplete, measured_at, links FROM unlisted WHERE parent_id=?1",
+    )?;
+    let rows = stmt.query_map([dir], |r| {
+        Ok(Unlisted {
+            name: r.get(0)?,
+            totals: Totals {
+                bytes: r.get(1)?,
+                apparent: r.get(2)?,
+                files: r.get(3)?,
+                dirs: r.get(4)?,
+                incomplete: r.get(5)?,
+            },
+            measured_at: r.get(6)?,
+            links: unpack_links(&r.get::<_, Vec<u8>>(7)?),
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// A committed change, as the in-memory mirror of the index needs it.
@@ -184,6 +242,9 @@ pub enum Op {
     Update(EntryRow),
     /// Remove an entry and its whole subtree.
     Delete { id: i64 },
+    /// What the rules keep out of folder `dir` is now exactly `rows`
+    /// (sizes counted in the folder's aggregates).
+    SetUnlisted { dir: i64, rows: Vec<Unlisted> },
     /// Rename or move an entry (with its subtree): one row changes.
     Move {
         id: i64,
@@ -660,6 +721,38 @@ fn apply_batch(
                     agg.apply(&tx)?;
                     written += delete_subtree(&tx, id, &mut agg, changes)?;
                 }
+                Op::SetUnlisted { dir, rows } => {
+                    if dir_totals(&tx, dir)?.is_none() {
+                        continue; // the folder is gone
+                    }
+                    let mut delta = Totals::default();
+                    for u in unlisted_of(&tx, dir)? {
+                        delta.add(u.totals.neg());
+                    }
+                    tx.execute("DELETE FROM unlisted WHERE parent_id=?1", [dir])?;
+                    let mut put = tx.prepare_cached(
+                        "INSERT OR REPLACE INTO unlisted (parent_id, name, bytes, apparent, files, dirs, incomplete, measured_at, links)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    )?;
+                    for u in rows {
+                        let t = u.totals;
+                        put.execute(params![
+                            dir,
+                            u.name,
+                            t.bytes,
+                            t.apparent,
+                            t.files,
+                            t.dirs,
+                            t.incomplete,
+                            u.measured_at,
+                            pack_links(&u.links)
+                        ])?;
+                        delta.add(t);
+                    }
+                    if !delta.is_zero() {
+                        agg.add(dir, delta);
+                    }
+                }
                 Op::RootScanned {
                     root_id,
                     entry_id,
@@ -795,6 +888,10 @@ fn delete_subtree(
     changes.push(Change::Removed(ids));
     tx.execute(
         "DELETE FROM dir_totals WHERE id IN (SELECT id FROM doomed)",
+        [],
+    )?;
+    tx.execute(
+        "DELETE FROM unlisted WHERE parent_id IN (SELECT id FROM doomed)",
         [],
     )?;
     let n = tx.execute(

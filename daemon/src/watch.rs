@@ -64,6 +64,11 @@ pub struct WatchStats {
 pub struct Watcher {
     watches: Watches,
     by_wd: Mutex<HashMap<WatchDescriptor, PathBuf>>,
+    /// The watches of `by_wd` that are on files with several links, not
+    /// folders: a link made or removed anywhere, even outside every root,
+    /// reaches them as `IN_ATTRIB` (the kernel tells only the folder where
+    /// it happened and the inode itself).
+    linked: Mutex<std::collections::HashSet<WatchDescriptor>>,
     count: AtomicUsize,
     /// At most this many watches (0: as many as the OS allows).
     cap: usize,
@@ -112,6 +117,7 @@ impl Watcher {
         let watcher = Arc::new(Watcher {
             watches: inotify.watches(),
             by_wd: Mutex::new(HashMap::new()),
+            linked: Mutex::new(std::collections::HashSet::new()),
             count: AtomicUsize::new(0),
             cap,
             polled: Mutex::new(BTreeSet::new()),
@@ -129,6 +135,10 @@ impl Watcher {
     /// Watches one folder (idempotent). Returns false when it is left to
     /// polling because the watch limit is reached.
     pub fn watch_dir(&self, path: &Path) -> bool {
+        self.add_watch(path, path, MASK)
+    }
+
+    fn add_watch(&self, path: &Path, at: &Path, mask: WatchMask) -> bool {
         if self.cap > 0 && self.count.load(Ordering::Relaxed) >= self.cap {
             self.poll_instead(
                 path,
@@ -139,7 +149,7 @@ impl Watcher {
             );
             return false;
         }
-        match self.watches.clone().add(path, MASK) {
+        match self.watches.clone().add(at, mask) {
             Ok(wd) => {
                 let fresh = self
                     .by_wd
@@ -173,6 +183,46 @@ impl Watcher {
                 true
             }
         }
+    }
+
+    /// Watches a file with several links for changes of its link count
+    /// (idempotent; one watch per inode, whichever of its paths). Left out
+    /// beyond the watch cap: the folders' own watches come first.
+    pub fn watch_linked_file(&self, path: &Path) {
+        if self.cap > 0 && self.count.load(Ordering::Relaxed) >= self.cap
+            || path.as_os_str().len() >= crate::platform::fs::PATH_MAX
+        {
+            return;
+        }
+        let mask = WatchMask::ATTRIB.union(WatchMask::DONT_FOLLOW);
+        if let Ok(wd) = self.watches.clone().add(path, mask) {
+            let fresh = self
+                .by_wd
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(wd.clone(), path.to_owned())
+                .is_none();
+            if fresh {
+                self.count.fetch_add(1, Ordering::Relaxed);
+            }
+            self.linked
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(wd);
+        }
+    }
+
+    /// Watches the open folder `fd` whose path is `path`. A path too long
+    /// for one system call is watched through the handle's `/proc` link
+    /// (the folder was opened without following a symlink, so nothing is
+    /// followed that should not be).
+    pub fn watch_dir_fd(&self, path: &Path, fd: std::os::unix::io::BorrowedFd<'_>) -> bool {
+        use std::os::unix::io::AsRawFd;
+        if path.as_os_str().len() < crate::platform::fs::PATH_MAX {
+            return self.watch_dir(path);
+        }
+        let link = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+        self.add_watch(path, &link, MASK.difference(WatchMask::DONT_FOLLOW))
     }
 
     fn poll_instead(&self, path: &Path, why: String) {
@@ -271,7 +321,9 @@ impl Watcher {
             .collect();
         if !gone.is_empty() {
             let mut by_wd = self.by_wd.lock().unwrap_or_else(|e| e.into_inner());
+            let mut linked = self.linked.lock().unwrap_or_else(|e| e.into_inner());
             for wd in gone {
+                linked.remove(&wd);
                 if by_wd.remove(&wd).is_some() {
                     self.count.fetch_sub(1, Ordering::Relaxed);
                     // Its IN_IGNORED event finds no folder and is dropped.
@@ -335,6 +387,33 @@ impl Watcher {
                     .get(&ev.wd)
                     .cloned();
                 let Some(dir) = dir else { continue };
+                if self
+                    .linked
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(&ev.wd)
+                {
+                    // A file with several links: its link count (or other
+                    // metadata) changed, or it is gone.
+                    if ev.mask.contains(EventMask::IGNORED) {
+                        self.linked
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .remove(&ev.wd);
+                        if self
+                            .by_wd
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .remove(&ev.wd)
+                            .is_some()
+                        {
+                            self.count.fetch_sub(1, Ordering::Relaxed);
+                        }
+                    } else if ev.mask.contains(EventMask::ATTRIB) {
+                        self.send(&tx, Notice::Changed(dir));
+                    }
+                    continue;
+                }
                 if ev.mask.contains(EventMask::IGNORED) {
                     // The folder is gone (or unmounted): its watch is released.
                     if self
@@ -354,6 +433,14 @@ impl Watcher {
                 }
                 let path = match ev.name {
                     Some(name) => dir.join(name),
+                    None if ev.mask == EventMask::ATTRIB
+                        || ev.mask == EventMask::ATTRIB | EventMask::ISDIR =>
+                    {
+                        // The folder's own permissions or times: its row
+                        // (through its parent's group) is all that changed.
+                        self.send(&tx, Notice::Changed(dir));
+                        continue;
+                    }
                     None => {
                         // An event on the watched folder itself (deleted):
                         // its parent's watch reports the same change, except

@@ -215,10 +215,12 @@ fn skip_files_are_never_listed_but_info_answers_them_by_exact_path() {
         !tree_text.contains(".env") && !tree_text.contains("secrets"),
         "{tree_text}"
     );
-    // du counts what is indexed: the folder without its SKIP files.
+    // du never drops bytes: the SKIP files count in their folder's figures
+    // (sizes only; their names are nowhere in the index, as checked above).
     let du = inst.json(&["du", tree.join("app").to_str().unwrap()]);
-    let (_, apparent) = gnu_du(&inst.runner, &tree.join("app"));
-    assert_eq!(du["apparent_bytes"].as_u64(), Some(apparent - 5000 - 2));
+    let (bytes, apparent) = gnu_du(&inst.runner, &tree.join("app"));
+    assert_eq!(du["apparent_bytes"].as_u64(), Some(apparent), "{du}");
+    assert_eq!(du["bytes"].as_u64(), Some(bytes), "{du}");
 
     // Asked for by exact path: answered from a live lstat, flagged.
     let v = inst.json(&["info", tree.join("app/.env").to_str().unwrap()]);

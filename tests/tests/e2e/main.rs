@@ -18,3 +18,4 @@ mod service;
 mod util;
 mod verify;
 mod watch;
+mod workloads;

@@ -553,3 +553,101 @@ pub fn odd_instance_with(unreadable: bool, args: &[&str]) -> OddSetup {
     inst.start();
     OddSetup { tmp, tree, inst }
 }
+
+/// Every indexed path under `root`, relative to it: `fsctl search --sync
+/// -0 '*'` (a wildcard matches every name), byte-exact. A path the index
+/// returns outside `root` is kept whole, prefixed with `!outside!`, so that
+/// it shows up in a diff.
+pub fn indexed_rel(inst: &Instance, root: &Path) -> BTreeSet<Vec<u8>> {
+    let out = inst.fsctl(&["search", "--sync", "-0", "*"]);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "fsctl search --sync -0 '*' failed: {}",
+        text(&out)
+    );
+    let mut prefix = root.as_os_str().as_bytes().to_vec();
+    prefix.push(b'/');
+    out.stdout
+        .split(|&b| b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|p| match p.strip_prefix(prefix.as_slice()) {
+            Some(rel) => rel.to_vec(),
+            None => [b"!outside!".as_slice(), p].concat(),
+        })
+        .collect()
+}
+
+/// The first `n` paths missing from `got` and the first `n` extra in it,
+/// one per line, quoted so that newlines and odd bytes stay visible.
+pub fn diff_first(expected: &BTreeSet<Vec<u8>>, got: &BTreeSet<Vec<u8>>, n: usize) -> String {
+    let show = |set: Vec<&Vec<u8>>| -> String {
+        let total = set.len();
+        let mut s: String = set
+            .iter()
+            .take(n)
+            .map(|p| {
+                let shown = lossy(p);
+                let shown = if shown.len() > 160 {
+                    format!(
+                        "{}…{} ({} bytes)",
+                        &shown[..shown.floor_char_boundary(60)],
+                        &shown[shown.ceil_char_boundary(shown.len() - 80)..],
+                        p.len()
+                    )
+                } else {
+                    shown
+                };
+                format!("    {shown:?}\n")
+            })
+            .collect();
+        if total > n {
+            s.push_str(&format!("    … and {} more\n", total - n));
+        }
+        s
+    };
+    let missing: Vec<&Vec<u8>> = expected.difference(got).collect();
+    let extra: Vec<&Vec<u8>> = got.difference(expected).collect();
+    format!(
+        "  {} missing from the index:\n{}  {} in the index but not on disk:\n{}",
+        missing.len(),
+        show(missing),
+        extra.len(),
+        show(extra)
+    )
+}
+
+/// Runs a shell script in `dir` and fails with its output if it fails.
+pub fn sh(dir: &Path, script: &str) -> Output {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run sh");
+    assert!(
+        out.status.success(),
+        "`{script}` in {} failed ({}): {}",
+        dir.display(),
+        out.status,
+        text(&out)
+    );
+    out
+}
+
+/// One gRPC call against the instance's socket, on a runtime of its own
+/// (paths travel as bytes, so names that are not UTF-8 stay exact).
+pub fn grpc<T>(inst: &Instance, call: impl AsyncFnOnce(&mut fsindex_client::Client) -> T) -> T {
+    let socket = inst.home.join("fsindexd.sock");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let target = fsindex_client::Target::Socket(socket);
+        let mut c = fsindex_client::connect(&target)
+            .await
+            .expect("connect to fsindexd");
+        call(&mut c).await
+    })
+}

@@ -7,7 +7,7 @@ use fsindex_proto::v1 as pb;
 use serde_json::{Value, json};
 
 use crate::Global;
-use crate::output::{count, lossy, path_bytes, path_or_cwd, size, type_name};
+use crate::output::{count, lossy, path_bytes, path_or_cwd, rfc3339, size, type_name};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -38,7 +38,7 @@ pub struct Args {
 }
 
 fn usage_json(u: &pb::Usage) -> Value {
-    json!({
+    let mut v = json!({
         "path": lossy(&u.path),
         "type": type_name(u.r#type),
         "bytes": u.bytes,
@@ -47,7 +47,13 @@ fn usage_json(u: &pb::Usage) -> Value {
         "dirs": u.dirs,
         "incomplete": u.incomplete,
         "depth": u.depth,
-    })
+        "excluded": u.excluded,
+    });
+    if u.excluded {
+        // Not live: figures from a sizes-only walk at this time.
+        v["measured_at"] = json!(rfc3339(u.measured_at.saturating_mul(1_000_000_000)));
+    }
+    v
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
@@ -124,7 +130,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
             count(c.dirs),
             name,
             if dir { "/" } else { "" },
-            if c.incomplete { "  (incomplete)" } else { "" }
+            note(c)
         );
     }
     if (r.children.len() as u64) < r.children_total {
@@ -134,6 +140,21 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a row says when its figures are not live.
+fn note(u: &pb::Usage) -> String {
+    let mut s = String::new();
+    if u.excluded {
+        let when = jiff::Timestamp::from_second(u.measured_at)
+            .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
+            .unwrap_or_default();
+        s += &format!("  (excluded: not indexed, size measured {when})");
+    }
+    if u.incomplete {
+        s += "  (incomplete: some folders could not be read)";
+    }
+    s
 }
 
 /// A bar of `width` cells filled in eighths: the share of the parent.

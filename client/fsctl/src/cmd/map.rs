@@ -9,7 +9,7 @@ use fsindex_proto::v1 as pb;
 use serde_json::{Value, json};
 
 use crate::Global;
-use crate::output::{lossy, path_bytes, path_or_cwd};
+use crate::output::{lossy, path_bytes, path_or_cwd, rfc3339};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -63,6 +63,10 @@ fn node_json(n: &pb::FsMapNode) -> Value {
     }
     if n.year_min != 0 {
         v["years"] = json!([n.year_min, n.year_max]);
+    }
+    if n.excluded {
+        v["excluded"] = json!(true);
+        v["measured_at"] = json!(rfc3339(n.measured_at.saturating_mul(1_000_000_000)));
     }
     v
 }

@@ -7,7 +7,7 @@ use fsindex_proto::v1 as pb;
 use serde_json::{Value, json};
 
 use crate::Global;
-use crate::output::{count, lossy, path_bytes, path_or_cwd, size, type_name};
+use crate::output::{count, lossy, path_bytes, path_or_cwd, rfc3339, size, type_name};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -22,7 +22,7 @@ pub struct Args {
 }
 
 fn to_json(n: &pb::TreeNode) -> Value {
-    json!({
+    let mut v = json!({
         "name": lossy(&n.name),
         "type": type_name(n.r#type),
         "bytes": n.bytes,
@@ -31,12 +31,22 @@ fn to_json(n: &pb::TreeNode) -> Value {
         "dirs": n.dirs,
         "hidden_children": n.hidden_children,
         "children": n.children.iter().map(to_json).collect::<Vec<_>>(),
-    })
+        "excluded": n.excluded,
+    });
+    if n.excluded {
+        v["measured_at"] = json!(rfc3339(n.measured_at.saturating_mul(1_000_000_000)));
+    }
+    v
 }
 
 fn print(n: &pb::TreeNode, prefix: &str, last: bool, top: bool) {
     let dir = n.r#type == pb::EntryType::Dir as i32;
-    let counts = if dir {
+    let counts = if n.excluded {
+        format!(
+            "  ({} files, excluded: not indexed, size as last measured)",
+            count(n.files)
+        )
+    } else if dir {
         format!(
             "  ({} files, {} folders)",
             count(n.files),

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The initial index and the unchanged restart of two fsindexd builds (A, B)
+# side by side with plocate's updatedb and a bare `fd -HI` walk, on one tree,
+# in one run, runs interleaved so that the machine's drift hits all alike.
+# Made to measure the openat walk against the jwalk one it replaced:
+#
+#   git worktree add /tmp/fsindex-old 64d75ae && (cd /tmp/fsindex-old && cargo build --release -p fsindexd -p fsctl)
+#   cargo build --release -p fsindexd -p fsctl
+#   A=/tmp/fsindex-old/target/release B=target/release benches/walk-ab.sh
+#
+# Environment: A, B (folders holding fsindexd and fsctl), TREE (default
+# /tmp/fsbench/t, made by mktree.py with ENTRIES entries if missing), RUNS
+# (default 3), QUIET_WAIT (seconds to wait for compilers to stop, default 600).
+# Markdown on stdout, progress on stderr.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BENCH=walk-ab
+# shellcheck source=benches/lib.sh
+source "$HERE/lib.sh"
+A=${A:?A=folder of the first fsindexd/fsctl build}
+B=${B:?B=folder of the second fsindexd/fsctl build}
+TREE=${TREE:-/tmp/fsbench/t}
+ENTRIES=${ENTRIES:-1000000}
+RUNS=${RUNS:-3}
+for t in updatedb fdfind python3; do command -v "$t" >/dev/null || die "$t not found (apt-get install plocate fd-find)"; done
+[[ -d $TREE ]] || { log "making $TREE ($ENTRIES entries)"; python3 "$HERE/mktree.py" --entries "$ENTRIES" --out "$TREE" >/dev/null; }
+WORK=$(mktemp -d /tmp/walk-ab.XXXX)
+P=
+trap '[[ -n $P ]] && kill "$P" 2>/dev/null; rm -rf "$WORK"' EXIT
+
+now_ns() { date +%s%N; }
+ms_since() { echo $(( ($(now_ns) - $1) / 1000000 )); }
+ready() {
+    local ctl=$1
+    while :; do
+        s=$("$ctl" status --json 2>/dev/null) && [[ $s == *'"state":"ready"'* ]] && return
+        sleep 0.02
+    done
+}
+rows() { "$1" status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["entries"], d["rows_written"], d["rss_bytes"] >> 20)'; }
+
+# One daemon start on an instance until ready: prints "ms entries rows rss".
+start() {
+    local bin=$1 home=$2
+    export FSINDEX_HOME=$home FSINDEX_NO_SPAWN=1
+    local t0; t0=$(now_ns)
+    "$bin/fsindexd" --root "$TREE" >/dev/null 2>&1 & P=$!
+    ready "$bin/fsctl"
+    local ms; ms=$(ms_since "$t0")
+    echo "$ms $(rows "$bin/fsctl")"
+    kill "$P"; wait "$P" 2>/dev/null || true; P=
+}
+
+wait_quiet
+log "warming the page cache"
+fdfind -HI . "$TREE" >/dev/null
+declare -A T
+for run in $(seq "$RUNS"); do
+    for v in A B; do
+        bin=${!v}
+        rm -rf "$WORK/$v"; mkdir -p "$WORK/$v"
+        read -r ms n w rss < <(start "$bin" "$WORK/$v")
+        T[$v,init]+="$ms "; T[$v,entries]=$n; T[$v,rss_init]+="$rss "
+        read -r ms n w rss < <(start "$bin" "$WORK/$v")
+        T[$v,restart]+="$ms "; T[$v,written]+="$w "; T[$v,rss_restart]+="$rss "
+        log "run $run $v: initial ${T[$v,init]##* } restart $ms ms"
+    done
+    t0=$(now_ns); updatedb -l 0 -U "$TREE" -o "$WORK/plocate.db"; T[updatedb]+="$(ms_since "$t0") "
+    t0=$(now_ns); fdfind -HI . "$TREE" >/dev/null; T[fd]+="$(ms_since "$t0") "
+done
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+m() { echo "${T[$1]}" | median; }
+ratio() { python3 -c "print(f'{$1/$2:.2f}x')"; }
+cat <<EOF
+# Initial index and unchanged restart: A ($A) vs B ($B)
+
+Tree: $TREE, ${T[B,entries]} entries; $RUNS runs, medians in ms; machine quiet: $QUIET.
+Peers in the same runs: \`updatedb -l 0\` $(m updatedb) ms, \`fd -HI\` walk $(m fd) ms.
+
+| figure | A | B | B / A | B vs peer |
+|---|---|---|---|---|
+| initial index until ready | $(m A,init) | $(m B,init) | $(ratio "$(m B,init)" "$(m A,init)") | $(ratio "$(m B,init)" "$(m updatedb)") of updatedb |
+| unchanged restart until ready | $(m A,restart) | $(m B,restart) | $(ratio "$(m B,restart)" "$(m A,restart)") | $(ratio "$(m B,restart)" "$(m fd)") of the fd walk |
+| rows written by the restart | ${T[A,written]} | ${T[B,written]} | | |
+| RSS after initial index / restart (MiB) | $(m A,rss_init) / $(m A,rss_restart) | $(m B,rss_init) / $(m B,rss_restart) | | |
+
+All runs (ms): A initial ${T[A,init]}, restart ${T[A,restart]}; B initial ${T[B,init]}, restart ${T[B,restart]}; updatedb ${T[updatedb]}; fd ${T[fd]}.
+EOF
