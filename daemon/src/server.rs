@@ -30,14 +30,16 @@ pub struct IndexService {
     reloader: Option<Arc<Reloader>>,
     /// The TCP address listened on, for status.
     listen: String,
-    /// CPU time (ms) at the last status call, for the CPU share since.
-    cpu_seen: Arc<std::sync::Mutex<(Instant, u64)>>,
+    /// CPU time (ms) at the last two status calls at least a second apart,
+    /// for the CPU share since (a client's handshake just before a status
+    /// must not shrink the window to nothing).
+    cpu_seen: Arc<std::sync::Mutex<[(Instant, u64); 2]>>,
 }
 
 impl IndexService {
     pub fn new(engine: Arc<Engine>) -> Self {
         IndexService {
-            cpu_seen: Arc::new(std::sync::Mutex::new((engine.started, 0))),
+            cpu_seen: Arc::new(std::sync::Mutex::new([(engine.started, 0); 2])),
             engine,
             system: false,
             reloader: None,
@@ -282,8 +284,13 @@ impl pb::index_server::Index for IndexService {
             let (rss, cpu_ms) = process_figures();
             let cpu_percent = {
                 let mut seen = cpu_seen.lock().unwrap_or_else(|e| e.into_inner());
-                let (since, before) = *seen;
-                *seen = (Instant::now(), cpu_ms);
+                let (since, before) = if seen[1].0.elapsed() >= Duration::from_secs(1) {
+                    let last = seen[1];
+                    *seen = [last, (Instant::now(), cpu_ms)];
+                    last
+                } else {
+                    seen[0]
+                };
                 let wall = since.elapsed().as_secs_f64() * 1000.0;
                 if wall > 0.0 {
                     cpu_ms.saturating_sub(before) as f64 * 100.0 / wall
@@ -1115,9 +1122,16 @@ where
     health_reporter
         .set_serving::<pb::index_server::IndexServer<IndexService>>()
         .await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
+    // Reflection in both versions (grpcurl and grpc-java ask v1; the
+    // official Python package, Postman and evans ask only v1alpha), listing
+    // the index and health services.
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection().build_v1()?;
+    let reflection_v1alpha = reflection().build_v1alpha()?;
     let expected = token.map(|t| Arc::new(format!("Bearer {t}").into_bytes()));
     let check = move |req: Request<()>| -> Result<Request<()>, Status> {
         let Some(expected) = &expected else {
@@ -1141,7 +1155,8 @@ where
     tonic::transport::Server::builder()
         .layer(tonic::service::InterceptorLayer::new(check))
         .add_service(health)
-        .add_service(reflection)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
         .add_service(pb::index_server::IndexServer::new(service))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;

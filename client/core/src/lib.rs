@@ -1,12 +1,14 @@
 //! What every fsindex client shares: where an instance's socket is, one
-//! `connect` for unix sockets and TCP, and starting the daemon when none is
-//! listening (the way Watchman's clients do).
+//! `connect` for unix sockets and TCP, starting the daemon when none is
+//! listening (the way Watchman's clients do), and the version handshake that
+//! refuses a daemon speaking another protocol.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
+use fsindex_proto::v1 as pb;
 use fsindex_proto::v1::index_client::IndexClient;
 use hyper_util::rt::TokioIo;
 use tonic::metadata::{Ascii, MetadataValue};
@@ -105,7 +107,73 @@ pub fn default_token_file() -> PathBuf {
     instance_file("token", |d| d.config_dir())
 }
 
-/// Connects once, without retrying.
+/// The protocol this client speaks: a daemon whose `StatusResponse.protocol`
+/// differs is refused by [`handshake`].
+pub const PROTOCOL: i32 = pb::Protocol::V1 as i32;
+
+/// A daemon that speaks another protocol than this client: the error
+/// [`handshake`] (and so [`connect_or_spawn`]) returns for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProtocolMismatch {
+    /// The daemon's version, protocol number and process id, from Status
+    /// (fields every protocol keeps).
+    pub version: String,
+    pub protocol: i32,
+    pub pid: u32,
+}
+
+impl ProtocolMismatch {
+    /// The daemon is older than this client: restarting it with the
+    /// `fsindexd` of this client's release resolves the mismatch.
+    pub fn daemon_is_older(&self) -> bool {
+        self.protocol < PROTOCOL
+    }
+}
+
+impl std::fmt::Display for ProtocolMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "fsindexd {} (pid {}) speaks protocol {}, this client ({}) speaks protocol {}: ",
+            self.version,
+            self.pid,
+            self.protocol,
+            env!("CARGO_PKG_VERSION"),
+            PROTOCOL
+        )?;
+        if self.daemon_is_older() {
+            write!(f, "restart the daemon with the newer fsindexd")
+        } else {
+            write!(f, "use a client of fsindexd {}'s release", self.version)
+        }
+    }
+}
+
+impl std::error::Error for ProtocolMismatch {}
+
+/// The version handshake: asks the daemon's Status and refuses, with a
+/// [`ProtocolMismatch`], a daemon whose protocol this client does not speak.
+/// Returns the daemon's status.
+pub async fn handshake(client: &mut Client) -> anyhow::Result<pb::StatusResponse> {
+    let status = client.status(pb::StatusRequest {}).await?.into_inner();
+    check_protocol(&status)?;
+    Ok(status)
+}
+
+/// The check [`handshake`] makes on a daemon's status.
+pub fn check_protocol(status: &pb::StatusResponse) -> Result<(), ProtocolMismatch> {
+    if status.protocol == PROTOCOL {
+        return Ok(());
+    }
+    Err(ProtocolMismatch {
+        version: status.version.clone(),
+        protocol: status.protocol,
+        pid: status.pid,
+    })
+}
+
+/// Connects once, without retrying and without the [`handshake`] (which
+/// [`connect_or_spawn`] adds).
 pub async fn connect(target: &Target) -> anyhow::Result<Client> {
     let channel = match target {
         Target::Socket(path) => {
@@ -150,9 +218,17 @@ pub fn find_daemon() -> Option<PathBuf> {
     })
 }
 
-/// Connects; when nothing listens on a unix socket and `spawn` is set,
-/// starts `fsindexd` for this instance and waits until it answers.
+/// Connects and makes the [`handshake`]; when nothing listens on a unix
+/// socket and `spawn` is set, starts `fsindexd` for this instance and waits
+/// until it answers. A daemon of another protocol is refused with a
+/// [`ProtocolMismatch`] (never replaced behind the user's back).
 pub async fn connect_or_spawn(target: &Target, spawn: bool) -> anyhow::Result<Client> {
+    let mut client = connect_or_spawn_unchecked(target, spawn).await?;
+    handshake(&mut client).await?;
+    Ok(client)
+}
+
+async fn connect_or_spawn_unchecked(target: &Target, spawn: bool) -> anyhow::Result<Client> {
     let first = match connect(target).await {
         Ok(c) => return Ok(c),
         Err(e) => e,

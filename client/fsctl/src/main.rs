@@ -6,6 +6,7 @@
 
 mod cmd;
 mod output;
+mod restart;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -72,7 +73,17 @@ impl Global {
             (None, Some(s)) => Target::Socket(s.clone()),
             (None, None) => Target::Socket(fsindex_client::default_socket()),
         };
-        fsindex_client::connect_or_spawn(&target, !self.no_spawn).await
+        match fsindex_client::connect_or_spawn(&target, !self.no_spawn).await {
+            Err(e) => match e.downcast::<fsindex_client::ProtocolMismatch>() {
+                Ok(old) if old.daemon_is_older() && matches!(target, Target::Socket(_)) => {
+                    restart::offer(&old)?;
+                    fsindex_client::connect_or_spawn(&target, !self.no_spawn).await
+                }
+                Ok(other) => Err(other.into()),
+                Err(e) => Err(e),
+            },
+            ok => ok,
+        }
     }
 }
 

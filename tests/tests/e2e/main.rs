@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod browse;
+mod clients;
 mod config;
 mod du;
 mod dupes;

@@ -38,14 +38,6 @@ pub fn root_json(r: &pb::RootStatus) -> serde_json::Value {
 pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
     let mut client = g.client().await?;
     let s = client.status(pb::StatusRequest {}).await?.into_inner();
-    if s.protocol != pb::Protocol::V1 as i32 {
-        anyhow::bail!(
-            "the daemon (version {}) speaks protocol {}, this fsctl speaks {}: restart fsindexd",
-            s.version,
-            s.protocol,
-            pb::Protocol::V1 as i32
-        );
-    }
     if g.json {
         let v = json!({
             "state": s.state,
