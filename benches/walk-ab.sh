@@ -52,8 +52,8 @@ start() {
     local ms; ms=$(ms_since "$t0")
     echo "$ms $(rows "$bin/fsctl")"
     kill "$P"; wait "$P" 2>/dev/null || true; P=
-    # Until the instance's lock is free again (the daemon is fully gone).
-    for _ in $(seq 300); do flock -n "$home/fsindexd.lock" true && break; sleep 0.1; done
+    # Until no daemon of this run is left (the next start needs the lock).
+    while pgrep -f "fsindexd --root $TREE" >/dev/null; do sleep 0.1; done
 }
 
 wait_quiet
