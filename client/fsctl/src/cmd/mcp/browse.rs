@@ -690,7 +690,11 @@ pub async fn fs_map(ctx: &Ctx, p: MapParams) -> Outcome {
         None => ctx.guard.allowed().to_vec(),
     };
     // Each map gets an equal share, less the newline that joins them.
-    let share = (budget as usize * 4 / dirs.len().max(1)).saturating_sub(1) / 4;
+    let share = if dirs.len() == 1 {
+        budget as usize
+    } else {
+        (budget as usize * 4 / dirs.len()).saturating_sub(1) / 4
+    };
     let mut text = String::new();
     for d in &dirs {
         let mut c = ctx.client();
