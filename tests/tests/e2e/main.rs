@@ -9,6 +9,7 @@ mod du;
 mod dupes;
 mod exclude;
 mod map;
+mod mcp;
 mod query;
 mod restart;
 mod search;

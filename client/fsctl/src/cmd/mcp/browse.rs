@@ -774,7 +774,15 @@ pub async fn read_text_file(ctx: &Ctx, p: ReadParams) -> Outcome {
             p.path
         )));
     }
-    if i.r#type != pb::EntryType::File as i32 || i.encoding.is_empty() {
+    // The daemon calls a file with a NUL byte binary; UTF-16 with a BOM is text.
+    let utf16 = i.encoding.is_empty() && i.r#type == pb::EntryType::File as i32 && {
+        let mut head = [0u8; 2];
+        std::fs::File::open(&path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .is_ok()
+            && (head == [0xff, 0xfe] || head == [0xfe, 0xff])
+    };
+    if i.r#type != pb::EntryType::File as i32 || (i.encoding.is_empty() && !utf16) {
         let kind = if i.kind.is_empty() { "other" } else { &i.kind };
         return Err(Failure(format!(
             "{}: not a text file (kind {kind}, {}, {} bytes); not read",
