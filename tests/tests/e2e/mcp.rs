@@ -154,12 +154,22 @@ fn mcp_tree(root: &Path, outside: &Path) {
         b"fn main() {\n    println!(\"hello\");\n}\n",
         at(500),
     );
-    write(root, "src/lib.rs", b"pub fn lib() {}\n// TODO: more\n", at(501));
+    write(
+        root,
+        "src/lib.rs",
+        b"pub fn lib() {}\n// TODO: more\n",
+        at(501),
+    );
     write(root, "src/deep/inner/mod.rs", b"// todo deep\n", at(502));
     for i in 1..=5 {
         let mut img = vec![0xffu8, 0xd8, 0, 0];
         img.extend(std::iter::repeat_n(i as u8, 100 * i));
-        write(root, &format!("photos/IMG_{i:04}.jpg"), &img, at(100 + i as u64));
+        write(
+            root,
+            &format!("photos/IMG_{i:04}.jpg"),
+            &img,
+            at(100 + i as u64),
+        );
     }
     write(root, "blob.bin", &[0, 1, 2, 0, 3, 10, 10], at(5));
     let dup: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
@@ -265,7 +275,12 @@ fn mcp_lists_every_tool_read_only_with_schemas() {
             "{}",
             t.name
         );
-        assert_eq!(t.input_schema.get("type"), Some(&json!("object")), "{}", t.name);
+        assert_eq!(
+            t.input_schema.get("type"),
+            Some(&json!("object")),
+            "{}",
+            t.name
+        );
         let out = t
             .output_schema
             .as_ref()
@@ -345,7 +360,10 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
     assert_eq!(found["total"].as_u64(), Some(want.len() as u64));
     for r in found["results"].as_array().unwrap() {
         let c = cli.iter().find(|c| c["path"] == r["path"]).unwrap();
-        assert_eq!((&r["size"], &r["mtime"], &r["type"]), (&c["size"], &c["mtime"], &c["type"]));
+        assert_eq!(
+            (&r["size"], &r["mtime"], &r["type"]),
+            (&c["size"], &c["mtime"], &c["type"])
+        );
     }
     let pdfs = mcp.ok(
         "find_files",
@@ -368,7 +386,10 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
         json!({"extensions": ["pdf"], "modifiedAfter": "2025-01-01"}),
     );
     assert_eq!(recent_pdf["total"], 1, "{recent_pdf}");
-    let big = mcp.ok("find_files", json!({"minSize": 4000, "type": "file", "limit": 1000}));
+    let big = mcp.ok(
+        "find_files",
+        json!({"minSize": 4000, "type": "file", "limit": 1000}),
+    );
     let want: BTreeSet<String> = files
         .iter()
         .filter(|(_, m)| m.len() >= 4000)
@@ -389,10 +410,12 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
 
     // search_files: globs on the path relative to `path`, as the reference.
     let glob = |pattern: &str, excludes: Value| -> Vec<String> {
-        strs(&mcp.ok(
-            "search_files",
-            json!({"path": t, "pattern": pattern, "excludePatterns": excludes}),
-        )["paths"])
+        strs(
+            &mcp.ok(
+                "search_files",
+                json!({"path": t, "pattern": pattern, "excludePatterns": excludes}),
+            )["paths"],
+        )
     };
     let rs: Vec<String> = all
         .keys()
@@ -407,7 +430,10 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
     );
     assert_eq!(
         glob("photos/IMG_000[12].jpg", json!([])),
-        vec![abs(tree, "photos/IMG_0001.jpg"), abs(tree, "photos/IMG_0002.jpg")]
+        vec![
+            abs(tree, "photos/IMG_0001.jpg"),
+            abs(tree, "photos/IMG_0002.jpg")
+        ]
     );
 
     // get_file_info: as `fsctl info --json`, plus the reference's keys.
@@ -425,11 +451,17 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
         info["permissions"].as_str().unwrap(),
         format!("{:o}", files[&"docs/notes.txt".to_owned()].mode() & 0o777)
     );
-    assert_eq!((info["isFile"].as_bool(), info["isDirectory"].as_bool()), (Some(true), Some(false)));
+    assert_eq!(
+        (info["isFile"].as_bool(), info["isDirectory"].as_bool()),
+        (Some(true), Some(false))
+    );
     let dinfo = mcp.ok("get_file_info", json!({"path": t}));
     let (b, a) = gnu_du(&inst.runner, tree);
     assert_eq!(
-        (dinfo["usage"]["bytes"].as_u64(), dinfo["usage"]["apparentBytes"].as_u64()),
+        (
+            dinfo["usage"]["bytes"].as_u64(),
+            dinfo["usage"]["apparentBytes"].as_u64()
+        ),
         (Some(b), Some(a))
     );
 
@@ -459,7 +491,10 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
     );
 
     // list_directory_with_sizes: folders as du, files their size.
-    let sized = mcp.ok("list_directory_with_sizes", json!({"path": t, "sortBy": "size"}));
+    let sized = mcp.ok(
+        "list_directory_with_sizes",
+        json!({"path": t, "sortBy": "size"}),
+    );
     let entries = sized["entries"].as_array().unwrap();
     let top: Vec<&String> = all.keys().filter(|p| !p.contains('/')).collect();
     assert_eq!(entries.len(), top.len());
@@ -467,13 +502,23 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
         let name = e["name"].as_str().unwrap();
         let m = &all[name];
         if m.is_dir() {
-            assert_eq!(e["size"].as_u64(), Some(gnu_du(&inst.runner, &tree.join(name)).1), "{name}");
+            assert_eq!(
+                e["size"].as_u64(),
+                Some(gnu_du(&inst.runner, &tree.join(name)).1),
+                "{name}"
+            );
         } else {
             assert_eq!(e["size"].as_u64(), Some(m.len()), "{name}");
         }
     }
-    let sizes: Vec<u64> = entries.iter().map(|e| e["size"].as_u64().unwrap()).collect();
-    assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "sorted by size: {sizes:?}");
+    let sizes: Vec<u64> = entries
+        .iter()
+        .map(|e| e["size"].as_u64().unwrap())
+        .collect();
+    assert!(
+        sizes.windows(2).all(|w| w[0] >= w[1]),
+        "sorted by size: {sizes:?}"
+    );
     assert_eq!(sized["totalApparentBytes"].as_u64(), Some(a));
 
     // directory_tree: the walk to a depth, with excludes.
@@ -513,11 +558,19 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
 
     // disk_usage: GNU du.
     let du = mcp.ok("disk_usage", json!({"path": t, "top": 0}));
-    assert_eq!((du["bytes"].as_u64(), du["apparentBytes"].as_u64()), (Some(b), Some(a)));
+    assert_eq!(
+        (du["bytes"].as_u64(), du["apparentBytes"].as_u64()),
+        (Some(b), Some(a))
+    );
     for c in du["children"].as_array().unwrap() {
         let p = PathBuf::from(c["path"].as_str().unwrap());
         let (cb, ca) = gnu_du(&inst.runner, &p);
-        assert_eq!((c["bytes"].as_u64(), c["apparentBytes"].as_u64()), (Some(cb), Some(ca)), "{}", p.display());
+        assert_eq!(
+            (c["bytes"].as_u64(), c["apparentBytes"].as_u64()),
+            (Some(cb), Some(ca)),
+            "{}",
+            p.display()
+        );
     }
 
     // find_duplicates: as `fsctl dupes --json`.
@@ -544,10 +597,12 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
         groups(d["groups"].as_array().unwrap(), "copies"),
         groups(&cli, "paths")
     );
-    assert!(groups(d["groups"].as_array().unwrap(), "copies").contains(&vec![
-        abs(tree, "dupes/a/copy1.dat"),
-        abs(tree, "dupes/b/copy2.dat")
-    ]));
+    assert!(
+        groups(d["groups"].as_array().unwrap(), "copies").contains(&vec![
+            abs(tree, "dupes/a/copy1.dat"),
+            abs(tree, "dupes/b/copy2.dat")
+        ])
+    );
 
     // fs_map: exactly `fsctl map`'s text, within the budget.
     let map = mcp.ok("fs_map", json!({"path": t, "tokenBudget": 300}));
@@ -584,7 +639,10 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
         .collect();
     assert_eq!(got, want, "count_files by extension");
     assert_eq!(counts["files"].as_u64(), Some(files.len() as u64));
-    let years = mcp.ok("count_files", json!({"query": "ext:pdf", "groupBy": "year"}));
+    let years = mcp.ok(
+        "count_files",
+        json!({"query": "ext:pdf", "groupBy": "year"}),
+    );
     assert_eq!(
         years["groups"],
         json!([{"key": "2025", "files": 1, "bytes": 16}, {"key": "2024", "files": 1, "bytes": 8}])
@@ -598,7 +656,11 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
             .find(|g| g["key"] == k)
             .map_or(0, |g| g["files"].as_u64().unwrap())
     };
-    assert_eq!((kind("document"), kind("code"), kind("image")), (2, 3, 5), "{kinds}");
+    assert_eq!(
+        (kind("document"), kind("code"), kind("image")),
+        (2, 3, 5),
+        "{kinds}"
+    );
     let by_kind_cli = |k: &str| {
         inst.json(&["search", &format!("kind:{k}"), "--count"])["total"]
             .as_u64()
@@ -627,8 +689,14 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
         .iter()
         .map(|r| sortable_time(r["mtime"].as_str().unwrap()))
         .collect();
-    assert!(mtimes.windows(2).all(|w| w[0] >= w[1]), "newest first: {mtimes:?}");
-    let since = mcp.ok("recent_files", json!({"since": "2025-01-01", "limit": 1000}));
+    assert!(
+        mtimes.windows(2).all(|w| w[0] >= w[1]),
+        "newest first: {mtimes:?}"
+    );
+    let since = mcp.ok(
+        "recent_files",
+        json!({"since": "2025-01-01", "limit": 1000}),
+    );
     let cutoff = at(366);
     let want: BTreeSet<String> = files
         .iter()
@@ -666,7 +734,13 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
     want.sort();
     assert_eq!(got, want, "folder_manifest");
     let page1 = mcp.ok("folder_manifest", json!({"path": "photos", "limit": 2}));
-    assert_eq!((page1["total"].as_u64(), page1["files"].as_array().unwrap().len()), (Some(5), 2));
+    assert_eq!(
+        (
+            page1["total"].as_u64(),
+            page1["files"].as_array().unwrap().len()
+        ),
+        (Some(5), 2)
+    );
     assert_eq!(page1["files"][0]["kind"], "image");
 
     // read_text_file: decoded, selected, capped; binary refused.
@@ -675,23 +749,41 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
     assert_eq!(notes["content"], "café crème\nligne deux\nligne trois\n");
     assert_eq!(notes["encoding"], "windows-1252");
     assert_eq!(notes["totalLines"], 3);
-    assert_eq!(read(json!({"path": "~/docs/notes.txt", "head": 1}))["content"], "café crème\n");
-    assert_eq!(read(json!({"path": "link-in", "tail": 1}))["content"], "ligne trois\n");
+    assert_eq!(
+        read(json!({"path": "~/docs/notes.txt", "head": 1}))["content"],
+        "café crème\n"
+    );
+    assert_eq!(
+        read(json!({"path": "link-in", "tail": 1}))["content"],
+        "ligne trois\n"
+    );
     let u16 = read(json!({"path": abs(tree, "docs/utf16.txt")}));
-    assert_eq!((u16["content"].as_str(), u16["encoding"].as_str()), (Some("hi\n"), Some("UTF-16LE")));
-    assert_eq!(read(json!({"path": "big.txt", "tail": 2}))["content"], "line 2999\nline 3000\n");
-    let range = read(json!({"path": "big.txt", "startLine": 10, "endLine": 11, "lineNumbers": true}));
+    assert_eq!(
+        (u16["content"].as_str(), u16["encoding"].as_str()),
+        (Some("hi\n"), Some("UTF-16LE"))
+    );
+    assert_eq!(
+        read(json!({"path": "big.txt", "tail": 2}))["content"],
+        "line 2999\nline 3000\n"
+    );
+    let range =
+        read(json!({"path": "big.txt", "startLine": 10, "endLine": 11, "lineNumbers": true}));
     assert_eq!(range["content"], "    10\tline 10\n    11\tline 11\n");
     let capped = read(json!({"path": "big.txt", "maxBytes": 100}));
     assert_eq!(capped["truncated"], true);
     assert!(capped["content"].as_str().unwrap().len() <= 100);
-    let next = read(json!({"path": "big.txt", "startLine": capped["endLine"].as_u64().unwrap() + 1, "head": 1}));
+    let next = read(
+        json!({"path": "big.txt", "startLine": capped["endLine"].as_u64().unwrap() + 1, "head": 1}),
+    );
     assert_eq!(
         next["content"].as_str().unwrap(),
         format!("line {}\n", capped["endLine"].as_u64().unwrap() + 1)
     );
     let binary = mcp.refused("read_text_file", json!({"path": "blob.bin"}));
-    assert!(binary.contains("not a text file") && binary.contains("7 bytes"), "{binary}");
+    assert!(
+        binary.contains("not a text file") && binary.contains("7 bytes"),
+        "{binary}"
+    );
     let jpg = mcp.refused("read_text_file", json!({"path": "photos/IMG_0001.jpg"}));
     assert!(jpg.contains("kind image"), "{jpg}");
 
@@ -701,7 +793,12 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|m| (m["path"].as_str().unwrap().to_owned(), m["line"].as_u64().unwrap()))
+            .map(|m| {
+                (
+                    m["path"].as_str().unwrap().to_owned(),
+                    m["line"].as_u64().unwrap(),
+                )
+            })
             .collect()
     };
     let mut want = Vec::new();
@@ -721,16 +818,31 @@ fn mcp_answers_equal_fsctl_du_and_the_walk() {
     }
     want.sort();
     assert_eq!(grep(json!({"pattern": "todo"})), want);
-    assert_eq!(grep(json!({"pattern": "TODO", "caseSensitive": true})), vec![(abs(tree, "src/lib.rs"), 2)]);
+    assert_eq!(
+        grep(json!({"pattern": "TODO", "caseSensitive": true})),
+        vec![(abs(tree, "src/lib.rs"), 2)]
+    );
     assert_eq!(
         grep(json!({"pattern": "println!(\"", "literal": true, "include": "*.rs"})),
         vec![(abs(tree, "src/main.rs"), 2)]
     );
-    let ctx = mcp.ok("search_file_content", json!({"pattern": "^line 1500$", "path": t, "contextLines": 1}));
+    let ctx = mcp.ok(
+        "search_file_content",
+        json!({"pattern": "^line 1500$", "path": t, "contextLines": 1}),
+    );
     assert_eq!(ctx["matches"][0]["before"], json!(["line 1499"]));
     assert_eq!(ctx["matches"][0]["after"], json!(["line 1501"]));
-    let stopped = mcp.ok("search_file_content", json!({"pattern": "line", "maxResults": 5}));
-    assert_eq!((stopped["matches"].as_array().unwrap().len(), stopped["stopped"].as_str()), (5, Some("maxResults")));
+    let stopped = mcp.ok(
+        "search_file_content",
+        json!({"pattern": "line", "maxResults": 5}),
+    );
+    assert_eq!(
+        (
+            stopped["matches"].as_array().unwrap().len(),
+            stopped["stopped"].as_str()
+        ),
+        (5, Some("maxResults"))
+    );
     assert_eq!(stopped["method"], "scan");
 }
 
@@ -782,7 +894,10 @@ fn mcp_check_move_plan_finds_collisions_missing_sources_and_duplicates() {
     assert_eq!(dups.len(), 1, "{plan}");
     assert_eq!(
         strs(&dups[0]["paths"]),
-        vec![abs(tree, "dupes/a/copy1.dat"), abs(tree, "dupes/b/copy2.dat")]
+        vec![
+            abs(tree, "dupes/a/copy1.dat"),
+            abs(tree, "dupes/b/copy2.dat")
+        ]
     );
     let lines: BTreeMap<String, String> = plan["resultingTree"]
         .as_array()
@@ -795,9 +910,20 @@ fn mcp_check_move_plan_finds_collisions_missing_sources_and_duplicates() {
             )
         })
         .collect();
-    assert_eq!(lines.get("sorted/").map(String::as_str), Some("added"), "{lines:?}");
-    assert_eq!(lines.get("sorted/copy1.dat").map(String::as_str), Some("added"));
-    assert_eq!(lines.get("dupes/a/").map(String::as_str), Some("kept"), "{lines:?}");
+    assert_eq!(
+        lines.get("sorted/").map(String::as_str),
+        Some("added"),
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines.get("sorted/copy1.dat").map(String::as_str),
+        Some("added")
+    );
+    assert_eq!(
+        lines.get("dupes/a/").map(String::as_str),
+        Some("kept"),
+        "{lines:?}"
+    );
     // Nothing was touched.
     assert!(tree.join("docs/notes.txt").is_file() && !tree.join("sorted").exists());
 
@@ -806,7 +932,14 @@ fn mcp_check_move_plan_finds_collisions_missing_sources_and_duplicates() {
         "check_move_plan",
         json!({"moves": [{"from": "big.txt", "to": "archive/big.txt"}, {"from": "plan/existing.txt", "to": "plan/renamed.txt"}]}),
     );
-    assert_eq!((clean["ok"].as_bool(), clean["problems"].as_array().unwrap().len()), (Some(true), 0), "{clean}");
+    assert_eq!(
+        (
+            clean["ok"].as_bool(),
+            clean["problems"].as_array().unwrap().len()
+        ),
+        (Some(true), 0),
+        "{clean}"
+    );
     // A destination whose parent is a file.
     let bad = mcp.ok(
         "check_move_plan",
@@ -832,8 +965,14 @@ fn path_calls(bad: &str) -> Vec<(&'static str, Value)> {
         ("folder_manifest", json!({"path": bad})),
         ("read_text_file", json!({"path": bad})),
         ("search_file_content", json!({"path": bad, "pattern": "x"})),
-        ("check_move_plan", json!({"moves": [{"from": bad, "to": "moved.txt"}]})),
-        ("check_move_plan", json!({"moves": [{"from": "big.txt", "to": bad}]})),
+        (
+            "check_move_plan",
+            json!({"moves": [{"from": bad, "to": "moved.txt"}]}),
+        ),
+        (
+            "check_move_plan",
+            json!({"moves": [{"from": "big.txt", "to": bad}]}),
+        ),
     ]
 }
 
@@ -844,8 +983,9 @@ fn mcp_every_path_tool_refuses_escapes_alike() {
     let mcp = Mcp::start(&s.inst, tree, &[]);
     let outside_abs = tree.parent().unwrap().join("outside/secret.txt");
     let outside_abs = outside_abs.to_str().unwrap();
-    let denied =
-        |p: &str| format!("{p}: no such path under the allowed directories (see list_allowed_directories)");
+    let denied = |p: &str| {
+        format!("{p}: no such path under the allowed directories (see list_allowed_directories)")
+    };
     for bad in [
         "../../etc/passwd",
         "../outside/secret.txt",
@@ -866,7 +1006,11 @@ fn mcp_every_path_tool_refuses_escapes_alike() {
         if tool == "check_move_plan" {
             continue; // a missing source is a finding there, tested above
         }
-        assert_eq!(mcp.refused(tool, args), denied("docs/no-such-file"), "{tool}");
+        assert_eq!(
+            mcp.refused(tool, args),
+            denied("docs/no-such-file"),
+            "{tool}"
+        );
     }
     for (tool, args) in path_calls("docs/notes.txt\0../../etc/passwd") {
         let line = mcp.refused(tool, args);
@@ -884,7 +1028,10 @@ fn mcp_allow_narrows_the_allowed_directories() {
     let docs = tree.join("docs");
     let mcp = Mcp::start(&s.inst, tree, &["--allow", docs.to_str().unwrap()]);
     let dirs = mcp.ok("list_allowed_directories", json!({}));
-    assert_eq!(strs(&dirs["directories"]), vec![docs.to_string_lossy().into_owned()]);
+    assert_eq!(
+        strs(&dirs["directories"]),
+        vec![docs.to_string_lossy().into_owned()]
+    );
     assert_eq!(mcp.ok("find_files", json!({"query": "main"}))["total"], 0);
     assert_eq!(mcp.ok("find_files", json!({"query": "report"}))["total"], 2);
     mcp.refused("get_file_info", json!({"path": tree.join("src/main.rs")}));
@@ -921,7 +1068,11 @@ fn mcp_find_files_pages_fifty_thousand_results() {
     let bytes = serde_json::to_vec(&first).unwrap().len();
     let first = first.structured_content.unwrap();
     assert_eq!(first["total"], 50_000);
-    assert_eq!(first["results"].as_array().unwrap().len(), 100, "a default page");
+    assert_eq!(
+        first["results"].as_array().unwrap().len(),
+        100,
+        "a default page"
+    );
     assert!(bytes < 64 << 10, "one page is small: {bytes} bytes");
     let mut seen: Vec<String> = Vec::new();
     let mut cursor = Value::Null;
@@ -935,7 +1086,11 @@ fn mcp_find_files_pages_fifty_thousand_results() {
         let page = mcp.ok("find_files", a);
         let results = page["results"].as_array().unwrap();
         assert!(results.len() <= 1000);
-        seen.extend(results.iter().map(|r| r["path"].as_str().unwrap().to_owned()));
+        seen.extend(
+            results
+                .iter()
+                .map(|r| r["path"].as_str().unwrap().to_owned()),
+        );
         pages += 1;
         cursor = page.get("nextCursor").cloned().unwrap_or(Value::Null);
         if cursor.is_null() {

@@ -235,7 +235,11 @@ pub async fn list_directory(ctx: &Ctx, p: ListParams) -> Outcome {
     let next = next_cursor(pg, entries.len() as u64, total, &fp);
     let mut text = String::new();
     for e in &entries {
-        let tag = if e.entry_type == "dir" { "[DIR]" } else { "[FILE]" };
+        let tag = if e.entry_type == "dir" {
+            "[DIR]"
+        } else {
+            "[FILE]"
+        };
         let _ = writeln!(text, "{tag} {}", e.name);
     }
     if let Some(c) = &next {
@@ -342,7 +346,11 @@ pub async fn list_directory_with_sizes(ctx: &Ctx, p: SizesParams) -> Outcome {
     };
     let mut text = String::new();
     for e in &out.entries {
-        let tag = if e.entry_type == "dir" { "[DIR]" } else { "[FILE]" };
+        let tag = if e.entry_type == "dir" {
+            "[DIR]"
+        } else {
+            "[FILE]"
+        };
         let _ = writeln!(text, "{tag} {:<30} {:>10}", e.name, size(e.size));
     }
     let _ = write!(
@@ -627,7 +635,14 @@ fn du_row(u: &pb::Usage) -> DuRow {
 
 pub async fn disk_usage(ctx: &Ctx, p: DuParams) -> Outcome {
     let path = ctx.guard.existing(&p.path)?;
-    let r = du(ctx, &p.path, &path, p.top.unwrap_or(20), p.depth.unwrap_or(1).max(1)).await?;
+    let r = du(
+        ctx,
+        &p.path,
+        &path,
+        p.top.unwrap_or(20),
+        p.depth.unwrap_or(1).max(1),
+    )
+    .await?;
     let total = du_row(&r.total.unwrap_or_default());
     let children: Vec<DuRow> = r.children.iter().map(du_row).collect();
     let mut text = format!(
@@ -637,7 +652,11 @@ pub async fn disk_usage(ctx: &Ctx, p: DuParams) -> Outcome {
         size(total.apparent_bytes),
         total.files,
         total.dirs,
-        if total.incomplete { " (incomplete)" } else { "" }
+        if total.incomplete {
+            " (incomplete)"
+        } else {
+            ""
+        }
     );
     for c in &children {
         let _ = writeln!(
@@ -713,7 +732,10 @@ pub async fn fs_map(ctx: &Ctx, p: MapParams) -> Outcome {
     }
     let tokens = text.len().div_ceil(4) as u32;
     let out = MapAnswer {
-        paths: dirs.iter().map(|d| d.to_string_lossy().into_owned()).collect(),
+        paths: dirs
+            .iter()
+            .map(|d| d.to_string_lossy().into_owned())
+            .collect(),
         token_budget: budget,
         tokens,
         text: text.clone(),
@@ -787,11 +809,7 @@ pub async fn read_text_file(ctx: &Ctx, p: ReadParams) -> Outcome {
         return Err(Failure(format!(
             "{}: not a text file (kind {kind}, {}, {} bytes); not read",
             p.path,
-            if i.mime.is_empty() {
-                "binary"
-            } else {
-                &i.mime
-            },
+            if i.mime.is_empty() { "binary" } else { &i.mime },
             i.size
         )));
     }

@@ -242,7 +242,12 @@ pub async fn search_files(ctx: &Ctx, p: GlobParams) -> Outcome {
         query.push(' ');
         query.push_str(last);
     }
-    let fp = ("search_files", query.clone(), p.pattern.clone(), p.exclude_patterns.clone());
+    let fp = (
+        "search_files",
+        query.clone(),
+        p.pattern.clone(),
+        p.exclude_patterns.clone(),
+    );
     let pg = page(p.cursor.as_deref(), p.limit, 1000, 5000, &fp)?;
     let (_, entries) = ctx.search(query, pb::SortOrder::Path, 0, 0).await?;
     let mut all: Vec<String> = entries
@@ -450,9 +455,7 @@ pub fn parse_since(s: &str, now: jiff::Timestamp) -> Result<i64, Failure> {
         return Ok(t.as_nanosecond() as i64);
     }
     if let Ok(d) = s.parse::<jiff::civil::Date>() {
-        let z = d
-            .to_zoned(jiff::tz::TimeZone::UTC)
-            .map_err(|_| bad())?;
+        let z = d.to_zoned(jiff::tz::TimeZone::UTC).map_err(|_| bad())?;
         return Ok(z.timestamp().as_nanosecond() as i64);
     }
     let unit = s.chars().last().ok_or_else(bad)?;
@@ -496,7 +499,7 @@ pub async fn recent_files(ctx: &Ctx, p: RecentParams) -> Outcome {
     }
     reply(
         &RecentAnswer {
-            since: since.map(|s| rfc3339(s)),
+            since: since.map(rfc3339),
             results,
         },
         text,

@@ -195,6 +195,9 @@ mod tests {
 
     #[test]
     fn normalise_never_climbs_above_root() {
-        assert_eq!(normalise(Path::new("/a/../../b/./c")), PathBuf::from("/b/c"));
+        assert_eq!(
+            normalise(Path::new("/a/../../b/./c")),
+            PathBuf::from("/b/c")
+        );
     }
 }

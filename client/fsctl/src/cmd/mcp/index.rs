@@ -300,9 +300,34 @@ mod tests {
         assert_eq!((p.offset, p.limit), (300, 100));
         assert!(page(Some(&c), Some(100), 50, 1000, &("other", "q", 1u64)).is_err());
         assert!(page(Some("garbage"), None, 50, 1000, &fp).is_err());
-        assert_eq!(page(None, Some(1_000_000), 50, 1000, &fp).unwrap().limit, 1000);
-        assert_eq!(next_cursor(Page { offset: 0, limit: 10 }, 10, 10, &fp), None);
-        assert!(next_cursor(Page { offset: 0, limit: 10 }, 10, 11, &fp).is_some());
+        assert_eq!(
+            page(None, Some(1_000_000), 50, 1000, &fp).unwrap().limit,
+            1000
+        );
+        assert_eq!(
+            next_cursor(
+                Page {
+                    offset: 0,
+                    limit: 10
+                },
+                10,
+                10,
+                &fp
+            ),
+            None
+        );
+        assert!(
+            next_cursor(
+                Page {
+                    offset: 0,
+                    limit: 10
+                },
+                10,
+                11,
+                &fp
+            )
+            .is_some()
+        );
     }
 
     #[test]

@@ -135,7 +135,10 @@ mod tests {
             allowed_dirs(&roots, &[root.join("a/b")]).unwrap(),
             vec![root.join("a/b")]
         );
-        assert_eq!(allowed_dirs(&roots, &[base.clone()]).unwrap(), roots);
+        assert_eq!(
+            allowed_dirs(&roots, std::slice::from_ref(&base)).unwrap(),
+            roots
+        );
         assert!(allowed_dirs(&roots, &[base.join("other")]).is_err());
     }
 }

@@ -427,10 +427,8 @@ async fn resulting_tree(
             }
         }
     }
-    let mut change: BTreeMap<String, (bool, &'static str)> = now
-        .iter()
-        .map(|(p, d)| (p.clone(), (*d, "kept")))
-        .collect();
+    let mut change: BTreeMap<String, (bool, &'static str)> =
+        now.iter().map(|(p, d)| (p.clone(), (*d, "kept"))).collect();
     for (i, (s, d)) in sources.iter().zip(dests).enumerate() {
         if failed.contains(&i) {
             continue;
@@ -461,7 +459,9 @@ async fn resulting_tree(
     }
     change
         .into_iter()
-        .filter(|(p, (_, c))| !p.contains('/') || *c != "kept" || touched.contains(p.split('/').next().unwrap_or("")))
+        .filter(|(p, (_, c))| {
+            !p.contains('/') || *c != "kept" || touched.contains(p.split('/').next().unwrap_or(""))
+        })
         .take(300)
         .map(|(p, (dir, c))| TreeLine {
             path: if dir { format!("{p}/") } else { p },

@@ -161,7 +161,10 @@ impl FsIndexServer {
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ContentAnswer>()
     )]
-    async fn search_file_content(&self, Parameters(p): Parameters<ContentParams>) -> CallToolResult {
+    async fn search_file_content(
+        &self,
+        Parameters(p): Parameters<ContentParams>,
+    ) -> CallToolResult {
         finish(find::search_file_content(&self.ctx, p).await)
     }
 

@@ -135,7 +135,10 @@ mod tests {
         assert_eq!(decode(b"\xff\xfeh\0i\0", true), ("hi".into(), "UTF-16LE"));
         assert_eq!(decode("café".as_bytes(), true), ("café".into(), "UTF-8"));
         let (t, e) = decode(b"caf\xe9 cr\xe8me br\xfbl\xe9e, d\xe9j\xe0 vu", true);
-        assert_eq!((t.as_str(), e), ("café crème brûlée, déjà vu", "windows-1252"));
+        assert_eq!(
+            (t.as_str(), e),
+            ("café crème brûlée, déjà vu", "windows-1252")
+        );
     }
 
     #[test]
@@ -147,18 +150,45 @@ mod tests {
         let size = body.len() as u64;
         let read = |sel, max, num| read_lines(&p, size, sel, max, num).unwrap();
         let all = read(Selection::default(), 1 << 20, false);
-        assert_eq!((all.content.as_str(), all.total_lines), (body.as_str(), Some(10)));
-        let head = read(Selection { head: Some(2), ..Default::default() }, 1 << 20, false);
+        assert_eq!(
+            (all.content.as_str(), all.total_lines),
+            (body.as_str(), Some(10))
+        );
+        let head = read(
+            Selection {
+                head: Some(2),
+                ..Default::default()
+            },
+            1 << 20,
+            false,
+        );
         assert_eq!(head.content, "line 1\nline 2\n");
-        let tail = read(Selection { tail: Some(2), ..Default::default() }, 1 << 20, false);
-        assert_eq!((tail.content.as_str(), tail.first_line), ("line 9\nline 10\n", 9));
+        let tail = read(
+            Selection {
+                tail: Some(2),
+                ..Default::default()
+            },
+            1 << 20,
+            false,
+        );
+        assert_eq!(
+            (tail.content.as_str(), tail.first_line),
+            ("line 9\nline 10\n", 9)
+        );
         let range = read(
-            Selection { start_line: Some(3), end_line: Some(4), ..Default::default() },
+            Selection {
+                start_line: Some(3),
+                end_line: Some(4),
+                ..Default::default()
+            },
             1 << 20,
             true,
         );
         assert_eq!(range.content, "     3\tline 3\n     4\tline 4\n");
         let capped = read(Selection::default(), 15, false);
-        assert_eq!((capped.content.as_str(), capped.truncated, capped.last_line), ("line 1\nline 2\n", true, 2));
+        assert_eq!(
+            (capped.content.as_str(), capped.truncated, capped.last_line),
+            ("line 1\nline 2\n", true, 2)
+        );
     }
 }
