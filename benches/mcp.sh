@@ -5,7 +5,7 @@
 # counts the bytes of each answer (tokens ~ bytes / 4).
 #
 #   benches/mcp.sh > benches/RESULTS-mcp.md      # ENTRIES=100000 by default
-#   ENTRIES=1000000 REPEAT=1 benches/mcp.sh      # the 1M tree (the reference's calls take minutes)
+#   ENTRIES=1000000 REPEAT=1 REF_TREE=0 benches/mcp.sh   # the 1M tree (the reference's calls take minutes)
 #
 # Environment: ENTRIES, WORK (scratch, default /tmp/fsbench-mcp), REPEAT
 # (calls per tool, default 3), PATTERN (default report), NO_BUILD=1 to use
@@ -67,10 +67,17 @@ cat >"$calls_fsctl" <<EOF
  {"label": "directory_tree maxDepth 3 (maxEntries 1000, the default)", "name": "directory_tree", "arguments": {"path": "$TREE", "maxDepth": 3}}
 ]
 EOF
+# REF_TREE=0 leaves out the reference's directory_tree (the whole tree as
+# indented JSON: ~330 bytes per entry, too large to hold at 1M entries).
+if [ "${REF_TREE:-1}" = 1 ]; then
+    ref_tree=', {"label": "directory_tree (maxDepth is not a parameter: the whole tree)", "name": "directory_tree", "arguments": {"path": "'"$TREE"'", "maxDepth": 3}}'
+else
+    ref_tree=''
+fi
 cat >"$calls_ref" <<EOF
 [
- {"label": "search_files **/*$PATTERN*", "name": "search_files", "arguments": {"path": "$TREE", "pattern": "**/*$PATTERN*"}},
- {"label": "directory_tree (maxDepth is not a parameter: the whole tree)", "name": "directory_tree", "arguments": {"path": "$TREE", "maxDepth": 3}}
+ {"label": "search_files **/*$PATTERN*", "name": "search_files", "arguments": {"path": "$TREE", "pattern": "**/*$PATTERN*"}}
+ $ref_tree
 ]
 EOF
 
