@@ -335,10 +335,7 @@ pub struct CountGroup {
 const MAX_GROUPS: usize = 500;
 
 pub async fn count_files(ctx: &Ctx, p: CountParams) -> Outcome {
-    let base = match &p.path {
-        Some(raw) => Some(ctx.guard.existing(raw)?),
-        None => None,
-    };
+    let base = ctx.guard.existing_opt(p.path.as_deref())?;
     let mut query = format!("{} !kind:folder", ctx.scope(base.as_deref())?);
     if let Some(q) = p.query.as_deref().filter(|q| !q.trim().is_empty()) {
         query.push(' ');
@@ -472,10 +469,7 @@ pub fn parse_since(s: &str, now: jiff::Timestamp) -> Result<i64, Failure> {
 }
 
 pub async fn recent_files(ctx: &Ctx, p: RecentParams) -> Outcome {
-    let base = match &p.path {
-        Some(raw) => Some(ctx.guard.existing(raw)?),
-        None => None,
-    };
+    let base = ctx.guard.existing_opt(p.path.as_deref())?;
     let since = p
         .since
         .as_deref()
@@ -631,10 +625,7 @@ pub struct DupeGroup {
 }
 
 pub async fn find_duplicates(ctx: &Ctx, p: DupesParams) -> Outcome {
-    let base = match &p.path {
-        Some(raw) => Some(ctx.guard.existing(raw)?),
-        None => None,
-    };
+    let base = ctx.guard.existing_opt(p.path.as_deref())?;
     let fp = ("find_duplicates", base.clone(), p.min_size);
     let pg = page(p.cursor.as_deref(), p.limit, 50, 1000, &fp)?;
     // With no path, every root is searched and copies outside the allowed
@@ -766,10 +757,7 @@ pub struct ContentAnswer {
 const TIME_BUDGET: Duration = Duration::from_secs(10);
 
 pub async fn search_file_content(ctx: &Ctx, p: ContentParams) -> Outcome {
-    let base = match &p.path {
-        Some(raw) => Some(ctx.guard.existing(raw)?),
-        None => None,
-    };
+    let base = ctx.guard.existing_opt(p.path.as_deref())?;
     let pattern = if p.literal.unwrap_or(false) {
         regex::escape(&p.pattern)
     } else {

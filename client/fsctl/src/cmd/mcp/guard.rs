@@ -52,6 +52,11 @@ impl Guard {
         self.resolve(raw, |p| std::fs::canonicalize(p).ok())
     }
 
+    /// [`Guard::existing`] for an optional path argument.
+    pub fn existing_opt(&self, raw: Option<&str>) -> Result<Option<PathBuf>, Refusal> {
+        raw.map(|r| self.existing(r)).transpose()
+    }
+
     /// A path that may not exist yet (a move's destination): its longest
     /// existing ancestor has its symlinks resolved and must be inside, and
     /// so must the whole path.

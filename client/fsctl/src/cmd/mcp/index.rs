@@ -151,6 +151,14 @@ impl Ctx {
         offset: u64,
         limit: u64,
     ) -> Result<(u64, Vec<pb::Entry>), Failure> {
+        let fail = |s: tonic::Status| match s.code() {
+            // Every `in:` folder passed the guard: the daemon keeps it out.
+            tonic::Code::NotFound => Failure(
+                "a folder of the search is not in the index (excluded, or kept out as sensitive)"
+                    .into(),
+            ),
+            _ => self.daemon_error(&query, s),
+        };
         let mut c = self.client();
         let mut stream = c
             .search(pb::SearchRequest {
@@ -161,16 +169,12 @@ impl Ctx {
                 reverse: false,
             })
             .await
-            .map_err(|s| self.daemon_error(&query, s))?
+            .map_err(fail)?
             .into_inner();
         let mut total = 0;
         let mut seen = 0u64;
         let mut out = Vec::new();
-        while let Some(chunk) = stream
-            .message()
-            .await
-            .map_err(|s| self.daemon_error(&query, s))?
-        {
+        while let Some(chunk) = stream.message().await.map_err(fail)? {
             total = chunk.total;
             for e in chunk.entries {
                 if seen >= offset {
