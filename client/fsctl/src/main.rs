@@ -113,6 +113,8 @@ enum Command {
     Watch(cmd::watch::Args),
     /// A condensed outline of a tree for an LLM's context, within a token budget.
     Map(cmd::map::Args),
+    /// MCP server on stdio: read-only tools over the index for AI agents.
+    Mcp(cmd::mcp::Args),
     /// Make the daemon re-read config.toml (as SIGHUP does); an invalid file is refused.
     Reload(cmd::reload::Args),
     /// Install, remove or inspect fsindexd as a service (systemd, launchd, Windows).
@@ -149,6 +151,7 @@ fn main() -> ExitCode {
             Command::Tree(a) => cmd::tree::run(&cli.global, a).await,
             Command::Watch(a) => cmd::watch::run(&cli.global, a).await,
             Command::Map(a) => cmd::map::run(&cli.global, a).await,
+            Command::Mcp(a) => cmd::mcp::run(&cli.global, a).await,
             Command::Reload(a) => cmd::reload::run(&cli.global, a).await,
             Command::Service(a) => cmd::service::run(&cli.global, a).await,
             Command::Completions(a) => cmd::completions::run(a),

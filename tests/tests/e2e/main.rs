@@ -10,6 +10,7 @@ mod du;
 mod dupes;
 mod exclude;
 mod map;
+mod mcp;
 mod query;
 mod restart;
 mod search;

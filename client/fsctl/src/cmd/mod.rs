@@ -7,6 +7,7 @@ pub mod info;
 pub mod ls;
 pub mod man;
 pub mod map;
+pub mod mcp;
 pub mod reload;
 pub mod roots;
 pub mod scan;

@@ -1,0 +1,208 @@
+//! The path guard: every path an agent names passes through here before any
+//! look-up or read.
+//!
+//! Order matters: refuse NUL bytes, expand `~`, resolve a relative path
+//! against the allowed directories, normalise `.` and `..` lexically,
+//! require the result under an allowed directory, then resolve symlinks and
+//! require the real path under an allowed directory again, so that neither
+//! `..` nor a symlink can lead outside. A path that is outside and a path
+//! that does not exist are refused with the same line, so that a refusal
+//! tells nothing about what lies outside.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Why a path was refused: one line for the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(pub String);
+
+impl Refusal {
+    /// The one line for "outside" and "does not exist" alike.
+    pub fn denied(raw: &str) -> Refusal {
+        Refusal(format!(
+            "{}: no such path under the allowed directories (see list_allowed_directories)",
+            raw.escape_debug()
+        ))
+    }
+}
+
+/// The allowed directories, each absolute, normalised and with its symlinks
+/// resolved.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    allowed: Vec<PathBuf>,
+    home: Option<PathBuf>,
+}
+
+impl Guard {
+    pub fn new(allowed: Vec<PathBuf>, home: Option<PathBuf>) -> Guard {
+        Guard { allowed, home }
+    }
+
+    pub fn allowed(&self) -> &[PathBuf] {
+        &self.allowed
+    }
+
+    /// Is `p` (absolute, normalised) at or under an allowed directory?
+    pub fn inside(&self, p: &Path) -> bool {
+        self.allowed.iter().any(|a| p.starts_with(a))
+    }
+
+    /// An existing path under an allowed directory, symlinks resolved.
+    pub fn existing(&self, raw: &str) -> Result<PathBuf, Refusal> {
+        self.resolve(raw, |p| std::fs::canonicalize(p).ok())
+    }
+
+    /// [`Guard::existing`] for an optional path argument.
+    pub fn existing_opt(&self, raw: Option<&str>) -> Result<Option<PathBuf>, Refusal> {
+        raw.map(|r| self.existing(r)).transpose()
+    }
+
+    /// A path that may not exist yet (a move's destination): its longest
+    /// existing ancestor has its symlinks resolved and must be inside, and
+    /// so must the whole path.
+    pub fn prospective(&self, raw: &str) -> Result<PathBuf, Refusal> {
+        self.resolve(raw, |p| {
+            let mut rest = Vec::new();
+            let mut cur = p.to_path_buf();
+            loop {
+                if let Ok(real) = std::fs::canonicalize(&cur) {
+                    let mut full = real;
+                    full.extend(rest.iter().rev());
+                    return Some(full);
+                }
+                // A dangling symlink cannot be a step on the way.
+                if std::fs::symlink_metadata(&cur).is_ok() {
+                    return None;
+                }
+                rest.push(cur.file_name()?.to_owned());
+                cur = cur.parent()?.to_path_buf();
+            }
+        })
+    }
+
+    fn resolve(
+        &self,
+        raw: &str,
+        real: impl Fn(&Path) -> Option<PathBuf>,
+    ) -> Result<PathBuf, Refusal> {
+        if raw.contains('\0') {
+            return Err(Refusal(
+                "the path contains a NUL byte; paths cannot hold one".into(),
+            ));
+        }
+        if raw.trim().is_empty() {
+            return Err(Refusal("an empty path; give a path under an allowed directory (see list_allowed_directories)".into()));
+        }
+        let expanded = self.expand_tilde(raw);
+        let candidates: Vec<PathBuf> = if expanded.is_absolute() {
+            vec![expanded]
+        } else {
+            self.allowed.iter().map(|a| a.join(&expanded)).collect()
+        };
+        for c in candidates {
+            let n = normalise(&c);
+            if !self.inside(&n) {
+                continue;
+            }
+            if let Some(r) = real(&n)
+                && self.inside(&r)
+            {
+                return Ok(r);
+            }
+        }
+        Err(Refusal::denied(raw))
+    }
+
+    fn expand_tilde(&self, raw: &str) -> PathBuf {
+        match (&self.home, raw.strip_prefix('~')) {
+            (Some(home), Some("")) => home.clone(),
+            (Some(home), Some(rest)) if rest.starts_with('/') => {
+                home.join(rest.trim_start_matches('/'))
+            }
+            _ => PathBuf::from(raw),
+        }
+    }
+}
+
+/// `.` dropped, `..` removes the previous component (never above `/`),
+/// without touching the disk.
+pub fn normalise(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, Guard, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let allowed = base.join("allowed");
+        std::fs::create_dir_all(allowed.join("sub")).unwrap();
+        std::fs::write(allowed.join("sub/a.txt"), b"a").unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        std::fs::write(base.join("outside/secret.txt"), b"s").unwrap();
+        std::os::unix::fs::symlink(base.join("outside"), allowed.join("out-link")).unwrap();
+        std::os::unix::fs::symlink("sub/a.txt", allowed.join("in-link")).unwrap();
+        let g = Guard::new(vec![allowed.clone()], Some(allowed.join("sub")));
+        (tmp, g, base)
+    }
+
+    #[test]
+    fn accepts_inside_paths_in_every_spelling() {
+        let (_t, g, base) = setup();
+        let a = base.join("allowed/sub/a.txt");
+        assert_eq!(g.existing(a.to_str().unwrap()).unwrap(), a);
+        assert_eq!(g.existing("sub/a.txt").unwrap(), a);
+        assert_eq!(g.existing("./sub/../sub/a.txt").unwrap(), a);
+        assert_eq!(g.existing("~/a.txt").unwrap(), a);
+        assert_eq!(g.existing("in-link").unwrap(), a);
+    }
+
+    #[test]
+    fn refuses_outside_missing_symlinks_out_and_nul_alike() {
+        let (_t, g, base) = setup();
+        let outside = base.join("outside/secret.txt");
+        let denied = |raw: &str| assert_eq!(g.existing(raw), Err(Refusal::denied(raw)), "{raw}");
+        denied("../outside/secret.txt");
+        denied("../../../../etc/passwd");
+        denied(outside.to_str().unwrap());
+        denied("/etc/passwd");
+        denied("out-link/secret.txt");
+        denied("out-link");
+        denied("sub/missing.txt");
+        assert!(g.existing("sub/a.txt\0").is_err());
+        assert!(g.existing("").is_err());
+    }
+
+    #[test]
+    fn prospective_paths_may_be_missing_but_not_outside() {
+        let (_t, g, base) = setup();
+        assert_eq!(
+            g.prospective("new/dir/file.txt").unwrap(),
+            base.join("allowed/new/dir/file.txt")
+        );
+        assert!(g.prospective("out-link/new.txt").is_err());
+        assert!(g.prospective("../outside/new.txt").is_err());
+        assert!(g.prospective("/tmp/elsewhere").is_err());
+    }
+
+    #[test]
+    fn normalise_never_climbs_above_root() {
+        assert_eq!(
+            normalise(Path::new("/a/../../b/./c")),
+            PathBuf::from("/b/c")
+        );
+    }
+}

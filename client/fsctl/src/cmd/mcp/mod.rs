@@ -1,0 +1,144 @@
+//! `fsctl mcp`: an MCP server on stdio that gives an AI agent the index in
+//! a few read-only tools (rmcp). A client like the rest of fsctl: it asks
+//! the daemon over gRPC and never links the daemon crate.
+//!
+//! stdout carries protocol messages only; anything for a person goes to
+//! stderr.
+//!
+//! - `server`: the tools as the protocol sees them (thin);
+//! - `index`: the connection, scoped search, cursors, kinds, replies;
+//! - `guard`: every path an agent names is checked here first;
+//! - `browse`, `find`, `plan`: the tools' work;
+//! - `text`, `content`: decoding and the content scan.
+
+mod browse;
+mod content;
+mod find;
+mod guard;
+mod index;
+mod plan;
+mod server;
+mod text;
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use fsindex_proto::v1 as pb;
+use rmcp::ServiceExt;
+
+use crate::Global;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Allow only this directory (repeatable); the default is every root
+    /// of the daemon visible to the caller. Each must lie under a root, or
+    /// hold one (then that root is allowed).
+    #[arg(long = "allow", value_name = "DIR")]
+    allow: Vec<PathBuf>,
+}
+
+pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
+    let mut client = g.client().await?;
+    let roots = client
+        .roots(pb::RootsRequest {
+            action: pb::RootsAction::List as i32,
+            path: Vec::new(),
+        })
+        .await?
+        .into_inner()
+        .roots;
+    let roots: Vec<PathBuf> = roots
+        .iter()
+        .map(|r| Path::new(std::ffi::OsStr::from_bytes(&r.path)))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    let allowed = allowed_dirs(&roots, &a.allow)?;
+    eprintln!(
+        "fsctl mcp: serving on stdio; allowed: {}",
+        allowed
+            .iter()
+            .map(|p| p.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let ctx = index::Ctx::new(client, guard::Guard::new(allowed, home));
+    let service = server::FsIndexServer::new(ctx)
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("starting the MCP session")?;
+    service.waiting().await.context("the MCP session")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The allowed directories: the roots, or where `--allow` narrows them,
+/// each `--allow` that lies under a root (and each root that lies under an
+/// `--allow`).
+fn allowed_dirs(roots: &[PathBuf], allow: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    if roots.is_empty() {
+        bail!("the daemon has no roots this user can see; add one with `fsctl roots add PATH`");
+    }
+    if allow.is_empty() {
+        return Ok(roots.to_vec());
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    for a in allow {
+        let real = std::fs::canonicalize(a)
+            .with_context(|| format!("--allow {}: cannot resolve it", a.display()))?;
+        let mut any = false;
+        for r in roots {
+            let pick = if real.starts_with(r) {
+                Some(real.clone())
+            } else if r.starts_with(&real) {
+                Some(r.clone())
+            } else {
+                None
+            };
+            if let Some(p) = pick {
+                any = true;
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        if !any {
+            bail!(
+                "--allow {}: not under any root of the daemon (roots: {})",
+                a.display(),
+                roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_narrows_the_roots() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::create_dir_all(base.join("other")).unwrap();
+        let roots = vec![root.clone()];
+        assert_eq!(allowed_dirs(&roots, &[]).unwrap(), roots);
+        assert_eq!(
+            allowed_dirs(&roots, &[root.join("a/b")]).unwrap(),
+            vec![root.join("a/b")]
+        );
+        assert_eq!(
+            allowed_dirs(&roots, std::slice::from_ref(&base)).unwrap(),
+            roots
+        );
+        assert!(allowed_dirs(&roots, &[base.join("other")]).is_err());
+    }
+}
