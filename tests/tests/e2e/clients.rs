@@ -6,7 +6,7 @@
 //! hyperium/h2#487: gRPC C-core sends the socket's path as `:authority`,
 //! which h2 used to reset with PROTOCOL_ERROR.
 //!
-//! The language runtimes and packages come from `.ci/run`'s installs; a
+//! The language runtimes and packages come from tests/setup.sh; a
 //! missing one fails these tests with what to install, never skips them.
 
 use std::io::{BufRead, BufReader};
@@ -35,7 +35,7 @@ fn python() -> Command {
     match probe {
         Ok(o) if o.status.success() => Command::new("python3"),
         other => panic!(
-            "the Python example needs python3 and its packages: run .ci/run's installs \
+            "the Python example needs python3 and its packages: run tests/setup.sh \
              (python3 -m pip install -r examples/python/requirements.txt); got {other:?}"
         ),
     }
@@ -51,7 +51,7 @@ fn node() -> Command {
     let modules = examples().join("node/node_modules/@grpc/grpc-js/package.json");
     assert!(
         ok && modules.is_file(),
-        "the Node example needs node (20+) and its packages: run .ci/run's installs \
+        "the Node example needs node (20+) and its packages: run tests/setup.sh \
          (npm ci --prefix examples/node); node found: {ok}, {} present: {}",
         modules.display(),
         modules.is_file()

@@ -608,6 +608,13 @@ pub struct DuRow {
     /// Some folder below could not be read: the figures are a lower bound.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub incomplete: bool,
+    /// A folder kept out of the index by an exclusion (caches, trash, the
+    /// user's `excludes`): its figures come from a sizes-only walk made at
+    /// `measuredAt`, not live, and its contents cannot be listed.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub excluded: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_at: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -630,6 +637,10 @@ fn du_row(u: &pb::Usage) -> DuRow {
         files: u.files,
         dirs: u.dirs,
         incomplete: u.incomplete,
+        excluded: u.excluded,
+        measured_at: u
+            .excluded
+            .then(|| rfc3339(u.measured_at.saturating_mul(1_000_000_000))),
     }
 }
 
@@ -661,10 +672,14 @@ pub async fn disk_usage(ctx: &Ctx, p: DuParams) -> Outcome {
     for c in &children {
         let _ = writeln!(
             text,
-            "{:>10}  {}{}",
+            "{:>10}  {}{}{}",
             size(c.bytes),
             super::index::relative(&c.path, &path),
-            if c.entry_type == "dir" { "/" } else { "" }
+            if c.entry_type == "dir" { "/" } else { "" },
+            match &c.measured_at {
+                Some(at) => format!(" (excluded from the index; size measured {at})"),
+                None => String::new(),
+            }
         );
     }
     if (children.len() as u64) < r.children_total {

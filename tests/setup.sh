@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what the test suite runs besides cargo: GNU du/find and friends as
+# oracles, the real programs of the workloads tests, jq for the MCP smoke
+# test, cargo-nextest, and the pinned Python and Node gRPC packages of the
+# client tests. Idempotent and quick when everything is there; the README's
+# test command and .ci/run both start with it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+# Oracles and helpers: GNU du/find (coreutils, findutils), setpriv
+# (util-linux) to drop root so permission bits apply.
+for tool in du find setpriv mkfifo truncate fallocate; do
+  command -v "$tool" >/dev/null 2>&1 || need_apt+=(coreutils findutils util-linux)
+done
+# Real programs the workloads tests run in a watched root; jq reads the MCP
+# smoke test's replies.
+for tool in git rsync tar sed jq python3 node npm; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    case $tool in
+      python3) need_apt+=(python3 python3-pip) ;;
+      node | npm) need_apt+=(nodejs npm) ;;
+      *) need_apt+=("$tool") ;;
+    esac
+  fi
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=
+  [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(printf '%s\n' "${need_apt[@]}" | sort -u)
+fi
+command -v cargo-nextest >/dev/null 2>&1 || cargo install cargo-nextest --locked
+
+# The gRPC clients the e2e tests run (tests/tests/e2e/clients.rs): Python's
+# and Node's official packages at pinned versions. node_modules stays in
+# examples/node (gitignored).
+if ! python3 -c 'import grpc, grpc_tools, grpc_health.v1, grpc_reflection.v1alpha' 2>/dev/null; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+    -r examples/python/requirements.txt
+fi
+if [ ! -f examples/node/node_modules/@grpc/grpc-js/package.json ]; then
+  npm ci --prefix examples/node --no-audit --no-fund --loglevel=error
+fi
