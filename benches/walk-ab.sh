@@ -50,10 +50,12 @@ start() {
     "$bin/fsindexd" --root "$TREE" >/dev/null 2>"$home.stderr" & P=$!
     ready "$bin/fsctl" "$home.stderr"
     local ms; ms=$(ms_since "$t0")
-    echo "$ms $(rows "$bin/fsctl")"
+    local figures; figures=$(rows "$bin/fsctl")
     kill "$P"; wait "$P" 2>/dev/null || true; P=
-    # Until no daemon of this run is left (the next start needs the lock).
+    # Until no daemon of this run is left (the next start needs the lock);
+    # only then the answer, which the caller waits for.
     while pgrep -f "fsindexd --root $TREE" >/dev/null; do sleep 0.1; done
+    echo "$ms $figures"
 }
 
 wait_quiet
