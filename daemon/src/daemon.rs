@@ -1514,6 +1514,29 @@ mod tests {
         Rules::new(&config, None, &Environment::default()).unwrap()
     }
 
+    /// An engine with its index in `home`, watching `tree`, ready.
+    fn start_engine(home: &Path, tree: &Path, rules: Rules) -> (Arc<Engine>, crate::store::Writer) {
+        let snapshot = Arc::new(RwLock::new(Snapshot::default()));
+        let (events, _) = tokio::sync::broadcast::channel(16);
+        let mirror = SnapshotMirror {
+            snapshot: snapshot.clone(),
+            events: events.clone(),
+        };
+        let (store, writer) = Store::open(&home.join("index.db"), Box::new(mirror)).unwrap();
+        let engine = Engine::start(
+            store,
+            writer.handle(),
+            snapshot,
+            Some(vec![tree.to_owned()]),
+            rules,
+            WatchOptions::default(),
+            events,
+        )
+        .unwrap();
+        wait_ready(&engine);
+        (engine, writer)
+    }
+
     fn wait_ready(engine: &Engine) {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -1536,24 +1559,7 @@ mod tests {
             std::fs::write(p, b"x").unwrap();
         }
         let tree = std::fs::canonicalize(&tree).unwrap();
-        let snapshot = Arc::new(RwLock::new(Snapshot::default()));
-        let (events, _) = tokio::sync::broadcast::channel(16);
-        let mirror = SnapshotMirror {
-            snapshot: snapshot.clone(),
-            events: events.clone(),
-        };
-        let (store, writer) = Store::open(&tmp.path().join("index.db"), Box::new(mirror)).unwrap();
-        let engine = Engine::start(
-            store,
-            writer.handle(),
-            snapshot,
-            Some(vec![tree.clone()]),
-            rules(&["drop"]),
-            WatchOptions::default(),
-            events,
-        )
-        .unwrap();
-        wait_ready(&engine);
+        let (engine, writer) = start_engine(tmp.path(), &tree, rules(&["drop"]));
         let has = |p: &str| engine.store.read(|c| du::resolve(c, &tree.join(p))).is_ok();
         let watches = || engine.watcher.as_ref().map(|w| w.watch_count());
         assert!(has("keep/a.txt") && !has("drop") && has("x.log"));
@@ -1648,24 +1654,7 @@ mod tests {
         };
         assert!(deep.as_os_str().len() > crate::platform::fs::PATH_MAX);
         let tree = std::fs::canonicalize(&tree).unwrap();
-        let snapshot = Arc::new(RwLock::new(Snapshot::default()));
-        let (events, _) = tokio::sync::broadcast::channel(16);
-        let mirror = SnapshotMirror {
-            snapshot: snapshot.clone(),
-            events: events.clone(),
-        };
-        let (store, writer) = Store::open(&tmp.path().join("index.db"), Box::new(mirror)).unwrap();
-        let engine = Engine::start(
-            store,
-            writer.handle(),
-            snapshot,
-            Some(vec![tree.clone()]),
-            rules(&["drop"]),
-            WatchOptions::default(),
-            events,
-        )
-        .unwrap();
-        wait_ready(&engine);
+        let (engine, writer) = start_engine(tmp.path(), &tree, rules(&["drop"]));
         let deep = tree.join(deep.strip_prefix(tmp.path().join("tree")).unwrap());
         // The deepest file is indexed, and everything counts as du counts.
         assert!(engine.store.read(|c| du::resolve(c, &deep)).is_ok());

@@ -210,6 +210,32 @@ impl<'c> Ancestry<'c> {
     }
 }
 
+/// The listed rows (by `index`) of folder `from` and every folder above it
+/// up to `target` (excluded).
+fn listed_above(
+    parent_of: &mut rusqlite::CachedStatement<'_>,
+    index: &HashMap<i64, usize>,
+    from: i64,
+    target: i64,
+) -> Result<Vec<usize>, Error> {
+    let mut out = Vec::new();
+    let mut cur = from;
+    while cur != target {
+        if let Some(&at) = index.get(&cur) {
+            out.push(at);
+        }
+        match parent_of
+            .query_row([cur], |r| r.get::<_, Option<i64>>(0))
+            .optional()?
+            .flatten()
+        {
+            Some(p) => cur = p,
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
 /// Inodes as (dev, ino).
 type Inodes = Vec<(u64, u64)>;
 
@@ -503,21 +529,10 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
             if ancestry.branch(parent)? == Branch::Outside {
                 continue;
             }
-            let mut cur = parent;
-            while cur != id {
-                if let Some(&at) = index.get(&cur) {
-                    let sum = extra.entry(at).or_default();
-                    for &(dev, ino) in &links {
-                        sum.counted(dev, ino);
-                    }
-                }
-                match parent_of
-                    .query_row([cur], |r| r.get::<_, Option<i64>>(0))
-                    .optional()?
-                    .flatten()
-                {
-                    Some(p) => cur = p,
-                    None => break,
+            for at in listed_above(&mut parent_of, &index, parent, id)? {
+                let sum = extra.entry(at).or_default();
+                for &(dev, ino) in &links {
+                    sum.counted(dev, ino);
                 }
             }
         }
@@ -538,19 +553,8 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
                 r.get::<_, i64>(3)? as u64 * 512,
                 r.get::<_, i64>(4)? as u64,
             );
-            let mut cur = parent;
-            while cur != id {
-                if let Some(&at) = index.get(&cur) {
-                    extra.entry(at).or_default().add(inode);
-                }
-                match parent_of
-                    .query_row([cur], |r| r.get::<_, Option<i64>>(0))
-                    .optional()?
-                    .flatten()
-                {
-                    Some(p) => cur = p,
-                    None => break,
-                }
+            for at in listed_above(&mut parent_of, &index, parent, id)? {
+                extra.entry(at).or_default().add(inode);
             }
         }
         for (at, sum) in extra {

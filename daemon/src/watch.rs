@@ -357,6 +357,19 @@ impl Watcher {
         }
     }
 
+    /// The kernel dropped a watch (its file or folder is gone).
+    fn released(&self, wd: &WatchDescriptor) {
+        if self
+            .by_wd
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(wd)
+            .is_some()
+        {
+            self.count.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
     fn read_loop(self: Arc<Self>, mut inotify: Inotify, tx: mpsc::SyncSender<Notice>) {
         let mut buffer = vec![0u8; 1 << 16];
         loop {
@@ -400,15 +413,7 @@ impl Watcher {
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .remove(&ev.wd);
-                        if self
-                            .by_wd
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .remove(&ev.wd)
-                            .is_some()
-                        {
-                            self.count.fetch_sub(1, Ordering::Relaxed);
-                        }
+                        self.released(&ev.wd);
                     } else if ev.mask.contains(EventMask::ATTRIB) {
                         self.send(&tx, Notice::Changed(dir));
                     }
@@ -416,15 +421,7 @@ impl Watcher {
                 }
                 if ev.mask.contains(EventMask::IGNORED) {
                     // The folder is gone (or unmounted): its watch is released.
-                    if self
-                        .by_wd
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&ev.wd)
-                        .is_some()
-                    {
-                        self.count.fetch_sub(1, Ordering::Relaxed);
-                    }
+                    self.released(&ev.wd);
                     continue;
                 }
                 if ev.mask.contains(EventMask::UNMOUNT) {
