@@ -20,7 +20,7 @@ use crate::treemap::squarify;
 pub const ROW_HEIGHT: f32 = 20.0;
 /// The query box's id (Ctrl+L focuses it).
 pub fn query_id() -> egui::Id {
-    egui::Id::new("fsgui-query")
+    egui::Id::unique("fsgui-query")
 }
 
 /// 1024-based sizes, as `du -h`: "1.5 KiB".
