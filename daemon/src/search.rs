@@ -1293,10 +1293,20 @@ mod tests {
         let mut rows = vec![Change::Upsert(row(1, None, "/r", Kind::Dir))];
         for d in 0..7i64 {
             let dir = 10 + d * 100;
-            rows.push(Change::Upsert(row(dir, Some(1), &format!("doc{}", d % 3), Kind::Dir)));
+            rows.push(Change::Upsert(row(
+                dir,
+                Some(1),
+                &format!("doc{}", d % 3),
+                Kind::Dir,
+            )));
             for f in 0..13i64 {
                 // Repeated names and sizes: ties broken by id only.
-                let mut r = row(dir + 1 + f, Some(dir), &format!("note{}.txt", f % 4), Kind::File);
+                let mut r = row(
+                    dir + 1 + f,
+                    Some(dir),
+                    &format!("note{}.txt", f % 4),
+                    Kind::File,
+                );
                 r.size = (f % 5) as u64;
                 r.mtime_ns = f % 3;
                 rows.push(Change::Upsert(r));
@@ -1306,7 +1316,13 @@ mod tests {
         s.apply(rows, None);
         for q in ["o", "note doc1", "!doc2 note"] {
             let q = Query::parse(q).unwrap();
-            for sort in [Sort::Relevance, Sort::Name, Sort::Path, Sort::Size, Sort::Mtime] {
+            for sort in [
+                Sort::Relevance,
+                Sort::Name,
+                Sort::Path,
+                Sort::Size,
+                Sort::Mtime,
+            ] {
                 for reverse in [false, true] {
                     let (total, all) = s.search(&q, sort, 0, reverse);
                     assert_eq!(all.len(), total);
@@ -1322,7 +1338,11 @@ mod tests {
                             offset += page;
                         }
                         let ids = |v: &[Found]| v.iter().map(|f| f.id).collect::<Vec<_>>();
-                        assert_eq!(ids(&joined), ids(&all), "{sort:?} reverse={reverse} page={page}");
+                        assert_eq!(
+                            ids(&joined),
+                            ids(&all),
+                            "{sort:?} reverse={reverse} page={page}"
+                        );
                     }
                     // Past the end: the total, no rows.
                     let (t, found) = s.search_page(&q, sort, total + 3, 10, reverse, &mut |_| true);

@@ -445,7 +445,11 @@ mod tests {
         })));
         // Ready after "unknown": the search is refreshed (once its first
         // answer is in); du is not asked for until shown.
-        assert!(a.outbox.iter().all(|r| !matches!(r, Request::DiskUsage { .. })));
+        assert!(
+            a.outbox
+                .iter()
+                .all(|r| !matches!(r, Request::DiskUsage { .. }))
+        );
         a.show(View::DiskUsage);
         assert!(
             a.outbox

@@ -320,15 +320,23 @@ pub enum Reply {
         rows: Vec<Row>,
     },
     /// The daemon refused a search (a malformed query), or it failed.
-    SearchFailed { generation: u64, message: String },
+    SearchFailed {
+        generation: u64,
+        message: String,
+    },
     Status(Result<StatusInfo, String>),
     DiskUsage {
         generation: u64,
         answer: Result<DuAnswer, String>,
     },
-    Dupes { generation: u64, event: DupesEvent },
+    Dupes {
+        generation: u64,
+        event: DupesEvent,
+    },
     /// Entries under the roots changed (this many events since the last).
-    Changed { events: u64 },
+    Changed {
+        events: u64,
+    },
 }
 
 /// The UI's handle on the background thread. Dropping it stops the thread.
@@ -419,7 +427,14 @@ async fn serve(target: Target, spawn: bool, mut requests: UnboundedReceiver<Requ
                     // Dropping a request's stream cancels it at the daemon.
                     searches.drain(..).for_each(|h| h.abort());
                 }
-                let task = search(client.clone(), out.clone(), generation, params, offset, limit);
+                let task = search(
+                    client.clone(),
+                    out.clone(),
+                    generation,
+                    params,
+                    offset,
+                    limit,
+                );
                 searches.push(tokio::spawn(task).abort_handle());
             }
             Request::CancelSearch => searches.drain(..).for_each(|h| h.abort()),
@@ -575,7 +590,9 @@ async fn duplicates(mut client: Client, out: Out, generation: u64) {
                 None => {}
             },
             Ok(None) => {
-                send(DupesEvent::Done(Err("the daemon ended the answer early".into())));
+                send(DupesEvent::Done(Err(
+                    "the daemon ended the answer early".into()
+                )));
                 return;
             }
             Err(s) => {
@@ -646,7 +663,10 @@ mod tests {
             r#type: pb::EntryType::File as i32,
             ..Default::default()
         });
-        assert_eq!((r.name.as_str(), r.folder.as_str()), ("w2.pdf", "/home/a/Taxes"));
+        assert_eq!(
+            (r.name.as_str(), r.folder.as_str()),
+            ("w2.pdf", "/home/a/Taxes")
+        );
         assert_eq!(r.kind, RowKind::Document);
         let top = Row::from_entry(pb::Entry {
             path: b"/etc".to_vec(),

@@ -25,15 +25,23 @@ pub struct BenchPlan {
 #[derive(Debug)]
 enum Phase {
     /// Until the daemon is ready and the query box has had a frame.
-    Warmup { frames: u32 },
+    Warmup {
+        frames: u32,
+    },
     Typing {
         query: usize,
         chars: usize,
         /// Keystroke sent, waiting for its rows (latencies count, when sent).
         waiting: Option<(usize, Instant)>,
     },
-    ScrollStart { at: Instant },
-    Scrolling { frame: usize, offset: f32, last: Instant },
+    ScrollStart {
+        at: Instant,
+    },
+    Scrolling {
+        frame: usize,
+        offset: f32,
+        last: Instant,
+    },
     Done,
 }
 
@@ -76,7 +84,12 @@ impl Bench {
 
     /// Before the app draws a frame: inject this frame's input. Returns
     /// false once done (the window should close).
-    pub fn before_frame(&mut self, app: &mut App, ctx: &egui::Context, last_cpu: Option<f32>) -> bool {
+    pub fn before_frame(
+        &mut self,
+        app: &mut App,
+        ctx: &egui::Context,
+        last_cpu: Option<f32>,
+    ) -> bool {
         if self.first_frame.is_none() {
             self.first_frame = Some(self.started.elapsed());
         }
@@ -101,14 +114,21 @@ impl Bench {
                 waiting,
             } => {
                 if let Some((before, at)) = *waiting {
-                    let answered = app.search.latencies.len() > before || app.search.error.is_some();
+                    let answered =
+                        app.search.latencies.len() > before || app.search.error.is_some();
                     if answered {
-                        if let Some(d) = app.search.latencies.last().filter(|_| app.search.latencies.len() > before) {
+                        if let Some(d) = app
+                            .search
+                            .latencies
+                            .last()
+                            .filter(|_| app.search.latencies.len() > before)
+                        {
                             self.keystrokes.push(d.as_secs_f64() * 1e3);
                         }
                         *waiting = None;
                     } else if at.elapsed() > Duration::from_secs(10) {
-                        self.errors.push(format!("no rows 10 s after typing {:?}", app.search.query));
+                        self.errors
+                            .push(format!("no rows 10 s after typing {:?}", app.search.query));
                         *waiting = None;
                     } else {
                         return true;
@@ -146,7 +166,8 @@ impl Bench {
                         last: Instant::now(),
                     };
                 } else if at.elapsed() > Duration::from_secs(30) {
-                    self.errors.push("the scroll query did not answer in 30 s".into());
+                    self.errors
+                        .push("the scroll query did not answer in 30 s".into());
                     self.phase = Phase::Done;
                 }
             }

@@ -397,10 +397,7 @@ impl SearchModel {
         if toggle {
             if let Some(at) = self.selection.iter().position(|p| *p == path) {
                 self.selection.remove(at);
-                self.cursor = self
-                    .selection
-                    .last()
-                    .and_then(|p| self.results.index_of(p));
+                self.cursor = self.selection.last().and_then(|p| self.results.index_of(p));
                 return;
             }
         } else {
@@ -532,7 +529,10 @@ mod tests {
         // for, at most MAX_PAGE_REQUESTS at once, visible first.
         let reqs = m.visible_rows(Some((500_000, 500_030)));
         let offsets: Vec<u64> = reqs.iter().map(|r| search_of(r).1).collect();
-        assert_eq!(offsets, [500_000 / PAGE * PAGE, 500_000 / PAGE * PAGE - PAGE]);
+        assert_eq!(
+            offsets,
+            [500_000 / PAGE * PAGE, 500_000 / PAGE * PAGE - PAGE]
+        );
         assert!(reqs.iter().all(|r| !search_of(r).3));
         // Page 0 is far away now: dropped.
         assert_eq!(m.results.rows_held(), 0);

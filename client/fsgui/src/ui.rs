@@ -61,7 +61,7 @@ fn icon(kind: RowKind) -> &'static str {
         RowKind::Archive => "📦",
         RowKind::Code => "🖹",
         RowKind::Document => "🗐",
-        RowKind::Text => "🗒",
+        RowKind::Text => "📄",
         RowKind::File => "🗋",
     }
 }
@@ -129,7 +129,8 @@ impl App {
                 i.consume_key(Modifiers::NONE, Key::Escape),
             )
         });
-        let delta = i64::from(down) - i64::from(up) + page * (i64::from(pg_down) - i64::from(pg_up));
+        let delta =
+            i64::from(down) - i64::from(up) + page * (i64::from(pg_down) - i64::from(pg_up));
         if delta != 0 {
             self.search.move_cursor(delta);
         }
@@ -292,13 +293,21 @@ impl App {
         let mut open: Option<u64> = None;
         let mut menu: Option<(u64, Action)> = None;
         let mut sort_click: Option<SortKey> = None;
-        let (sort, reverse) = (self.search.results.params.sort, self.search.results.params.reverse);
+        let (sort, reverse) = (
+            self.search.results.params.sort,
+            self.search.results.params.reverse,
+        );
         let mut table = TableBuilder::new(ui)
             .id_salt(("fsgui-results", self.search.results.epoch))
             .striped(true)
             .sense(Sense::click())
             .cell_layout(Layout::left_to_right(Align::Center))
-            .column(Column::initial(280.0).at_least(80.0).resizable(true).clip(true))
+            .column(
+                Column::initial(280.0)
+                    .at_least(80.0)
+                    .resizable(true)
+                    .clip(true),
+            )
             .column(Column::remainder().at_least(80.0).clip(true))
             .column(Column::initial(90.0).at_least(50.0).resizable(true))
             .column(Column::initial(130.0).at_least(60.0))
@@ -402,9 +411,12 @@ impl App {
             self.act(&ctx, Action::Open, paths);
         }
         if let Some((i, action)) = menu {
-            if !self.search.selection.iter().any(|p| {
-                self.search.results.row(i).is_some_and(|r| r.path == *p)
-            }) {
+            if !self
+                .search
+                .selection
+                .iter()
+                .any(|p| self.search.results.row(i).is_some_and(|r| r.path == *p))
+            {
                 self.search.click(i, false);
             }
             let paths = match action {
@@ -438,7 +450,12 @@ impl App {
                 }
                 (_, Some(s)) => {
                     if s.state == "ready" {
-                        ui.colored_label(Color32::from_rgb(60, 170, 90), "●");
+                        let (dot, _) = ui.allocate_exact_size(vec2(10.0, 10.0), Sense::hover());
+                        ui.painter().circle_filled(
+                            dot.center(),
+                            4.0,
+                            Color32::from_rgb(60, 170, 90),
+                        );
                         ui.label("ready");
                     } else {
                         ui.spinner();
@@ -497,7 +514,9 @@ impl App {
                 .add_enabled(crumbs.len() > 1, egui::Button::new("⬆ Up"))
                 .clicked()
             {
-                go = crumbs.get(crumbs.len().wrapping_sub(2)).map(|c| c.1.clone());
+                go = crumbs
+                    .get(crumbs.len().wrapping_sub(2))
+                    .map(|c| c.1.clone());
             }
             for (i, (label, path)) in crumbs.iter().enumerate() {
                 if i > 0 {
@@ -597,7 +616,8 @@ impl App {
                             ui.label(icon(c.kind));
                             let name = ui.add(Label::new(&c.name).sense(Sense::click()).truncate());
                             if c.incomplete {
-                                ui.label("⚠").on_hover_text("incomplete: a folder could not be read");
+                                ui.label("⚠")
+                                    .on_hover_text("incomplete: a folder could not be read");
                             }
                             bar.union(name)
                         });
@@ -646,18 +666,21 @@ impl App {
         }
         if let Some(p) = &self.dupes.progress {
             let (text, done) = match p.stage.as_str() {
-                "partial" => ("hashing heads and tails", p.files_done as f32 / p.files_total.max(1) as f32),
+                "partial" => (
+                    "hashing heads and tails",
+                    p.files_done as f32 / p.files_total.max(1) as f32,
+                ),
                 "full" => (
                     "hashing contents",
                     p.bytes_done as f32 / p.bytes_total.max(1) as f32,
                 ),
                 _ => ("grouping by size", 0.0),
             };
-            ui.add(
-                egui::ProgressBar::new(done)
-                    .show_percentage()
-                    .text(format!("{text}: {} of {} files", count(p.files_done), count(p.files_total))),
-            );
+            ui.add(egui::ProgressBar::new(done).show_percentage().text(format!(
+                "{text}: {} of {} files",
+                count(p.files_done),
+                count(p.files_total)
+            )));
         } else if self.dupes.running {
             ui.horizontal(|ui| {
                 ui.spinner();
@@ -713,10 +736,16 @@ impl App {
                                 size(group.reclaimable_bytes)
                             );
                             ui.horizontal(|ui| {
-                                let sign = if open { "⊟" } else { "⊞" };
+                                let sign = if open { "⏷" } else { "⏵" };
                                 let a = ui.add(Label::new(sign).sense(Sense::click()));
-                                let b = ui.add(Label::new(RichText::new(header).strong()).sense(Sense::click()));
-                                ui.weak(format!("blake3:{}", &group.hash[..group.hash.len().min(16)]));
+                                let b = ui.add(
+                                    Label::new(RichText::new(header).strong())
+                                        .sense(Sense::click()),
+                                );
+                                ui.weak(format!(
+                                    "blake3:{}",
+                                    &group.hash[..group.hash.len().min(16)]
+                                ));
                                 if a.clicked() || b.clicked() {
                                     toggle = Some(g);
                                 }
@@ -751,13 +780,14 @@ impl App {
                                     }
                                 });
                                 if paths.len() > 1 {
-                                    ui.weak(format!("+{} hard links", paths.len() - 1)).on_hover_text(
-                                        paths[1..]
-                                            .iter()
-                                            .map(|p| String::from_utf8_lossy(p).into_owned())
-                                            .collect::<Vec<_>>()
-                                            .join("\n"),
-                                    );
+                                    ui.weak(format!("+{} hard links", paths.len() - 1))
+                                        .on_hover_text(
+                                            paths[1..]
+                                                .iter()
+                                                .map(|p| String::from_utf8_lossy(p).into_owned())
+                                                .collect::<Vec<_>>()
+                                                .join("\n"),
+                                        );
                                 }
                             });
                         }
@@ -830,8 +860,31 @@ fn treemap(ui: &mut Ui, children: &[Usage], dark: bool) -> Option<Usage> {
     None
 }
 
+/// Every symbol the window draws, for the glyph test.
+#[cfg(test)]
+const SYMBOLS: &[&str] = &[
+    "…", "›", "·", "×", "⏷", "⏵", "★", "☆", "⚙", "⚠", "⟳", "⬆", "⬇", "🎞", "🎵", "📁", "📦", "🔍",
+    "🔗", "🕘", "🖴", "🖹", "🖼", "🗋", "🗐", "📄",
+];
+
 #[cfg(test)]
 mod tests {
+    /// egui 0.37 has no system font fallback here: a symbol missing from
+    /// the bundled fonts would be drawn as a box.
+    #[test]
+    fn every_symbol_has_a_glyph() {
+        let ctx = egui::Context::default();
+        ctx.set_missing_glyph_policy(egui::MissingGlyphPolicy::Panic);
+        for _ in 0..2 {
+            let mut out = ctx.run_ui(egui::RawInput::default(), |ui| {
+                for s in super::SYMBOLS {
+                    ui.label(*s);
+                }
+            });
+            out.textures_delta.clear();
+        }
+    }
+
     #[test]
     fn counts_have_separators() {
         assert_eq!(super::count(0), "0");

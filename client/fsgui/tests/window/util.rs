@@ -66,8 +66,7 @@ impl Instance {
         eventually(Duration::from_secs(60), "daemon ready", || {
             let out = inst.fsctl(&["status", "--json"]);
             out.status.success()
-                && serde_json::from_slice::<Value>(&out.stdout)
-                    .is_ok_and(|v| v["state"] == "ready")
+                && serde_json::from_slice::<Value>(&out.stdout).is_ok_and(|v| v["state"] == "ready")
         });
         inst
     }
@@ -190,6 +189,10 @@ pub fn sample_tree(root: &Path) {
         write(root, rel, content);
     }
     for i in 0..40 {
-        write(root, &format!("many/file-{i:03}.txt"), format!("{i}").as_bytes());
+        write(
+            root,
+            &format!("many/file-{i:03}.txt"),
+            format!("{i}").as_bytes(),
+        );
     }
 }

@@ -54,6 +54,10 @@ fn the_real_window_under_xvfb_takes_keys_and_screenshots() {
         // Not a blank frame: many distinct colours (text, icons, bars).
         let distinct: std::collections::HashSet<[u8; 4]> =
             img.pixels().step_by(7).map(|p| p.0).collect();
-        assert!(distinct.len() > 20, "{shot} looks blank ({} colours)", distinct.len());
+        assert!(
+            distinct.len() > 20,
+            "{shot} looks blank ({} colours)",
+            distinct.len()
+        );
     }
 }
