@@ -447,7 +447,7 @@ impl SearchModel {
     }
 
     pub fn is_selected(&self, row: &Row) -> bool {
-        self.selection.iter().any(|p| *p == row.path)
+        self.selection.contains(&row.path)
     }
 
     /// The generation a test or the screenshot mode waits for.
