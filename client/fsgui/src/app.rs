@@ -206,7 +206,9 @@ impl App {
                 message,
             } => self.search.apply_error(generation, &message),
             Reply::Status(Ok(s)) => {
-                let was_scanning = self.status.as_ref().is_none_or(|o| o.state != "ready");
+                // Only a scan seen ending replaced the index under the rows
+                // (a first status that is already ready changes nothing).
+                let was_scanning = self.status.as_ref().is_some_and(|o| o.state != "ready");
                 let ready = s.state == "ready";
                 self.status = Some(s);
                 self.connection = Some(Ok(()));
@@ -443,8 +445,8 @@ mod tests {
             }],
             ..StatusInfo::default()
         })));
-        // Ready after "unknown": the search is refreshed (once its first
-        // answer is in); du is not asked for until shown.
+        // Already ready at the first status: nothing to refresh; du is not
+        // asked for until shown.
         assert!(
             a.outbox
                 .iter()
@@ -468,6 +470,38 @@ mod tests {
         a.outbox.clear();
         a.apply(Reply::Changed { events: 3 });
         assert!(matches!(a.outbox[..], [Request::DiskUsage { .. }]));
+    }
+
+    fn status(state: &str) -> Reply {
+        Reply::Status(Ok(StatusInfo {
+            state: state.into(),
+            ..StatusInfo::default()
+        }))
+    }
+
+    #[test]
+    fn a_scan_seen_ending_refreshes_the_list_a_first_ready_status_does_not() {
+        let mut a = app();
+        let Request::Search { generation, .. } = a.outbox[0].clone() else {
+            panic!()
+        };
+        a.apply(Reply::Rows {
+            generation,
+            offset: 0,
+            total: 1,
+            elapsed_us: 1,
+            rows: Vec::new(),
+        });
+        a.outbox.clear();
+        a.apply(status("ready"));
+        a.show(View::Duplicates);
+        a.outbox.clear();
+        a.apply(status("ready"));
+        assert!(a.outbox.is_empty() && !a.dupes_stale);
+        a.apply(status("scanning"));
+        a.apply(status("ready"));
+        assert!(matches!(a.outbox[..], [Request::Search { new: true, .. }]));
+        assert!(a.dupes_stale);
     }
 
     #[test]
