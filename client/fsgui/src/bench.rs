@@ -42,6 +42,12 @@ enum Phase {
         offset: f32,
         last: Instant,
     },
+    /// Jumps across the result (as dragging the scroll bar does): time
+    /// until every visible row is loaded and painted.
+    Jumping {
+        jump: usize,
+        at: Option<Instant>,
+    },
     Done,
 }
 
@@ -60,8 +66,12 @@ pub struct Bench {
     rss_after_scroll: u64,
     peak_rss: u64,
     max_rows_held: usize,
+    jumps: Vec<f64>,
     errors: Vec<String>,
 }
+
+/// Jumps made after scrolling.
+const JUMPS: usize = 10;
 
 impl Bench {
     pub fn new(plan: BenchPlan, started: Instant) -> Bench {
@@ -78,6 +88,7 @@ impl Bench {
             rss_after_scroll: 0,
             peak_rss: 0,
             max_rows_held: 0,
+            jumps: Vec::new(),
             errors: Vec::new(),
         }
     }
@@ -196,6 +207,35 @@ impl Bench {
                     let (rss, peak) = rss();
                     self.rss_after_scroll = rss;
                     self.peak_rss = peak;
+                    self.phase = Phase::Jumping { jump: 0, at: None };
+                }
+            }
+            Phase::Jumping { jump, at } => {
+                match *at {
+                    None => {
+                        // Spread over the result, far from the previous spot.
+                        let k = (*jump * 7 % JUMPS) as f32 + 0.5;
+                        let rows = self.scroll_total as f32 * k / JUMPS as f32;
+                        app.search.scroll_offset = Some(rows * crate::ui::ROW_HEIGHT);
+                        *at = Some(Instant::now());
+                    }
+                    Some(t) => {
+                        let loaded = app.search.visible().is_some_and(|(a, b)| {
+                            a > 0 && (a..=b).all(|i| app.search.results.row(i).is_some())
+                        });
+                        if loaded {
+                            self.jumps.push(t.elapsed().as_secs_f64() * 1e3);
+                            *jump += 1;
+                            *at = None;
+                        } else if t.elapsed() > Duration::from_secs(10) {
+                            self.errors
+                                .push("a jump's rows did not load in 10 s".into());
+                            *jump += 1;
+                            *at = None;
+                        }
+                    }
+                }
+                if *jump >= JUMPS {
                     self.phase = Phase::Done;
                 }
             }
@@ -220,6 +260,7 @@ impl Bench {
                 "\"frame_cpu_ms_p50\":{:.2},\"frame_cpu_ms_p99\":{:.2},\"frame_cpu_ms_max\":{:.2},",
                 "\"frame_interval_ms_p50\":{:.2},\"frame_interval_ms_p99\":{:.2},",
                 "\"frames_with_rows_loading\":{},\"max_rows_held\":{},",
+                "\"jumps\":{},\"jump_to_rows_ms_p50\":{:.1},\"jump_to_rows_ms_max\":{:.1},",
                 "\"rss_bytes\":{},\"peak_rss_bytes\":{},\"errors\":{:?}}}\n"
             ),
             ms(self.first_frame),
@@ -237,6 +278,9 @@ impl Bench {
             percentile(&self.frame_wall, 99.0),
             self.frames_with_gaps,
             self.max_rows_held,
+            self.jumps.len(),
+            percentile(&self.jumps, 50.0),
+            percentile(&self.jumps, 100.0),
             self.rss_after_scroll,
             self.peak_rss,
             self.errors,
