@@ -379,22 +379,23 @@ impl pb::index_server::Index for IndexService {
             pb::SortOrder::Mtime => Sort::Mtime,
         };
         let limit = usize::try_from(req.limit).unwrap_or(usize::MAX);
+        let offset = usize::try_from(req.offset).unwrap_or(usize::MAX);
         if req.sync {
             let engine = self.engine.clone();
             blocking(move || engine.sync(Duration::from_secs(10))).await?;
         }
         let snapshot = self.engine.snapshot();
         let rules = self.engine.rules();
-        let (total, found) = blocking(move || {
+        let (total, found, elapsed) = blocking(move || {
             let t = Instant::now();
             let snap = snapshot.read().unwrap_or_else(|e| e.into_inner());
             let out = match view {
-                None => snap.search(&query, sort, limit, reverse),
+                None => snap.search_page(&query, sort, offset, limit, reverse, &mut |_| true),
                 Some(mut view) => {
                     // Visibility is a property of the parent folder: learn
                     // it once per folder.
                     let mut folders: std::collections::HashMap<u32, bool> = Default::default();
-                    snap.search_where(&query, sort, limit, reverse, &mut |i| match snap
+                    snap.search_page(&query, sort, offset, limit, reverse, &mut |i| match snap
                         .entry_parent(i)
                     {
                         Some(p) => *folders
@@ -404,8 +405,9 @@ impl pb::index_server::Index for IndexService {
                     })
                 }
             };
-            tracing::debug!(us = t.elapsed().as_micros() as u64, total = out.0, "search");
-            Ok(out)
+            let us = t.elapsed().as_micros() as u64;
+            tracing::debug!(us, total = out.0, "search");
+            Ok((out.0, out.1, us))
         })
         .await?;
         let total = total as u64;
@@ -414,6 +416,7 @@ impl pb::index_server::Index for IndexService {
             .chunks(1024)
             .map(|c| pb::SearchResponse {
                 total,
+                elapsed_us: elapsed,
                 entries: c
                     .iter()
                     .map(|f| pb::Entry {
@@ -432,6 +435,7 @@ impl pb::index_server::Index for IndexService {
             chunks.push(pb::SearchResponse {
                 total,
                 entries: Vec::new(),
+                elapsed_us: elapsed,
             });
         }
         Ok(Response::new(Box::pin(tokio_stream::iter(

@@ -109,6 +109,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
             sort: sort as i32,
             sync: a.sync,
             reverse: a.reverse,
+            offset: 0,
         })
         .await?
         .into_inner();

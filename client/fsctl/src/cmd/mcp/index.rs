@@ -142,8 +142,8 @@ impl Ctx {
     }
 
     /// Runs a search; returns the total and the entries from `offset`,
-    /// at most `limit` of them (0: all). The daemon has no offset, so the
-    /// first `offset` results are streamed and skipped.
+    /// at most `limit` of them (0: all). The daemon skips the first
+    /// `offset` (its orders are total, so pages fit together).
     pub async fn search(
         &self,
         query: String,
@@ -163,25 +163,20 @@ impl Ctx {
         let mut stream = c
             .search(pb::SearchRequest {
                 query: query.clone(),
-                limit: if limit == 0 { 0 } else { offset + limit },
+                limit,
                 sort: sort as i32,
                 sync: false,
                 reverse: false,
+                offset,
             })
             .await
             .map_err(fail)?
             .into_inner();
         let mut total = 0;
-        let mut seen = 0u64;
         let mut out = Vec::new();
         while let Some(chunk) = stream.message().await.map_err(fail)? {
             total = chunk.total;
-            for e in chunk.entries {
-                if seen >= offset {
-                    out.push(e);
-                }
-                seen += 1;
-            }
+            out.extend(chunk.entries);
         }
         Ok((total, out))
     }

@@ -1,0 +1,519 @@
+//! The window's state: the three views' models, the daemon's status, the
+//! settings, and the glue that sends requests and applies replies. The
+//! drawing lives in [`crate::ui`]; [`App::ui`] is the one entry point both
+//! eframe and the kittest harness call.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fsindex_client::Target;
+
+use crate::backend::{Backend, Reply, Request, StatusInfo, Wake};
+use crate::du::DuModel;
+use crate::dupes::DupesModel;
+use crate::search::SearchModel;
+use crate::settings::Settings;
+
+/// The three views.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum View {
+    #[default]
+    Search,
+    DiskUsage,
+    Duplicates,
+}
+
+/// What can be done with a result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// With the default application.
+    Open,
+    /// In the file manager, with the file selected.
+    Reveal,
+    CopyPath,
+    CopyName,
+    /// Every selected path, one per line.
+    CopyList,
+}
+
+/// How the window starts.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub target: Target,
+    /// Start fsindexd when none listens (as fsctl does).
+    pub spawn: bool,
+    /// The query typed in at start.
+    pub query: Option<String>,
+    pub view: View,
+    /// Where history and saved searches live (`None`: not kept).
+    pub settings_path: Option<PathBuf>,
+    /// Record open/reveal instead of asking the desktop (tests).
+    pub dry_run: bool,
+}
+
+impl Options {
+    /// The instance's socket, spawning the daemon, settings in the config dir.
+    pub fn for_socket(socket: PathBuf) -> Options {
+        Options {
+            target: Target::Socket(socket),
+            spawn: true,
+            query: None,
+            view: View::Search,
+            settings_path: Some(Settings::default_path()),
+            dry_run: false,
+        }
+    }
+}
+
+/// A short message in the status bar (an action's result or failure).
+#[derive(Clone, Debug)]
+pub struct Notice {
+    pub text: String,
+    pub at: Instant,
+}
+
+pub struct App {
+    pub search: SearchModel,
+    pub du: DuModel,
+    pub dupes: DupesModel,
+    pub view: View,
+    pub status: Option<StatusInfo>,
+    pub connection: Option<Result<(), String>>,
+    pub settings: Settings,
+    settings_path: Option<PathBuf>,
+    backend: Option<Backend>,
+    /// Requests made without a backend (unit tests read them).
+    pub outbox: Vec<Request>,
+    /// Actions done, newest last (what dry-run mode records).
+    pub actions: Vec<(Action, Vec<Vec<u8>>)>,
+    dry_run: bool,
+    /// Set by helper threads (open, reveal) when they fail.
+    notices: Arc<Mutex<Vec<String>>>,
+    pub notice: Option<Notice>,
+    /// Give the query box the focus (and select its text) next frame.
+    pub(crate) focus_query: bool,
+    pub(crate) select_query: bool,
+    /// Changes seen while the disk-usage view was hidden.
+    du_stale: bool,
+    /// Changes since the last duplicate search.
+    pub dupes_stale: bool,
+    pub(crate) expanded_groups: std::collections::BTreeSet<usize>,
+    pub frames: u64,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App").field("view", &self.view).finish()
+    }
+}
+
+impl App {
+    /// Starts the backend; `wake` repaints the window.
+    pub fn start(options: Options, wake: Wake) -> std::io::Result<App> {
+        let backend = Backend::start(options.target.clone(), options.spawn, wake)?;
+        let mut app = App::without_backend(options);
+        app.backend = Some(backend);
+        let pending = std::mem::take(&mut app.outbox);
+        app.send(pending);
+        Ok(app)
+    }
+
+    /// Starts with an egui context to wake.
+    pub fn start_with(options: Options, ctx: &egui::Context) -> std::io::Result<App> {
+        let ctx = ctx.clone();
+        App::start(options, Arc::new(move || ctx.request_repaint()))
+    }
+
+    /// An app whose requests go to [`App::outbox`] (reducer tests).
+    pub fn without_backend(options: Options) -> App {
+        let settings = options
+            .settings_path
+            .as_deref()
+            .map(Settings::load)
+            .unwrap_or_default();
+        let mut app = App {
+            search: SearchModel::default(),
+            du: DuModel::default(),
+            dupes: DupesModel::default(),
+            view: options.view,
+            status: None,
+            connection: None,
+            settings,
+            settings_path: options.settings_path,
+            backend: None,
+            outbox: Vec::new(),
+            actions: Vec::new(),
+            dry_run: options.dry_run,
+            notices: Arc::default(),
+            notice: None,
+            focus_query: true,
+            select_query: false,
+            du_stale: false,
+            dupes_stale: false,
+            expanded_groups: Default::default(),
+            frames: 0,
+        };
+        if let Some(q) = options.query {
+            let r = app.search.set_query(&q);
+            app.send(r);
+        }
+        app
+    }
+
+    pub(crate) fn send(&mut self, requests: Vec<Request>) {
+        for r in requests {
+            match &self.backend {
+                Some(b) => b.send(r),
+                None => self.outbox.push(r),
+            }
+        }
+    }
+
+    /// Applies every reply that arrived since the last frame.
+    pub fn pump(&mut self) {
+        while let Some(reply) = self.backend.as_ref().and_then(Backend::try_recv) {
+            self.apply(reply);
+        }
+        let failed: Vec<String> = self
+            .notices
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default();
+        for text in failed {
+            self.say(text);
+        }
+    }
+
+    /// One reply: the reducers of every view.
+    pub fn apply(&mut self, reply: Reply) {
+        match reply {
+            Reply::Connection(r) => self.connection = Some(r),
+            Reply::Rows {
+                generation,
+                offset,
+                total,
+                elapsed_us,
+                rows,
+            } => {
+                let r = self
+                    .search
+                    .apply_rows(generation, offset, total, elapsed_us, rows);
+                self.send(r);
+            }
+            Reply::SearchFailed {
+                generation,
+                message,
+            } => self.search.apply_error(generation, &message),
+            Reply::Status(Ok(s)) => {
+                // Only a scan seen ending replaced the index under the rows
+                // (a first status that is already ready changes nothing).
+                let was_scanning = self.status.as_ref().is_some_and(|o| o.state != "ready");
+                let ready = s.state == "ready";
+                self.status = Some(s);
+                self.connection = Some(Ok(()));
+                if was_scanning && ready {
+                    // A finished scan replaced the index wholesale.
+                    self.changed();
+                }
+                self.open_du_root();
+            }
+            Reply::Status(Err(e)) => self.connection = Some(Err(e)),
+            Reply::DiskUsage { generation, answer } => self.du.apply(generation, answer),
+            Reply::Dupes { generation, event } => self.dupes.apply(generation, event),
+            Reply::Changed { .. } => self.changed(),
+        }
+    }
+
+    /// The index changed: the list follows; the other views refresh when shown.
+    fn changed(&mut self) {
+        let r = self.search.refresh();
+        self.send(r);
+        self.du_stale = true;
+        if self.dupes.started() {
+            self.dupes_stale = true;
+        }
+        if self.view == View::DiskUsage {
+            self.refresh_du();
+        }
+    }
+
+    fn refresh_du(&mut self) {
+        if self.du_stale && !self.du.loading {
+            self.du_stale = false;
+            let r = self.du.reload();
+            self.send(r);
+        }
+    }
+
+    /// The disk-usage view starts at the first root once the roots are known.
+    fn open_du_root(&mut self) {
+        if self.du.path.is_some() || self.view != View::DiskUsage {
+            return;
+        }
+        let Some(root) = self
+            .status
+            .as_ref()
+            .and_then(|s| s.roots.first())
+            .map(|r| r.path.clone())
+        else {
+            return;
+        };
+        let r = self.du.open(&root, &root);
+        self.du_stale = false;
+        self.send(r);
+    }
+
+    /// Switches views, starting what the new one needs.
+    pub fn show(&mut self, view: View) {
+        self.view = view;
+        match view {
+            View::Search => self.focus_query = true,
+            View::DiskUsage => {
+                self.open_du_root();
+                self.refresh_du();
+            }
+            View::Duplicates => {
+                if !self.dupes.started() {
+                    let r = self.dupes.start();
+                    self.send(r);
+                }
+            }
+        }
+    }
+
+    /// The query box changed.
+    pub fn type_query(&mut self, query: &str) {
+        let r = self.search.set_query(query);
+        self.send(r);
+    }
+
+    pub(crate) fn say(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            at: Instant::now(),
+        });
+    }
+
+    /// Adds the current query to the history (after it was acted on).
+    pub fn remember_query(&mut self) {
+        let q = self.search.query.clone();
+        if self.settings.remember(&q) {
+            self.save_settings();
+        }
+    }
+
+    pub fn toggle_saved(&mut self) {
+        let q = self.search.query.clone();
+        let saved = self.settings.toggle_saved(&q);
+        self.save_settings();
+        self.say(if saved {
+            format!("saved search “{}”", q.trim())
+        } else {
+            format!("removed “{}” from the saved searches", q.trim())
+        });
+    }
+
+    fn save_settings(&mut self) {
+        if let Some(p) = &self.settings_path
+            && let Err(e) = self.settings.save(p)
+        {
+            let msg = format!("cannot save {}: {e}", p.display());
+            self.say(msg);
+        }
+    }
+
+    /// Does `action` on `paths`; copying needs the egui context.
+    pub fn act(&mut self, ctx: &egui::Context, action: Action, paths: Vec<Vec<u8>>) {
+        if paths.is_empty() {
+            return;
+        }
+        self.actions.push((action, paths.clone()));
+        self.remember_query();
+        let lossy = |p: &[u8]| String::from_utf8_lossy(p).into_owned();
+        match action {
+            Action::CopyPath | Action::CopyList => {
+                let text: Vec<String> = paths.iter().map(|p| lossy(p)).collect();
+                ctx.copy_text(text.join("\n"));
+                self.say(match paths.len() {
+                    1 => "copied the path".to_owned(),
+                    n => format!("copied {n} paths"),
+                });
+            }
+            Action::CopyName => {
+                let names: Vec<String> = paths
+                    .iter()
+                    .map(|p| {
+                        let at = p.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+                        lossy(&p[at..])
+                    })
+                    .collect();
+                ctx.copy_text(names.join("\n"));
+                self.say("copied the name");
+            }
+            Action::Open | Action::Reveal => {
+                if self.dry_run {
+                    return;
+                }
+                let notices = self.notices.clone();
+                // The desktop may take a while (D-Bus, a cold file manager):
+                // never on the UI thread.
+                std::thread::spawn(move || {
+                    for p in paths {
+                        let path = os_path(&p);
+                        let r = match action {
+                            Action::Open => opener::open(&path),
+                            _ => opener::reveal(&path),
+                        };
+                        if let Err(e) = r
+                            && let Ok(mut n) = notices.lock()
+                        {
+                            n.push(format!("{}: {e}", path.display()));
+                        }
+                    }
+                });
+            }
+        }
+    }
+
+    /// True when the view shown has everything it asked for (the
+    /// screenshot mode and tests wait for this).
+    pub fn settled(&self) -> bool {
+        match self.view {
+            View::Search => {
+                !self.search.loading()
+                    && (self.search.query.trim().is_empty()
+                        || self.search.error.is_some()
+                        || self.search.results.generation == self.search.generation())
+            }
+            View::DiskUsage => self.du.answer.is_some() && !self.du.loading,
+            View::Duplicates => self.dupes.started() && !self.dupes.running,
+        }
+    }
+
+    /// Drops a notice after a few seconds.
+    pub(crate) fn expire_notice(&mut self) {
+        if self
+            .notice
+            .as_ref()
+            .is_some_and(|n| n.at.elapsed() > Duration::from_secs(6))
+        {
+            self.notice = None;
+        }
+    }
+}
+
+/// A byte-exact path as the OS takes it.
+pub fn os_path(p: &[u8]) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        PathBuf::from(std::ffi::OsStr::from_bytes(p))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(p).into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{DuAnswer, RootInfo};
+
+    fn app() -> App {
+        App::without_backend(Options {
+            target: Target::Socket("/nonexistent".into()),
+            spawn: false,
+            query: Some("tax".into()),
+            view: View::Search,
+            settings_path: None,
+            dry_run: true,
+        })
+    }
+
+    #[test]
+    fn the_start_query_is_asked_for_and_du_opens_at_the_first_root() {
+        let mut a = app();
+        assert!(matches!(&a.outbox[0], Request::Search { params, .. } if params.query == "tax"));
+        a.outbox.clear();
+        a.apply(Reply::Status(Ok(StatusInfo {
+            state: "ready".into(),
+            roots: vec![RootInfo {
+                path: b"/data".to_vec(),
+                ..RootInfo::default()
+            }],
+            ..StatusInfo::default()
+        })));
+        // Already ready at the first status: nothing to refresh; du is not
+        // asked for until shown.
+        assert!(
+            a.outbox
+                .iter()
+                .all(|r| !matches!(r, Request::DiskUsage { .. }))
+        );
+        a.show(View::DiskUsage);
+        assert!(
+            a.outbox
+                .iter()
+                .any(|r| matches!(r, Request::DiskUsage { path, .. } if path == b"/data"))
+        );
+        let Some(Request::DiskUsage { generation, .. }) = a.outbox.last().cloned() else {
+            panic!()
+        };
+        a.apply(Reply::DiskUsage {
+            generation,
+            answer: Ok(DuAnswer::default()),
+        });
+        assert!(a.settled());
+        // A change while shown asks again.
+        a.outbox.clear();
+        a.apply(Reply::Changed { events: 3 });
+        assert!(matches!(a.outbox[..], [Request::DiskUsage { .. }]));
+    }
+
+    fn status(state: &str) -> Reply {
+        Reply::Status(Ok(StatusInfo {
+            state: state.into(),
+            ..StatusInfo::default()
+        }))
+    }
+
+    #[test]
+    fn a_scan_seen_ending_refreshes_the_list_a_first_ready_status_does_not() {
+        let mut a = app();
+        let Request::Search { generation, .. } = a.outbox[0].clone() else {
+            panic!()
+        };
+        a.apply(Reply::Rows {
+            generation,
+            offset: 0,
+            total: 1,
+            elapsed_us: 1,
+            rows: Vec::new(),
+        });
+        a.outbox.clear();
+        a.apply(status("ready"));
+        a.show(View::Duplicates);
+        a.outbox.clear();
+        a.apply(status("ready"));
+        assert!(a.outbox.is_empty() && !a.dupes_stale);
+        a.apply(status("scanning"));
+        a.apply(status("ready"));
+        assert!(matches!(a.outbox[..], [Request::Search { new: true, .. }]));
+        assert!(a.dupes_stale);
+    }
+
+    #[test]
+    fn dupes_start_when_first_shown_and_go_stale_on_changes() {
+        let mut a = app();
+        a.outbox.clear();
+        a.show(View::Duplicates);
+        assert!(matches!(a.outbox[..], [Request::Duplicates { .. }]));
+        a.show(View::Search);
+        a.show(View::Duplicates);
+        assert_eq!(a.outbox.len(), 1, "not run again by switching views");
+        a.apply(Reply::Changed { events: 1 });
+        assert!(a.dupes_stale);
+    }
+}

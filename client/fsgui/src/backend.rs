@@ -1,0 +1,692 @@
+//! The gRPC side of the window: a tokio runtime on its own thread that
+//! talks to the daemon through `fsindex-client`, and the plain types the UI
+//! gets back. The UI sends [`Request`]s over a channel and never waits;
+//! every [`Reply`] is followed by a wake-up (egui's `request_repaint`), so
+//! an answer is painted in the next frame.
+//!
+//! What runs here besides the requests: a status poll (every second while
+//! scanning, every few seconds once ready) and a Subscribe stream whose
+//! events are coalesced into [`Reply::Changed`].
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use fsindex_client::{Client, Target};
+use fsindex_proto::v1 as pb;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::task::AbortHandle;
+
+/// Called after every reply: wakes the UI (egui's `request_repaint`).
+pub type Wake = Arc<dyn Fn() + Send + Sync>;
+
+/// Children asked for per disk-usage folder: the bars and the treemap show
+/// this many, the rest is one "N more" line.
+pub const DU_TOP: u32 = 2000;
+/// How long change events are gathered before one refresh is asked for.
+const CHANGE_COALESCE: Duration = Duration::from_millis(100);
+
+/// How the search results are ordered (the daemon sorts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SortKey {
+    #[default]
+    Relevance,
+    Name,
+    Path,
+    Size,
+    Mtime,
+}
+
+impl SortKey {
+    fn proto(self) -> pb::SortOrder {
+        match self {
+            SortKey::Relevance => pb::SortOrder::Relevance,
+            SortKey::Name => pb::SortOrder::Name,
+            SortKey::Path => pb::SortOrder::Path,
+            SortKey::Size => pb::SortOrder::Size,
+            SortKey::Mtime => pb::SortOrder::Mtime,
+        }
+    }
+}
+
+/// One query with its order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SearchParams {
+    pub query: String,
+    pub sort: SortKey,
+    pub reverse: bool,
+}
+
+/// What an entry is, for its icon and its colour in the treemap.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RowKind {
+    Folder,
+    Symlink,
+    /// Sockets, fifos, devices.
+    Special,
+    Image,
+    Audio,
+    Video,
+    Archive,
+    Code,
+    Document,
+    Text,
+    #[default]
+    File,
+}
+
+impl RowKind {
+    fn of(entry_type: i32, name: &str) -> RowKind {
+        match pb::EntryType::try_from(entry_type).unwrap_or_default() {
+            pb::EntryType::Dir => return RowKind::Folder,
+            pb::EntryType::Symlink => return RowKind::Symlink,
+            pb::EntryType::Other => return RowKind::Special,
+            _ => {}
+        }
+        let ext = match name.rsplit_once('.') {
+            Some((stem, ext)) if !stem.is_empty() => ext.to_ascii_lowercase(),
+            _ => return RowKind::File,
+        };
+        match ext.as_str() {
+            "jpg" | "jpeg" | "png" | "gif" | "bmp" | "webp" | "svg" | "tif" | "tiff" | "heic"
+            | "ico" | "raw" | "cr2" | "nef" => RowKind::Image,
+            "mp3" | "flac" | "ogg" | "opus" | "wav" | "m4a" | "aac" | "wma" => RowKind::Audio,
+            "mp4" | "mkv" | "avi" | "mov" | "webm" | "wmv" | "m4v" | "mpg" | "mpeg" => {
+                RowKind::Video
+            }
+            "zip" | "tar" | "gz" | "tgz" | "bz2" | "xz" | "zst" | "7z" | "rar" | "deb" | "rpm"
+            | "iso" | "jar" => RowKind::Archive,
+            "rs" | "c" | "h" | "cpp" | "hpp" | "cc" | "py" | "js" | "ts" | "go" | "java" | "kt"
+            | "rb" | "php" | "sh" | "cs" | "swift" | "toml" | "json" | "yaml" | "yml" | "xml"
+            | "html" | "css" | "sql" => RowKind::Code,
+            "pdf" | "doc" | "docx" | "odt" | "xls" | "xlsx" | "ods" | "ppt" | "pptx" | "odp"
+            | "rtf" | "epub" => RowKind::Document,
+            "txt" | "md" | "log" | "csv" | "ini" | "cfg" | "conf" => RowKind::Text,
+            _ => RowKind::File,
+        }
+    }
+
+    pub fn is_folder(self) -> bool {
+        self == RowKind::Folder
+    }
+}
+
+/// One search result, with its display forms made off the UI thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Absolute path, byte-exact (what open, reveal and copy use).
+    pub path: Vec<u8>,
+    pub name: String,
+    /// The folder holding it, display form.
+    pub folder: String,
+    pub kind: RowKind,
+    pub size: u64,
+    pub mtime_ns: i64,
+    /// Matches a WARN-tier sensitive pattern.
+    pub sensitive: bool,
+}
+
+impl Row {
+    fn from_entry(e: pb::Entry) -> Row {
+        let name = String::from_utf8_lossy(&e.name).into_owned();
+        let folder = match e.path.len().checked_sub(e.name.len() + 1) {
+            Some(0) => "/".to_owned(),
+            Some(n) if e.path.ends_with(&e.name) => String::from_utf8_lossy(&e.path[..n]).into(),
+            _ => String::new(),
+        };
+        Row {
+            kind: RowKind::of(e.r#type, &name),
+            name,
+            folder,
+            path: e.path,
+            size: e.size,
+            mtime_ns: e.mtime_ns,
+            sensitive: e.sensitive,
+        }
+    }
+}
+
+/// Disk usage of one path, as `fsctl du` counts it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub path: Vec<u8>,
+    /// Last component, display form.
+    pub name: String,
+    pub kind: RowKind,
+    /// Allocated bytes (`du -B1`) and apparent bytes (`du -b`).
+    pub bytes: u64,
+    pub apparent_bytes: u64,
+    pub files: u64,
+    pub dirs: u64,
+    pub incomplete: bool,
+}
+
+impl Usage {
+    fn from_proto(u: pb::Usage) -> Usage {
+        let name = {
+            let p = u.path.strip_suffix(b"/").unwrap_or(&u.path);
+            let at = p.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+            String::from_utf8_lossy(&p[at..]).into_owned()
+        };
+        Usage {
+            kind: RowKind::of(u.r#type, &name),
+            name,
+            path: u.path,
+            bytes: u.bytes,
+            apparent_bytes: u.apparent_bytes,
+            files: u.files,
+            dirs: u.dirs,
+            incomplete: u.incomplete,
+        }
+    }
+}
+
+/// One folder's disk usage and its largest children.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DuAnswer {
+    pub total: Usage,
+    /// Largest first (allocated bytes).
+    pub children: Vec<Usage>,
+    /// Children in all, whatever [`DU_TOP`].
+    pub children_total: u64,
+}
+
+/// One group of byte-identical files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DupGroup {
+    pub size: u64,
+    /// BLAKE3, hex.
+    pub hash: String,
+    /// Distinct inodes, each with every path to it (hard links).
+    pub copies: Vec<Vec<Vec<u8>>>,
+    pub reclaimable_bytes: u64,
+    pub reclaimable_allocated_bytes: u64,
+}
+
+/// The end of a duplicate search.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DupSummary {
+    pub groups: u64,
+    pub reclaimable_bytes: u64,
+    pub reclaimable_allocated_bytes: u64,
+    pub candidates: u64,
+    pub files_read: u64,
+    pub bytes_read: u64,
+    pub cache_hits: u64,
+    pub unreadable: u64,
+    pub changed: u64,
+}
+
+/// Hashing progress of a duplicate search.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DupProgress {
+    /// "sizes", "partial" or "full".
+    pub stage: String,
+    pub files_done: u64,
+    pub files_total: u64,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DupesEvent {
+    Progress(DupProgress),
+    Group(DupGroup),
+    Done(Result<DupSummary, String>),
+}
+
+/// One root as the status bar shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RootInfo {
+    pub path: Vec<u8>,
+    /// "pending", "scanning", "ready" or "error".
+    pub state: &'static str,
+    pub entries: u64,
+    pub scanned: u64,
+    /// "live", "partly polled: N folders" or "off".
+    pub watch: String,
+}
+
+/// The daemon's state, for the status bar.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatusInfo {
+    pub version: String,
+    /// "scanning" or "ready".
+    pub state: String,
+    pub entries: u64,
+    pub roots: Vec<RootInfo>,
+    pub watching: bool,
+    pub notices: Vec<String>,
+}
+
+impl StatusInfo {
+    fn from_proto(s: pb::StatusResponse) -> StatusInfo {
+        StatusInfo {
+            version: s.version,
+            state: s.state,
+            entries: s.entries,
+            watching: s.watch.as_ref().is_some_and(|w| w.enabled),
+            roots: s
+                .roots
+                .into_iter()
+                .map(|r| RootInfo {
+                    state: match pb::RootState::try_from(r.state).unwrap_or_default() {
+                        pb::RootState::Pending | pb::RootState::Unspecified => "pending",
+                        pb::RootState::Scanning => "scanning",
+                        pb::RootState::Ready => "ready",
+                        pb::RootState::Error => "error",
+                    },
+                    path: r.path,
+                    entries: r.entries,
+                    scanned: r.scanned,
+                    watch: r.watch,
+                })
+                .collect(),
+            notices: s.notices,
+        }
+    }
+}
+
+/// What the UI asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// A page of results. `new` cancels every search still running (a new
+    /// keystroke, or a refresh); pages of the current one run beside it.
+    Search {
+        generation: u64,
+        params: SearchParams,
+        offset: u64,
+        limit: u64,
+        new: bool,
+    },
+    /// Stop every search still running (the query box was emptied).
+    CancelSearch,
+    /// One folder's disk usage (cancels the previous one).
+    DiskUsage { generation: u64, path: Vec<u8> },
+    /// A duplicate search over every root (cancels the previous one).
+    Duplicates { generation: u64 },
+}
+
+/// What comes back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// Connected, or why not (tried again every few seconds).
+    Connection(Result<(), String>),
+    Rows {
+        generation: u64,
+        offset: u64,
+        total: u64,
+        elapsed_us: u64,
+        rows: Vec<Row>,
+    },
+    /// The daemon refused a search (a malformed query), or it failed.
+    SearchFailed {
+        generation: u64,
+        message: String,
+    },
+    Status(Result<StatusInfo, String>),
+    DiskUsage {
+        generation: u64,
+        answer: Result<DuAnswer, String>,
+    },
+    Dupes {
+        generation: u64,
+        event: DupesEvent,
+    },
+    /// Entries under the roots changed (this many events since the last).
+    Changed {
+        events: u64,
+    },
+}
+
+/// The UI's handle on the background thread. Dropping it stops the thread.
+pub struct Backend {
+    tx: UnboundedSender<Request>,
+    rx: mpsc::Receiver<Reply>,
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Backend")
+    }
+}
+
+/// The sending half of the replies, waking the UI after each.
+#[derive(Clone)]
+struct Out {
+    tx: mpsc::Sender<Reply>,
+    wake: Wake,
+}
+
+impl Out {
+    /// False once the UI is gone.
+    fn send(&self, r: Reply) -> bool {
+        let ok = self.tx.send(r).is_ok();
+        (self.wake)();
+        ok
+    }
+}
+
+impl Backend {
+    /// Starts the thread; it connects (starting the daemon when `spawn`
+    /// and none listens) and serves requests until the handle is dropped.
+    pub fn start(target: Target, spawn: bool, wake: Wake) -> std::io::Result<Backend> {
+        let (tx, requests) = unbounded_channel();
+        let (out_tx, rx) = mpsc::channel();
+        let out = Out { tx: out_tx, wake };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        std::thread::Builder::new()
+            .name("fsgui-grpc".into())
+            .spawn(move || rt.block_on(serve(target, spawn, requests, out)))?;
+        Ok(Backend { tx, rx })
+    }
+
+    pub fn send(&self, r: Request) {
+        // Fails only once the thread is gone; the status bar says why.
+        let _ = self.tx.send(r);
+    }
+
+    pub fn try_recv(&self) -> Option<Reply> {
+        self.rx.try_recv().ok()
+    }
+}
+
+async fn serve(target: Target, spawn: bool, mut requests: UnboundedReceiver<Request>, out: Out) {
+    let client = loop {
+        match fsindex_client::connect_or_spawn(&target, spawn).await {
+            Ok(c) => break c,
+            Err(e) => {
+                if !out.send(Reply::Connection(Err(format!("{e:#}")))) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+        }
+    };
+    out.send(Reply::Connection(Ok(())));
+    let background = [
+        tokio::spawn(poll_status(client.clone(), out.clone())).abort_handle(),
+        tokio::spawn(watch_changes(client.clone(), out.clone())).abort_handle(),
+    ];
+    let mut searches: Vec<AbortHandle> = Vec::new();
+    let mut du: Option<AbortHandle> = None;
+    let mut dupes: Option<AbortHandle> = None;
+    while let Some(req) = requests.recv().await {
+        match req {
+            Request::Search {
+                generation,
+                params,
+                offset,
+                limit,
+                new,
+            } => {
+                searches.retain(|h| !h.is_finished());
+                if new {
+                    // Dropping a request's stream cancels it at the daemon.
+                    searches.drain(..).for_each(|h| h.abort());
+                }
+                let task = search(
+                    client.clone(),
+                    out.clone(),
+                    generation,
+                    params,
+                    offset,
+                    limit,
+                );
+                searches.push(tokio::spawn(task).abort_handle());
+            }
+            Request::CancelSearch => searches.drain(..).for_each(|h| h.abort()),
+            Request::DiskUsage { generation, path } => {
+                if let Some(h) = du.take() {
+                    h.abort();
+                }
+                let task = disk_usage(client.clone(), out.clone(), generation, path);
+                du = Some(tokio::spawn(task).abort_handle());
+            }
+            Request::Duplicates { generation } => {
+                if let Some(h) = dupes.take() {
+                    h.abort();
+                }
+                let task = duplicates(client.clone(), out.clone(), generation);
+                dupes = Some(tokio::spawn(task).abort_handle());
+            }
+        }
+    }
+    for h in background.iter().chain(&searches).chain(&du).chain(&dupes) {
+        h.abort();
+    }
+}
+
+/// `in:~/x` becomes absolute (the daemon does not know the caller's home),
+/// as fsctl does.
+fn expand_home(query: &str) -> String {
+    let Some(home) = std::env::var_os("HOME") else {
+        return query.to_owned();
+    };
+    let home = home.to_string_lossy();
+    query
+        .split(' ')
+        .map(|term| {
+            let (neg, rest) = term.strip_prefix('!').map_or(("", term), |r| ("!", r));
+            match rest.strip_prefix("in:") {
+                Some("~") => format!("{neg}in:{home}"),
+                Some(v) if v.starts_with("~/") => format!("{neg}in:{home}{}", &v[1..]),
+                _ => term.to_owned(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+async fn search(
+    mut client: Client,
+    out: Out,
+    generation: u64,
+    params: SearchParams,
+    offset: u64,
+    limit: u64,
+) {
+    let req = pb::SearchRequest {
+        query: expand_home(&params.query),
+        limit,
+        sort: params.sort.proto() as i32,
+        sync: false,
+        reverse: params.reverse,
+        offset,
+    };
+    let answer = async {
+        let mut stream = client.search(req).await?.into_inner();
+        let (mut total, mut elapsed_us, mut rows) = (0, 0, Vec::new());
+        while let Some(chunk) = stream.message().await? {
+            total = chunk.total;
+            elapsed_us = chunk.elapsed_us;
+            rows.extend(chunk.entries.into_iter().map(Row::from_entry));
+        }
+        Ok::<_, tonic::Status>((total, elapsed_us, rows))
+    };
+    out.send(match answer.await {
+        Ok((total, elapsed_us, rows)) => Reply::Rows {
+            generation,
+            offset,
+            total,
+            elapsed_us,
+            rows,
+        },
+        Err(status) => Reply::SearchFailed {
+            generation,
+            message: status.message().to_owned(),
+        },
+    });
+}
+
+async fn disk_usage(mut client: Client, out: Out, generation: u64, path: Vec<u8>) {
+    let req = pb::DiskUsageRequest {
+        path,
+        top: DU_TOP,
+        depth: 1,
+        ..Default::default()
+    };
+    let answer = match client.disk_usage(req).await {
+        Ok(r) => {
+            let r = r.into_inner();
+            Ok(DuAnswer {
+                total: Usage::from_proto(r.total.unwrap_or_default()),
+                children: r.children.into_iter().map(Usage::from_proto).collect(),
+                children_total: r.children_total,
+            })
+        }
+        Err(s) => Err(s.message().to_owned()),
+    };
+    out.send(Reply::DiskUsage { generation, answer });
+}
+
+async fn duplicates(mut client: Client, out: Out, generation: u64) {
+    use pb::duplicates_response::Item;
+    let send = |event| out.send(Reply::Dupes { generation, event });
+    let mut stream = match client.duplicates(pb::DuplicatesRequest::default()).await {
+        Ok(s) => s.into_inner(),
+        Err(s) => {
+            send(DupesEvent::Done(Err(s.message().to_owned())));
+            return;
+        }
+    };
+    loop {
+        match stream.message().await {
+            Ok(Some(m)) => match m.item {
+                Some(Item::Progress(p)) => {
+                    send(DupesEvent::Progress(DupProgress {
+                        stage: p.stage,
+                        files_done: p.files_done,
+                        files_total: p.files_total,
+                        bytes_done: p.bytes_done,
+                        bytes_total: p.bytes_total,
+                    }));
+                }
+                Some(Item::Group(g)) => {
+                    send(DupesEvent::Group(DupGroup {
+                        size: g.size,
+                        hash: g.hash.iter().map(|b| format!("{b:02x}")).collect(),
+                        copies: g.copies.into_iter().map(|c| c.paths).collect(),
+                        reclaimable_bytes: g.reclaimable_bytes,
+                        reclaimable_allocated_bytes: g.reclaimable_allocated_bytes,
+                    }));
+                }
+                Some(Item::Summary(s)) => {
+                    send(DupesEvent::Done(Ok(DupSummary {
+                        groups: s.groups,
+                        reclaimable_bytes: s.reclaimable_bytes,
+                        reclaimable_allocated_bytes: s.reclaimable_allocated_bytes,
+                        candidates: s.candidates,
+                        files_read: s.files_read,
+                        bytes_read: s.bytes_read,
+                        cache_hits: s.cache_hits,
+                        unreadable: s.unreadable,
+                        changed: s.changed,
+                    })));
+                    return;
+                }
+                None => {}
+            },
+            Ok(None) => {
+                send(DupesEvent::Done(Err(
+                    "the daemon ended the answer early".into()
+                )));
+                return;
+            }
+            Err(s) => {
+                send(DupesEvent::Done(Err(s.message().to_owned())));
+                return;
+            }
+        }
+    }
+}
+
+async fn poll_status(mut client: Client, out: Out) {
+    loop {
+        let answer = client
+            .status(pb::StatusRequest {})
+            .await
+            .map(|r| StatusInfo::from_proto(r.into_inner()))
+            .map_err(|s| s.message().to_owned());
+        let ready = answer.as_ref().is_ok_and(|s| s.state == "ready");
+        if !out.send(Reply::Status(answer)) {
+            return;
+        }
+        let wait = if ready { 3 } else { 1 };
+        tokio::time::sleep(Duration::from_secs(wait)).await;
+    }
+}
+
+/// Subscribes to every change; a burst of events becomes one
+/// [`Reply::Changed`] per [`CHANGE_COALESCE`] (a steady stream still
+/// refreshes every period: a ceiling, not only a debounce).
+async fn watch_changes(mut client: Client, out: Out) {
+    loop {
+        if let Ok(r) = client.subscribe(pb::SubscribeRequest::default()).await {
+            let mut stream = r.into_inner();
+            'events: while let Ok(Some(ev)) = stream.message().await {
+                if ev.kind == pb::ChangeKind::Subscribed as i32 {
+                    continue;
+                }
+                let mut events = 1;
+                let until = tokio::time::Instant::now() + CHANGE_COALESCE;
+                loop {
+                    match tokio::time::timeout_at(until, stream.message()).await {
+                        Ok(Ok(Some(_))) => events += 1,
+                        Ok(_) => {
+                            out.send(Reply::Changed { events });
+                            break 'events;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                if !out.send(Reply::Changed { events }) {
+                    return;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_split_path_into_name_and_folder() {
+        let r = Row::from_entry(pb::Entry {
+            path: b"/home/a/Taxes/w2.pdf".to_vec(),
+            name: b"w2.pdf".to_vec(),
+            r#type: pb::EntryType::File as i32,
+            ..Default::default()
+        });
+        assert_eq!(
+            (r.name.as_str(), r.folder.as_str()),
+            ("w2.pdf", "/home/a/Taxes")
+        );
+        assert_eq!(r.kind, RowKind::Document);
+        let top = Row::from_entry(pb::Entry {
+            path: b"/etc".to_vec(),
+            name: b"etc".to_vec(),
+            r#type: pb::EntryType::Dir as i32,
+            ..Default::default()
+        });
+        assert_eq!((top.folder.as_str(), top.kind), ("/", RowKind::Folder));
+        assert_eq!(RowKind::of(1, ".bashrc"), RowKind::File);
+        assert_eq!(RowKind::of(1, "a.TAR.GZ"), RowKind::Archive);
+    }
+
+    #[test]
+    fn usage_names_are_the_last_component() {
+        let u = Usage::from_proto(pb::Usage {
+            path: b"/r/My Documents".to_vec(),
+            r#type: pb::EntryType::Dir as i32,
+            ..Default::default()
+        });
+        assert_eq!(u.name, "My Documents");
+        assert!(u.kind.is_folder());
+    }
+}

@@ -1,0 +1,24 @@
+//! fsgui: the desktop window of fsindex, a client of the daemon like
+//! `fsctl` (gRPC through `fsindex-client`, never the daemon crate).
+//!
+//! Layers, in the direction data flows:
+//! - [`backend`]: a tokio runtime on its own thread; requests in, replies
+//!   out, a repaint after each reply. Also the plain types the UI shows.
+//! - [`search`], [`du`], [`dupes`], [`settings`]: each view's state and
+//!   its reducers, with no egui and no I/O, testable without a window.
+//! - [`app`]: the window's state, applying replies to the reducers.
+//! - [`ui`]: drawing with egui; [`App::ui`] is called by eframe (the
+//!   binary) and by the kittest harness (the tests) alike.
+//! - [`treemap`]: the squarified layout of the disk-usage view.
+
+pub mod app;
+pub mod backend;
+pub mod bench;
+pub mod du;
+pub mod dupes;
+pub mod search;
+pub mod settings;
+pub mod treemap;
+pub mod ui;
+
+pub use app::{Action, App, Options, View};
