@@ -1030,13 +1030,15 @@ impl Walk<'_> {
     }
 }
 
-/// Equal figures (the time of measurement aside, unless the figures of an
-/// excluded folder were never measured before).
+/// Nothing to write: the same figures, and no excluded folder among them
+/// (an excluded folder's row shows when it was last measured, so each
+/// measurement is recorded; the nameless sum shows no time).
 fn same_unlisted(a: &[Unlisted], b: &[Unlisted]) -> bool {
     a.len() == b.len()
         && a.iter().all(|x| {
-            b.iter()
-                .any(|y| y.name == x.name && y.totals == x.totals && y.links == x.links)
+            x.name.is_empty()
+                && b.iter()
+                    .any(|y| y.name == x.name && y.totals == x.totals && y.links == x.links)
         })
 }
 
