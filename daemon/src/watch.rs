@@ -259,8 +259,11 @@ impl Watcher {
             .count() as u64
     }
 
+    /// Folders watched (the files with several links that have a watch of
+    /// their own are not counted; the cap and the OS limit count both).
     pub fn watch_count(&self) -> u64 {
-        self.count.load(Ordering::Relaxed) as u64
+        let linked = self.linked.lock().unwrap_or_else(|e| e.into_inner()).len();
+        self.count.load(Ordering::Relaxed).saturating_sub(linked) as u64
     }
 
     pub fn limit_note(&self) -> Option<String> {
