@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::util::{Instance, Runner, gnu_du, json_lines, text};
+use crate::util::{Instance, Runner, free_port, gnu_du, json_lines, text};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples")
@@ -116,15 +116,6 @@ fn run(lang: Lang, via: &Via, args: &[&str]) -> Output {
         text(&out)
     );
     out
-}
-
-/// A loopback port free a moment ago (the daemon binds it next).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A small tree, and a daemon on it listening on its socket and on TCP.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{self, Instance, Runner, json_lines, text};
+use crate::util::{self, Instance, Runner, free_port, json_lines, text};
 
 /// Names that must never reach the unprivileged caller.
 const HIDDEN: [&str; 3] = ["zqhidden-report", "zqhidden-inner", "zqhidden-copy"];
@@ -223,15 +223,6 @@ fn machine_wide_mode_never_shows_a_user_what_is_inside_a_folder_they_cannot_open
             "the unprivileged caller was shown {name}:\n{seen}"
         );
     }
-}
-
-/// A free loopback port (bound and released; the daemon binds it next).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn grpc_status(url: &str, token: Option<&str>) -> Result<(), tonic::Code> {

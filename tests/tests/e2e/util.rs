@@ -651,3 +651,13 @@ pub fn grpc<T>(inst: &Instance, call: impl AsyncFnOnce(&mut fsindex_client::Clie
         call(&mut c).await
     })
 }
+
+/// A loopback port free a moment ago (bound and released; the daemon binds
+/// it next).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
