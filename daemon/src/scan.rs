@@ -915,7 +915,7 @@ impl Walk<'_> {
             if verdict.hides() {
                 // Kept out (what the index had of it is deleted below),
                 // but its bytes are counted.
-                hidden.add(self, dfd, &name, verdict, is_dir);
+                hidden.add_measured(dfd, &name, verdict, is_dir, self.root_dev, self.cross);
                 continue;
             }
             let s = match stat.map_or_else(|| pfs::lstat_at(dfd, os), Ok) {
@@ -1054,10 +1054,6 @@ struct Hidden {
 }
 
 impl Hidden {
-    fn add(&mut self, walk: &Walk<'_>, dfd: BorrowedFd<'_>, name: &[u8], v: Verdict, is_dir: bool) {
-        self.add_measured(dfd, name, v, is_dir, walk.root_dev, walk.cross);
-    }
-
     fn add_measured(
         &mut self,
         dfd: BorrowedFd<'_>,

@@ -9,15 +9,7 @@ use crate::util::{Instance, Runner, gnu_du};
 
 /// Writes `len` bytes at `rel` under `root` with the given mtime.
 fn file(root: &Path, rel: &str, len: usize, mtime: SystemTime) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(&p, vec![b'x'; len]).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&p)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    crate::util::write_at(root, rel, &vec![b'x'; len], mtime);
 }
 
 fn year(y: i32) -> SystemTime {

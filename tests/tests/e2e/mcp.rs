@@ -126,15 +126,7 @@ fn at(days_after_2024: u64) -> SystemTime {
 }
 
 fn write(root: &Path, rel: &str, content: &[u8], mtime: SystemTime) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(&p, content).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&p)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    crate::util::write_at(root, rel, content, mtime);
 }
 
 /// The test tree, with an `outside` folder next to it and a symlink out.

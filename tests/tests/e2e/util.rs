@@ -661,3 +661,17 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// Writes `rel` under `root` (folders made as needed) with `content`, and
+/// sets its modification time.
+pub fn write_at(root: &Path, rel: &str, content: &[u8], mtime: std::time::SystemTime) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, content).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+}
