@@ -10,19 +10,19 @@ fn main() {
         rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .unwrap();
     let t = Instant::now();
-    let s = fsindexd::search::Snapshot::load(&conn).unwrap();
+    let s = fsindexd::queries::search::Snapshot::load(&conn).unwrap();
     eprintln!(
         "load {} ms heap {}",
         t.elapsed().as_millis(),
         s.heap_bytes()
     );
     for q in args {
-        let query = fsindexd::query::Query::parse(&q).unwrap();
+        let query = fsindexd::queries::query::Query::parse(&q).unwrap();
         let mut us = Vec::new();
         let mut total = 0;
         for _ in 0..reps {
             let t = Instant::now();
-            let (n, f) = s.search(&query, fsindexd::search::Sort::Relevance, 0, false);
+            let (n, f) = s.search(&query, fsindexd::queries::search::Sort::Relevance, 0, false);
             us.push(t.elapsed().as_micros());
             total = n;
             std::hint::black_box(f);

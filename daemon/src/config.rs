@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dupes::HashMode;
+use crate::queries::dupes::HashMode;
 
 /// Where one instance keeps its files.
 #[derive(Clone, Debug)]
@@ -108,11 +108,11 @@ pub struct Config {
     /// (`build/*.o`; a leading `/` anchors: `/home/me/scratch`); a trailing
     /// `/` matches folders only. Case-sensitive on Linux. Excluded entries
     /// are neither indexed nor watched, and folders not descended into
-    /// (see `crate::exclude`).
+    /// (see `crate::ingest::exclude`).
     pub excludes: Vec<String>,
     /// The built-in exclusions: pseudo and network file systems (/proc,
     /// /sys, /dev, /run, and mount points of types such as nfs, cifs,
-    /// sshfs; see `crate::exclude`) unless a root lies on one, the trash
+    /// sshfs; see `crate::ingest::exclude`) unless a root lies on one, the trash
     /// and cache folders, and the index's own directory. On unless set to
     /// false.
     pub default_excludes: Option<bool>,

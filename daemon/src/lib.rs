@@ -5,24 +5,13 @@
 //! ([`search`], [`du`]) answer from read-only connections and the in-memory
 //! name index. [`server`] translates gRPC to module calls and nothing more.
 
-pub mod access;
-pub mod browse;
 pub mod config;
-pub mod daemon;
-pub mod du;
-pub mod dupes;
-pub mod exclude;
-pub mod fold;
-pub mod fsmap;
+pub mod engine;
+pub mod ingest;
 pub mod platform;
-pub mod query;
-pub mod reload;
-pub mod scan;
-pub mod search;
+pub mod queries;
 pub mod server;
-pub mod service;
 pub mod store;
-pub mod watch;
 
 use std::path::PathBuf;
 

@@ -10,9 +10,9 @@ use clap::Parser;
 use fsindexd::config::{Config, Paths};
 use std::sync::{Arc, RwLock};
 
-use fsindexd::daemon::{Engine, SnapshotMirror, WatchOptions};
-use fsindexd::reload::Reloader;
-use fsindexd::search::Snapshot;
+use fsindexd::engine::reload::Reloader;
+use fsindexd::engine::{Engine, SnapshotMirror, WatchOptions};
+use fsindexd::queries::search::Snapshot;
 use fsindexd::server::IndexService;
 use fsindexd::store::Store;
 
@@ -43,7 +43,7 @@ struct Args {
     /// sets a root otherwise: off, on-demand (hashed by a dupes query, then
     /// cached) or background (hashed while idle).
     #[arg(long, value_name = "MODE")]
-    hashing: Option<fsindexd::dupes::HashMode>,
+    hashing: Option<fsindexd::queries::dupes::HashMode>,
     /// Also listen on this TCP address (e.g. 127.0.0.1:7700). Every request
     /// must carry the bearer token the daemon keeps beside config.toml; an
     /// address that is not loopback needs `allow_remote = true` in config.
@@ -81,7 +81,7 @@ fn main() -> ExitCode {
     }
     #[cfg(windows)]
     if args.service {
-        let result = fsindexd::service::windows::run(move || run(args));
+        let result = fsindexd::platform::service::windows::run(move || run(args));
         return match result {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -175,7 +175,7 @@ fn logging(
     config: &Config,
 ) -> anyhow::Result<(
     tracing_appender::non_blocking::WorkerGuard,
-    fsindexd::reload::SetLog,
+    fsindexd::engine::reload::SetLog,
 )> {
     use anyhow::Context;
     use tracing_subscriber::prelude::*;
@@ -193,7 +193,7 @@ fn logging(
             .unwrap_or_else(|_| EnvFilter::new("info"))
     });
     let (filter, handle) = reload::Layer::new(filter);
-    let journal = fsindexd::service::under_systemd();
+    let journal = fsindexd::platform::service::under_systemd();
     tracing_subscriber::registry()
         .with(filter)
         .with(fmt::layer().with_ansi(false).with_writer(writer))
@@ -205,7 +205,7 @@ fn logging(
                 .with_writer(std::io::stderr)
         }))
         .init();
-    let set: fsindexd::reload::SetLog = Box::new(move |level: &str| {
+    let set: fsindexd::engine::reload::SetLog = Box::new(move |level: &str| {
         let f = EnvFilter::try_new(level).map_err(|e| format!("log_level {level:?}: {e}"))?;
         handle.reload(f).map_err(|e| e.to_string())
     });
@@ -302,7 +302,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     } else {
         None
     };
-    let rules = fsindexd::exclude::Rules::from_config(&config, &paths)
+    let rules = fsindexd::ingest::exclude::Rules::from_config(&config, &paths)
         .with_context(|| config_path.display().to_string())?;
     let engine = Engine::start(
         store,
@@ -373,8 +373,8 @@ fn run(args: Args) -> anyhow::Result<()> {
             tokio::spawn(async move { fsindexd::server::serve_tcp(service, l, token, stop).await })
         });
         // systemd (Type=notify): ready once the sockets listen; watchdog pings.
-        fsindexd::service::ready(&format!("listening on {}", socket.display()));
-        let _watchdog = fsindexd::service::spawn_watchdog();
+        fsindexd::platform::service::ready(&format!("listening on {}", socket.display()));
+        let _watchdog = fsindexd::platform::service::spawn_watchdog();
         fsindexd::server::serve(service, unix, stopped(stop_rx)).await?;
         if let Some(t) = tcp_task {
             t.await??;
@@ -421,7 +421,7 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
-        _ = fsindexd::service::stop_requested() => {}
+        _ = fsindexd::platform::service::stop_requested() => {}
     }
-    fsindexd::service::stopping();
+    fsindexd::platform::service::stopping();
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use fsindexd::config::{Config, RootOptions};
-use fsindexd::dupes::HashMode;
+use fsindexd::queries::dupes::HashMode;
 
 const EXAMPLE: &str = include_str!("../../packaging/config.example.toml");
 

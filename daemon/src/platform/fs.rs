@@ -4,7 +4,7 @@
 //! `ENAMETOOLONG`, yet trees deeper than that are legal and GNU find and du
 //! handle them: they walk relative to an open folder (`openat`, `fstatat`)
 //! and never hand the kernel a full path. The walker does the same
-//! ([`crate::scan`]); the calls here take a full path for everything else
+//! ([`crate::ingest::scan`]); the calls here take a full path for everything else
 //! (watch events, `info`, hashing) and, when the path is too long for one
 //! system call, open its folders one `openat` at a time.
 //!

@@ -4,3 +4,4 @@
 //! relative to an open folder, as GNU find does).
 
 pub mod fs;
+pub mod service;

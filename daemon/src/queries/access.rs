@@ -17,7 +17,7 @@ use std::path::Path;
 use rusqlite::Connection;
 
 use crate::Error;
-use crate::du::{Report, Usage};
+use crate::queries::du::{Report, Usage};
 use crate::store::Kind;
 
 /// The calling user: uid and every group it holds.
@@ -284,7 +284,7 @@ pub fn closed_under(
 
 /// The figures of what folder `id` holds, without its own entry.
 fn inside(conn: &Connection, id: i64, path: &[u8]) -> Result<Usage, Error> {
-    let mut u = crate::du::disk_usage(conn, id, path.to_vec(), 1, false)?.total;
+    let mut u = crate::queries::du::disk_usage(conn, id, path.to_vec(), 1, false)?.total;
     let (size, blocks): (i64, i64) =
         conn.query_row("SELECT size, blocks FROM entries WHERE id=?1", [id], |r| {
             Ok((r.get(0)?, r.get(1)?))

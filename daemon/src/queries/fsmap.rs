@@ -31,9 +31,9 @@ use std::path::Path;
 use rusqlite::Connection;
 
 use crate::Error;
-use crate::du;
-use crate::query::{KindClass, kind_of};
-use crate::search::Snapshot;
+use crate::queries::du;
+use crate::queries::query::{KindClass, kind_of};
+use crate::queries::search::Snapshot;
 use crate::store::{Kind, dir_totals};
 
 /// A file modified this long before the request makes its folders "recent".

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::Error;
 use crate::config::{Config, Paths};
-use crate::daemon::{Engine, HashSettings};
-use crate::dupes::HashMode;
+use crate::engine::{Engine, HashSettings};
+use crate::queries::dupes::HashMode;
 
 /// Changes the log filter (`info`, `fsindexd=debug`).
 pub type SetLog = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
@@ -72,7 +72,7 @@ impl Reloader {
             per_root: Default::default(),
         };
         for (root, mode) in config.root_hashing() {
-            let root = crate::scan::canonical_root(&root).unwrap_or(root);
+            let root = crate::ingest::scan::canonical_root(&root).unwrap_or(root);
             settings.per_root.insert(root, mode);
         }
         settings
@@ -83,7 +83,7 @@ impl Reloader {
     pub fn reload(&self) -> Result<Vec<String>, Error> {
         let new = Config::load(&self.path).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         // Everything that can fail is checked before anything changes.
-        let rules = crate::exclude::Rules::from_config(&new, &self.paths)
+        let rules = crate::ingest::exclude::Rules::from_config(&new, &self.paths)
             .map_err(|e| Error::InvalidArgument(format!("{}: {e}", self.path.display())))?;
         let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
         let mut changes = Vec::new();
@@ -93,7 +93,7 @@ impl Reloader {
         if !new.roots.is_empty() {
             let mut wanted = BTreeSet::new();
             for r in self.cli_roots.iter().chain(&new.roots) {
-                let canon = crate::scan::canonical_root(r).map_err(|e| {
+                let canon = crate::ingest::scan::canonical_root(r).map_err(|e| {
                     Error::InvalidArgument(format!(
                         "{}: root {}: {e}",
                         self.path.display(),

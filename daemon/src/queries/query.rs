@@ -24,7 +24,7 @@
 use std::path::PathBuf;
 
 use crate::Error;
-use crate::fold::fold_str;
+use crate::queries::fold::fold_str;
 
 /// At most this many items in a query.
 pub const MAX_ITEMS: usize = 64;
@@ -728,8 +728,8 @@ mod tests {
         #[test]
         fn any_input_parses_or_is_refused(q in "\\PC{0,40}") {
             if let Ok(query) = parse(&q) {
-                let s = crate::search::Snapshot::default();
-                let _ = s.search(&query, crate::search::Sort::Relevance, 10, false);
+                let s = crate::queries::search::Snapshot::default();
+                let _ = s.search(&query, crate::queries::search::Sort::Relevance, 10, false);
             }
         }
 

@@ -17,8 +17,8 @@ use memchr::memmem;
 use rusqlite::Connection;
 
 use crate::Error;
-use crate::fold::fold_bytes;
-use crate::query::{Item, Query, kind_of};
+use crate::queries::fold::fold_bytes;
+use crate::queries::query::{Item, Query, kind_of};
 use crate::store::{Change, EntryRow, Kind};
 
 const NO_PARENT: u32 = u32::MAX;
@@ -1401,8 +1401,9 @@ mod tests {
                 let want: Vec<&String> = all
                     .iter()
                     .filter(|p| {
-                        let rel = crate::fold::fold_str(&p["/r/".len()..]).into_owned();
-                        q.iter().all(|t| rel.contains(&*crate::fold::fold_str(t)))
+                        let rel = crate::queries::fold::fold_str(&p["/r/".len()..]).into_owned();
+                        q.iter()
+                            .all(|t| rel.contains(&*crate::queries::fold::fold_str(t)))
                     })
                     .collect();
                 let got = paths(s, &q.join(" "));

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::platform::fs::{self as pfs, Stat};
-use crate::search::Snapshot;
+use crate::queries::search::Snapshot;
 use crate::store::{HashRow, Kind, Op, WriteHandle};
 
 /// A hash taken less than this long after the file's last change (mtime or

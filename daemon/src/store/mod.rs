@@ -19,9 +19,9 @@ use crate::Error;
 /// Migrations, applied in order; each runs once, in one transaction, and is
 /// recorded in `schema_version`. Append only.
 const MIGRATIONS: &[(u32, &str)] = &[
-    (1, include_str!("../../migrations/0001_entries.sql")),
-    (2, include_str!("../../migrations/0002_hashes.sql")),
-    (3, include_str!("../../migrations/0003_unlisted.sql")),
+    (1, include_str!("../../../migrations/0001_entries.sql")),
+    (2, include_str!("../../../migrations/0002_hashes.sql")),
+    (3, include_str!("../../../migrations/0003_unlisted.sql")),
 ];
 
 /// The newest schema this binary knows.

@@ -5,6 +5,8 @@
 //! a time on a dedicated thread; after a scan that changed anything, the
 //! search snapshot is reloaded from SQLite and swapped in atomically.
 
+pub mod reload;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,13 +14,13 @@ use std::sync::{Arc, Mutex, RwLock, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::Error;
-use crate::du::{self, RootRow};
-use crate::dupes::{self, HashMode, HashStats, RootMode};
-use crate::exclude::{Rules, Verdict};
-use crate::scan::{self, Outcome, Progress, ScanTarget};
-use crate::search::{ChangeEvent, Snapshot};
+use crate::ingest::exclude::{Rules, Verdict};
+use crate::ingest::scan::{self, Outcome, Progress, ScanTarget};
+use crate::ingest::watch::{Batch, COOKIE_PREFIX, Notice, Watcher, is_cookie};
+use crate::queries::du::{self, RootRow};
+use crate::queries::dupes::{self, HashMode, HashStats, RootMode};
+use crate::queries::search::{ChangeEvent, Snapshot};
 use crate::store::{Op, Store, WriteHandle};
-use crate::watch::{Batch, COOKIE_PREFIX, Notice, Watcher, is_cookie};
 
 /// Lifecycle of a root, as `status` shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1032,10 +1034,10 @@ impl Engine {
     /// is answered exactly like a path that does not exist, except a
     /// SKIP-tier one asked for by its exact path: that one is described
     /// from a live lstat, flagged, when a scan of its root would reach it.
-    pub fn stat(&self, path: &Path) -> Result<crate::browse::Info, Error> {
+    pub fn stat(&self, path: &Path) -> Result<crate::queries::browse::Info, Error> {
         let roots = self.store.read(du::roots)?;
         let Some(root) = du::root_of(&roots, path) else {
-            return self.store.read(|c| crate::browse::stat(c, path));
+            return self.store.read(|c| crate::queries::browse::stat(c, path));
         };
         let root_path = bytes_path(&root.path);
         let rules = self.rules();
@@ -1051,7 +1053,7 @@ impl Engine {
         match rules.path_verdict(&root_path, path, is_dir) {
             Verdict::Skip => match meta {
                 Ok(m) if scan::reachable(&root_path, path, rules.cross_filesystems(&root_path)) => {
-                    let mut info = crate::browse::stat_live(path, &m);
+                    let mut info = crate::queries::browse::stat_live(path, &m);
                     info.sensitive = true;
                     info.skip_tier = true;
                     Ok(info)
@@ -1060,7 +1062,7 @@ impl Engine {
             },
             v if v.hides() => Err(not_found()),
             v => {
-                let mut info = self.store.read(|c| crate::browse::stat(c, path))?;
+                let mut info = self.store.read(|c| crate::queries::browse::stat(c, path))?;
                 info.sensitive = v == Verdict::Warn;
                 Ok(info)
             }
@@ -1298,7 +1300,7 @@ impl Engine {
             .any(|r| r.state == RootState::Scanning || r.state == RootState::Pending);
         let recent = self.watcher.as_ref().is_some_and(|w| {
             let last = w.stats.last_event_ms.load(Ordering::Relaxed);
-            last > 0 && crate::watch::now_ms() - last < 2_000
+            last > 0 && crate::ingest::watch::now_ms() - last < 2_000
         });
         scanning || recent
     }
@@ -1504,7 +1506,7 @@ impl crate::store::Mirror for SnapshotMirror {
 mod tests {
     use super::*;
     use crate::config::Config;
-    use crate::exclude::Environment;
+    use crate::ingest::exclude::Environment;
 
     fn rules(excludes: &[&str]) -> Rules {
         let config = Config {

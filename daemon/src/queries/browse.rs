@@ -7,8 +7,8 @@ use std::path::Path;
 use rusqlite::Connection;
 
 use crate::Error;
-use crate::du::{self, Usage};
-use crate::query::{KindClass, kind_of};
+use crate::queries::du::{self, Usage};
+use crate::queries::query::{KindClass, kind_of};
 use crate::store::{EntryRow, Kind, row_from_sql};
 
 /// One entry in detail.
@@ -79,7 +79,11 @@ pub fn stat_live(path: &Path, meta: &crate::platform::fs::Stat) -> Info {
         .file_name()
         .map(|n| n.as_encoded_bytes().to_vec())
         .unwrap_or_default();
-    describe(path, crate::scan::row_from_stat(0, None, name, meta), false)
+    describe(
+        path,
+        crate::ingest::scan::row_from_stat(0, None, name, meta),
+        false,
+    )
 }
 
 /// What `info` shows beyond the row: kind, mime, times, owner, a symlink's

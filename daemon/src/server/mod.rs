@@ -13,12 +13,12 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::Error;
-use crate::access::{Caller, View};
-use crate::daemon::{Engine, RootState, RootView};
-use crate::du;
-use crate::query::Query;
-use crate::reload::Reloader;
-use crate::search::{ChangeKind, Sort};
+use crate::engine::reload::Reloader;
+use crate::engine::{Engine, RootState, RootView};
+use crate::queries::access::{Caller, View};
+use crate::queries::du;
+use crate::queries::query::Query;
+use crate::queries::search::{ChangeKind, Sort};
 use crate::store::Kind;
 
 /// The gRPC service over one engine.
@@ -248,7 +248,7 @@ fn hash_status(engine: &Engine) -> Result<pb::HashStatus, Error> {
     })
 }
 
-fn group(g: crate::dupes::Group) -> pb::DuplicateGroup {
+fn group(g: crate::queries::dupes::Group) -> pb::DuplicateGroup {
     pb::DuplicateGroup {
         size: g.size,
         hash: g.hash.to_vec(),
@@ -333,7 +333,7 @@ impl pb::index_server::Index for IndexService {
                     Some(w) => pb::WatchStatus {
                         enabled: true,
                         watches: w.watch_count(),
-                        os_limit: crate::watch::os_watch_limit().unwrap_or(0),
+                        os_limit: crate::ingest::watch::os_watch_limit().unwrap_or(0),
                         polled: w.polled_under(std::path::Path::new("/")),
                         events: w.stats.events.load(Ordering::Relaxed),
                         overflows: w.stats.overflows.load(Ordering::Relaxed),
@@ -357,12 +357,12 @@ impl pb::index_server::Index for IndexService {
         let view = self.view(&req);
         let req = req.into_inner();
         let mut query = Query::parse(&req.query)?;
-        if query
-            .groups
-            .iter()
-            .flatten()
-            .any(|i| matches!(i, crate::query::Item::In(_) | crate::query::Item::Not(_)))
-        {
+        if query.groups.iter().flatten().any(|i| {
+            matches!(
+                i,
+                crate::queries::query::Item::In(_) | crate::queries::query::Item::Not(_)
+            )
+        }) {
             let engine = self.engine.clone();
             query = blocking(move || {
                 query.resolve_in(|p| engine.store.read(|c| du::resolve(c, p)).map(|(_, id)| id))?;
@@ -473,8 +473,8 @@ impl pb::index_server::Index for IndexService {
                     du::disk_usage(c, id, req.path.clone(), top, req.apparent)?
                 };
                 if let Some(v) = &view {
-                    let closed = crate::access::closed_under(c, id, &req.path, v)?;
-                    crate::access::hide_report(
+                    let closed = crate::queries::access::closed_under(c, id, &req.path, v)?;
+                    crate::queries::access::hide_report(
                         &mut report,
                         &closed,
                         req.top as usize,
@@ -510,7 +510,7 @@ impl pb::index_server::Index for IndexService {
         let started = Instant::now();
         tokio::spawn(async move {
             let snapshot = |done: bool| {
-                let p = |f: fn(&crate::scan::Progress) -> u64| {
+                let p = |f: fn(&crate::ingest::scan::Progress) -> u64| {
                     progress.iter().map(|x| f(x)).sum::<u64>()
                 };
                 pb::ScanProgress {
@@ -604,9 +604,9 @@ impl pb::index_server::Index for IndexService {
             })
             .map(|d| pb::Difference {
                 kind: (match d.kind {
-                    crate::scan::DiffKind::Missing => pb::DifferenceKind::Missing,
-                    crate::scan::DiffKind::Extra => pb::DifferenceKind::Extra,
-                    crate::scan::DiffKind::Stale => pb::DifferenceKind::Stale,
+                    crate::ingest::scan::DiffKind::Missing => pb::DifferenceKind::Missing,
+                    crate::ingest::scan::DiffKind::Extra => pb::DifferenceKind::Extra,
+                    crate::ingest::scan::DiffKind::Stale => pb::DifferenceKind::Stale,
                 }) as i32,
                 path: d.path.into_os_string().into_encoded_bytes(),
                 detail: d.detail,
@@ -646,7 +646,7 @@ impl pb::index_server::Index for IndexService {
             let mut last = Instant::now() - Duration::from_secs(1);
             // Progress at most ten times a second; a client that went away
             // cancels the search.
-            let mut progress = |p: crate::dupes::Progress| {
+            let mut progress = |p: crate::queries::dupes::Progress| {
                 if tx.is_closed() {
                     return false;
                 }
@@ -800,7 +800,7 @@ impl pb::index_server::Index for IndexService {
             let mut info = engine.stat(&p)?;
             if let Some(v) = &view {
                 // What only the content tells is for those who may read it.
-                if !v.caller.may(&p, crate::access::R) {
+                if !v.caller.may(&p, crate::queries::access::R) {
                     info.encoding.clear();
                     info.lines = -1;
                 }
@@ -808,8 +808,8 @@ impl pb::index_server::Index for IndexService {
                 if let (Some(u), Some(id)) = (info.usage.as_mut(), id) {
                     let closed = engine
                         .store
-                        .read(|c| crate::access::closed_under(c, id, &raw, v))?;
-                    crate::access::hide_in(u, &closed);
+                        .read(|c| crate::queries::access::closed_under(c, id, &raw, v))?;
+                    crate::queries::access::hide_in(u, &closed);
                 }
             }
             Ok(info)
@@ -851,7 +851,8 @@ impl pb::index_server::Index for IndexService {
         let path = seen_path(&mut view, &req.path)?;
         let engine = self.engine.clone();
         let p = path.clone();
-        let mut rows = blocking(move || engine.store.read(|c| crate::browse::list(c, &p))).await?;
+        let mut rows =
+            blocking(move || engine.store.read(|c| crate::queries::browse::list(c, &p))).await?;
         // A folder the caller cannot open is refused, as `ls` refuses it.
         if let Some(v) = &view
             && crate::platform::fs::is_dir(&path)
@@ -872,8 +873,8 @@ impl pb::index_server::Index for IndexService {
                 },
                 _ => |a, b| {
                     let (x, y) = (
-                        crate::fold::fold_bytes(&a.name),
-                        crate::fold::fold_bytes(&b.name),
+                        crate::queries::fold::fold_bytes(&a.name),
+                        crate::queries::fold::fold_bytes(&b.name),
                     );
                     x.cmp(&y).then_with(|| a.name.cmp(&b.name))
                 },
@@ -895,7 +896,7 @@ impl pb::index_server::Index for IndexService {
                 p.extend_from_slice(&r.name);
                 pb::Entry {
                     sensitive: folder.verdict(os_str(&r.name), r.kind == Kind::Dir)
-                        == crate::exclude::Verdict::Warn,
+                        == crate::ingest::exclude::Verdict::Warn,
                     path: p,
                     name: r.name,
                     r#type: entry_type(r.kind),
@@ -922,17 +923,17 @@ impl pb::index_server::Index for IndexService {
         };
         let root = blocking(move || {
             engine.store.read(|c| {
-                let mut root = crate::browse::tree(c, &path, req.depth, max)?;
+                let mut root = crate::queries::browse::tree(c, &path, req.depth, max)?;
                 if let Some(v) = &view {
                     let (_, id) = du::resolve(c, &path)?;
-                    let closed = crate::access::closed_under(c, id, &req.path, v)?;
+                    let closed = crate::queries::access::closed_under(c, id, &req.path, v)?;
                     hide_tree(&mut root, req.path.clone(), &closed);
                 }
                 Ok(root)
             })
         })
         .await?;
-        fn convert(n: crate::browse::Node) -> pb::TreeNode {
+        fn convert(n: crate::queries::browse::Node) -> pb::TreeNode {
             pb::TreeNode {
                 name: n.name,
                 r#type: n.usage.kind.map(entry_type).unwrap_or_default(),
@@ -989,18 +990,18 @@ impl pb::index_server::Index for IndexService {
                     None => Default::default(),
                     Some(v) => {
                         let (_, id) = du::resolve(c, &path)?;
-                        crate::access::closed_under(c, id, &req.path, v)?
+                        crate::queries::access::closed_under(c, id, &req.path, v)?
                             .into_iter()
                             .map(|c| c.id)
                             .collect()
                     }
                 };
-                crate::fsmap::fs_map(c, &snapshot, &path, req.budget, now_ns, &closed)
+                crate::queries::fsmap::fs_map(c, &snapshot, &path, req.budget, now_ns, &closed)
             })
         })
         .await?;
-        fn convert(n: crate::fsmap::Node) -> pb::FsMapNode {
-            use crate::fsmap::NodeType;
+        fn convert(n: crate::queries::fsmap::Node) -> pb::FsMapNode {
+            use crate::queries::fsmap::NodeType;
             let (year_min, year_max) = n.years.unwrap_or((0, 0));
             pb::FsMapNode {
                 r#type: (match n.kind {
@@ -1049,11 +1050,12 @@ impl pb::index_server::Index for IndexService {
 /// Duplicates as the caller sees them: only copies it can see and read
 /// (equal content is something only a reader may learn); a group left with
 /// fewer than two copies is no group.
-fn hide_groups(report: &mut crate::dupes::Report, view: &mut View) {
+fn hide_groups(report: &mut crate::queries::dupes::Report, view: &mut View) {
     for g in &mut report.groups {
         for c in &mut g.copies {
-            c.paths
-                .retain(|p| view.sees(p) && view.caller.may(&to_path(p), crate::access::R));
+            c.paths.retain(|p| {
+                view.sees(p) && view.caller.may(&to_path(p), crate::queries::access::R)
+            });
         }
         g.copies.retain(|c| !c.paths.is_empty());
     }
@@ -1063,9 +1065,13 @@ fn hide_groups(report: &mut crate::dupes::Report, view: &mut View) {
 
 /// A tree as the caller sees it: nothing inside closed folders, and no
 /// figures of what they hold.
-fn hide_tree(node: &mut crate::browse::Node, path: Vec<u8>, closed: &[crate::access::Closed]) {
+fn hide_tree(
+    node: &mut crate::queries::browse::Node,
+    path: Vec<u8>,
+    closed: &[crate::queries::access::Closed],
+) {
     node.usage.path = path.clone();
-    crate::access::hide_in(&mut node.usage, closed);
+    crate::queries::access::hide_in(&mut node.usage, closed);
     if closed.iter().any(|c| c.path == path) {
         node.children.clear();
         node.hidden = 0;

@@ -36,12 +36,12 @@ use std::sync::{Arc, Condvar, Mutex};
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::Error;
-use crate::exclude::{Rules, Verdict};
+use crate::ingest::exclude::{Rules, Verdict};
+use crate::ingest::watch::{Watcher, is_cookie};
 use crate::platform::fs::{self as pfs, Stat};
 use crate::store::{
     EntryRow, FLAG_UNREADABLE, Kind, Op, Store, Totals, Unlisted, WriteHandle, unix_now,
 };
-use crate::watch::{Watcher, is_cookie};
 
 /// What to scan.
 #[derive(Clone, Debug)]
