@@ -68,3 +68,32 @@ impl From<Error> for tonic::Status {
         }
     }
 }
+
+/// Locks that outlive a panic. A thread that panicked while holding one of
+/// the daemon's locks left consistent data behind (every critical section
+/// writes whole values), so the others go on rather than fail every later
+/// request: `m.lock_ok()` instead of `m.lock().unwrap_or_else(..)`.
+pub trait LockOk<T: ?Sized> {
+    fn lock_ok(&self) -> std::sync::MutexGuard<'_, T>;
+}
+
+impl<T: ?Sized> LockOk<T> for std::sync::Mutex<T> {
+    fn lock_ok(&self) -> std::sync::MutexGuard<'_, T> {
+        self.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// [`LockOk`] for reader-writer locks.
+pub trait RwLockOk<T: ?Sized> {
+    fn read_ok(&self) -> std::sync::RwLockReadGuard<'_, T>;
+    fn write_ok(&self) -> std::sync::RwLockWriteGuard<'_, T>;
+}
+
+impl<T: ?Sized> RwLockOk<T> for std::sync::RwLock<T> {
+    fn read_ok(&self) -> std::sync::RwLockReadGuard<'_, T> {
+        self.read().unwrap_or_else(|e| e.into_inner())
+    }
+    fn write_ok(&self) -> std::sync::RwLockWriteGuard<'_, T> {
+        self.write().unwrap_or_else(|e| e.into_inner())
+    }
+}

@@ -5,6 +5,7 @@
 //! a time on a dedicated thread; after a scan that changed anything, the
 //! search snapshot is reloaded from SQLite and swapped in atomically.
 
+use crate::{LockOk, RwLockOk};
 pub mod reload;
 
 use std::collections::HashMap;
@@ -17,9 +18,10 @@ use crate::Error;
 use crate::ingest::exclude::{Rules, Verdict};
 use crate::ingest::scan::{self, Outcome, Progress, ScanTarget};
 use crate::ingest::watch::{Batch, COOKIE_PREFIX, Notice, Watcher, is_cookie};
-use crate::queries::du::{self, RootRow};
+use crate::queries::du;
 use crate::queries::dupes::{self, HashMode, HashStats, RootMode};
 use crate::queries::search::{ChangeEvent, Snapshot};
+use crate::store::RootRow;
 use crate::store::{Op, Store, WriteHandle};
 
 /// Lifecycle of a root, as `status` shows it.
@@ -193,18 +195,6 @@ impl std::fmt::Debug for Engine {
     }
 }
 
-#[cfg(unix)]
-fn path_bytes(p: &Path) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt;
-    p.as_os_str().as_bytes().to_vec()
-}
-
-#[cfg(unix)]
-fn bytes_path(b: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    PathBuf::from(std::ffi::OsStr::from_bytes(b))
-}
-
 impl Engine {
     /// Creates the engine and starts the scanner thread. `wanted` replaces
     /// the index's roots when given; otherwise the recorded roots are kept
@@ -258,7 +248,7 @@ impl Engine {
             cookie_seq: std::sync::atomic::AtomicU64::new(0),
             rows_at_idle: std::sync::atomic::AtomicU64::new(0),
         });
-        let mut recorded = engine.store.read(du::roots)?;
+        let mut recorded = engine.store.read(crate::store::roots)?;
         let wanted = match wanted {
             Some(w) => Some(w),
             None if recorded.is_empty() => Some(vec![default_root()]),
@@ -274,18 +264,20 @@ impl Engine {
             }
             check_no_nesting(&canon)?;
             let mut changed = false;
-            for r in recorded
-                .iter()
-                .filter(|r| !canon.iter().any(|c| path_bytes(c) == r.path))
-            {
+            for r in recorded.iter().filter(|r| {
+                !canon
+                    .iter()
+                    .any(|c| crate::platform::bytes::vec(c) == r.path)
+            }) {
                 tracing::info!(root = %String::from_utf8_lossy(&r.path), "root no longer configured; removing");
                 engine.writer.send(vec![Op::RemoveRoot { root_id: r.id }])?;
                 changed = true;
             }
-            for c in canon
-                .iter()
-                .filter(|c| !recorded.iter().any(|r| r.path == path_bytes(c)))
-            {
+            for c in canon.iter().filter(|c| {
+                !recorded
+                    .iter()
+                    .any(|r| r.path == crate::platform::bytes::vec(c))
+            }) {
                 engine.add_root_row(c)?;
                 changed = true;
             }
@@ -293,12 +285,12 @@ impl Engine {
             // the search snapshot, and the restart scan need not wait for it.
             if changed {
                 engine.writer.flush()?;
-                recorded = engine.store.read(du::roots)?;
+                recorded = engine.store.read(crate::store::roots)?;
             }
         }
 
         let (tx, rx) = mpsc::channel::<Job>();
-        *engine.jobs.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+        *engine.jobs.lock_ok() = Some(tx);
         for r in &recorded {
             engine.queue_scan(r.id, None, None)?;
         }
@@ -306,7 +298,7 @@ impl Engine {
         let handle = std::thread::Builder::new()
             .name("fsindex-scan".into())
             .spawn(move || e.scanner_loop(rx))?;
-        *engine.scanner.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
+        *engine.scanner.lock_ok() = Some(handle);
         if engine.watcher.is_some() {
             let e = engine.clone();
             std::thread::Builder::new()
@@ -319,7 +311,7 @@ impl Engine {
     fn add_root_row(&self, path: &Path) -> Result<i64, Error> {
         let (tx, rx) = mpsc::channel();
         self.writer.send(vec![Op::AddRoot {
-            path: path_bytes(path),
+            path: crate::platform::bytes::vec(path),
             reply: tx,
         }])?;
         rx.recv().map_err(|_| Error::WriterGone)?
@@ -344,7 +336,7 @@ impl Engine {
     ) -> Result<Arc<Progress>, Error> {
         let progress = Arc::new(Progress::default());
         {
-            let mut roots = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+            let mut roots = self.roots.lock_ok();
             let rt = roots.entry(root_id).or_insert_with(|| RootRuntime {
                 state: RootState::Pending,
                 progress: progress.clone(),
@@ -355,7 +347,7 @@ impl Engine {
                 rt.state = RootState::Pending;
             }
         }
-        let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        let jobs = self.jobs.lock_ok();
         let tx = jobs.as_ref().ok_or(Error::WriterGone)?;
         tx.send(Job::Scan(ScanJob {
             root_id,
@@ -371,7 +363,7 @@ impl Engine {
         // Scans are background work: they must not storm the machine
         // (Tracker's and Baloo's worst complaints). The walk's threads
         // inherit this.
-        dupes::lower_thread_priority();
+        crate::platform::process::lower_thread_priority();
         while let Ok(job) = rx.recv() {
             let job = match job {
                 Job::Scan(job) => job,
@@ -388,7 +380,7 @@ impl Engine {
                 }
             };
             let result = self.run_job(&job);
-            let mut roots = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+            let mut roots = self.roots.lock_ok();
             if let Some(rt) = roots.get_mut(&job.root_id) {
                 match &result {
                     Ok(o) => {
@@ -412,17 +404,12 @@ impl Engine {
     fn run_job(&self, job: &ScanJob) -> Result<Outcome, String> {
         let root = self
             .store
-            .read(du::roots)
+            .read(crate::store::roots)
             .map_err(|e| e.to_string())?
             .into_iter()
             .find(|r| r.id == job.root_id)
             .ok_or_else(|| "the root was removed".to_string())?;
-        if let Some(rt) = self
-            .roots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_mut(&job.root_id)
-        {
+        if let Some(rt) = self.roots.lock_ok().get_mut(&job.root_id) {
             rt.state = RootState::Scanning;
             rt.progress = job.progress.clone();
         }
@@ -433,14 +420,14 @@ impl Engine {
             msg
         })?;
         let _ = self.writer.send(vec![Op::Idle]);
-        crate::store::release_memory();
+        crate::platform::process::release_memory();
         Ok(outcome)
     }
 
     /// What to walk for `path` (a root or a folder under it; `None` for
     /// the whole root): the nearest folder the index already has.
     fn target_for(&self, root: &RootRow, path: Option<&Path>) -> Result<ScanTarget, String> {
-        let root_path = bytes_path(&root.path);
+        let root_path = crate::platform::bytes::path_buf(&root.path);
         let rules = self.rules();
         let cross_filesystems = rules.cross_filesystems(&root_path);
         let target = match path {
@@ -449,7 +436,7 @@ impl Engine {
                 // a brand-new folder is scanned from its parent.
                 let mut at = p.to_owned();
                 loop {
-                    match self.store.read(|c| du::resolve(c, &at)) {
+                    match self.store.read(|c| crate::store::resolve(c, &at)) {
                         Ok((_, id))
                             if crate::platform::fs::is_dir(&at)
                                 && !rules.path_verdict(&root_path, &at, true).hides() =>
@@ -493,7 +480,7 @@ impl Engine {
     /// Walks `path` (or every root) afresh and compares it with the index.
     /// With `fix`, rescans what was verified and waits for it.
     pub fn verify(&self, path: Option<&Path>, fix: bool) -> Result<Verified, Error> {
-        let roots = self.store.read(du::roots)?;
+        let roots = self.store.read(crate::store::roots)?;
         let mut targets = Vec::new();
         match path {
             None => {
@@ -531,7 +518,7 @@ impl Engine {
     }
 
     fn send_job(&self, job: Job) {
-        if let Some(tx) = self.jobs.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        if let Some(tx) = self.jobs.lock_ok().as_ref() {
             let _ = tx.send(job);
         }
     }
@@ -630,7 +617,7 @@ impl Engine {
             self.signal_registered_before(started);
             return Ok(());
         }
-        let roots = self.store.read(du::roots)?;
+        let roots = self.store.read(crate::store::roots)?;
         let rules = self.rules();
         // 1. Renames seen whole: one row each, the subtree follows. A
         // rename to a name the rules keep out is a delete (the new name
@@ -640,10 +627,10 @@ impl Engine {
         // get their link counts refreshed.
         let mut links = scan::LinkCounts::new();
         for (from, to) in std::mem::take(&mut b.moves) {
-            let src = self.store.read(|c| du::resolve(c, &from)).ok();
+            let src = self.store.read(|c| crate::store::resolve(c, &from)).ok();
             let dst_parent = to
                 .parent()
-                .and_then(|p| self.store.read(|c| du::resolve(c, p)).ok());
+                .and_then(|p| self.store.read(|c| crate::store::resolve(c, p)).ok());
             let meta = crate::platform::fs::lstat(&to);
             let allowed = meta
                 .as_ref()
@@ -652,7 +639,7 @@ impl Engine {
                 (Some((_, id)), Some((_, parent_id)), Some(name))
                     if allowed && !is_cookie(name) =>
                 {
-                    if let Ok((_, old)) = self.store.read(|c| du::resolve(c, &to))
+                    if let Ok((_, old)) = self.store.read(|c| crate::store::resolve(c, &to))
                         && old != id
                     {
                         // Replaced (an editor's save): if it had other
@@ -664,7 +651,7 @@ impl Engine {
                     ops.push(Op::Move {
                         id,
                         parent_id,
-                        name: path_bytes(Path::new(name)),
+                        name: crate::platform::bytes::vec(Path::new(name)),
                     });
                     if let Some(w) = watcher {
                         w.rename_prefix(&from, &to);
@@ -715,17 +702,20 @@ impl Engine {
             if new_dirs.iter().any(|n| dir.starts_with(n)) {
                 continue; // inside a new folder: its whole scan covers it
             }
-            let Some(root) = du::root_of(&roots, &dir) else {
+            let Some(root) = crate::store::root_of(&roots, &dir) else {
                 // An event about a root itself.
                 for n in names {
                     let p = dir.join(n);
-                    if roots.iter().any(|r| bytes_path(&r.path) == p) {
+                    if roots
+                        .iter()
+                        .any(|r| crate::platform::bytes::path_buf(&r.path) == p)
+                    {
                         deep.push(p);
                     }
                 }
                 continue;
             };
-            let root_path = bytes_path(&root.path);
+            let root_path = crate::platform::bytes::path_buf(&root.path);
             if scan::through_symlink(&root_path, &dir) {
                 // The folder was replaced by a symlink (or lies under one):
                 // that change is in its parent's group; what the events say
@@ -733,7 +723,7 @@ impl Engine {
                 // link would follow it.
                 continue;
             }
-            match self.store.read(|c| du::resolve(c, &dir)) {
+            match self.store.read(|c| crate::store::resolve(c, &dir)) {
                 Ok((_, dir_id)) => {
                     let found = self.store.read(|c| {
                         scan::apply_names(
@@ -776,10 +766,10 @@ impl Engine {
             if done.iter().any(|x| d.starts_with(x)) {
                 continue;
             }
-            let Some(root) = du::root_of(&roots, &d) else {
+            let Some(root) = crate::store::root_of(&roots, &d) else {
                 continue;
             };
-            let root_path = bytes_path(&root.path);
+            let root_path = crate::platform::bytes::path_buf(&root.path);
             if !crate::platform::fs::is_dir(&d) && d != root_path
                 || scan::through_symlink(&root_path, &d)
             {
@@ -814,7 +804,7 @@ impl Engine {
 
     /// Rescans every root now (lost events), on the scanner thread.
     fn rescan_all_now(&self) {
-        let Ok(roots) = self.store.read(du::roots) else {
+        let Ok(roots) = self.store.read(crate::store::roots) else {
             return;
         };
         for root in &roots {
@@ -830,11 +820,11 @@ impl Engine {
     /// Rescans the folders left unwatched by the watch limit.
     fn poll_unwatched(&self) {
         let Some(watcher) = &self.watcher else { return };
-        let Ok(roots) = self.store.read(du::roots) else {
+        let Ok(roots) = self.store.read(crate::store::roots) else {
             return;
         };
         for top in watcher.polled_tops() {
-            let Some(root) = du::root_of(&roots, &top) else {
+            let Some(root) = crate::store::root_of(&roots, &top) else {
                 watcher.forget_under(&top);
                 continue;
             };
@@ -853,7 +843,7 @@ impl Engine {
         if cookies.is_empty() {
             return;
         }
-        let mut waiting = self.cookies.lock().unwrap_or_else(|e| e.into_inner());
+        let mut waiting = self.cookies.lock_ok();
         for (path, received) in cookies {
             if waiting
                 .get(path)
@@ -868,7 +858,7 @@ impl Engine {
     /// After a full rescan that started at `started`: callers registered
     /// before it are covered, even if their cookie event was lost.
     fn signal_registered_before(&self, started: Instant) {
-        let mut waiting = self.cookies.lock().unwrap_or_else(|e| e.into_inner());
+        let mut waiting = self.cookies.lock_ok();
         let done: Vec<PathBuf> = waiting
             .iter()
             .filter(|(_, (r, _))| *r <= started)
@@ -888,13 +878,14 @@ impl Engine {
         if self.watcher.is_none() {
             return Ok(());
         }
-        let roots = self.store.read(du::roots)?;
+        let roots = self.store.read(crate::store::roots)?;
         let deadline = Instant::now() + timeout;
         let mut cookies = Vec::new();
         for r in &roots {
             let n = self.cookie_seq.fetch_add(1, Ordering::Relaxed);
             cookies.push(
-                bytes_path(&r.path).join(format!("{COOKIE_PREFIX}{}-{n}", std::process::id())),
+                crate::platform::bytes::path_buf(&r.path)
+                    .join(format!("{COOKIE_PREFIX}{}-{n}", std::process::id())),
             );
         }
         // Create every cookie, wait for their events; then delete them and
@@ -904,8 +895,7 @@ impl Engine {
             for path in &cookies {
                 let (tx, rx) = mpsc::channel();
                 self.cookies
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
+                    .lock_ok()
                     .insert(path.clone(), (Instant::now(), tx));
                 let done = if phase == "create" {
                     std::fs::write(path, b"")
@@ -913,10 +903,7 @@ impl Engine {
                     std::fs::remove_file(path)
                 };
                 if let Err(e) = done {
-                    self.cookies
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(path);
+                    self.cookies.lock_ok().remove(path);
                     let _ = std::fs::remove_file(path);
                     return Err(Error::InvalidArgument(format!(
                         "--sync: cannot {phase} {}: {e}",
@@ -927,10 +914,7 @@ impl Engine {
             }
             for (path, rx) in waits {
                 let got = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
-                self.cookies
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(path);
+                self.cookies.lock_ok().remove(path);
                 if got.is_err() {
                     let _ = std::fs::remove_file(path);
                     return Err(Error::InvalidArgument(format!(
@@ -949,7 +933,7 @@ impl Engine {
         path: Option<&Path>,
         done: Option<mpsc::Sender<Result<Outcome, String>>>,
     ) -> Result<Vec<Arc<Progress>>, Error> {
-        let roots = self.store.read(du::roots)?;
+        let roots = self.store.read(crate::store::roots)?;
         match path {
             None => {
                 let mut out = Vec::new();
@@ -968,14 +952,20 @@ impl Engine {
     /// Adds a root and queues its first scan.
     pub fn add_root(&self, path: &Path) -> Result<(), Error> {
         let canon = scan::canonical_root(path)?;
-        let roots = self.store.read(du::roots)?;
-        if roots.iter().any(|r| r.path == path_bytes(&canon)) {
+        let roots = self.store.read(crate::store::roots)?;
+        if roots
+            .iter()
+            .any(|r| r.path == crate::platform::bytes::vec(&canon))
+        {
             return Err(Error::InvalidArgument(format!(
                 "{} is already a root",
                 canon.display()
             )));
         }
-        let mut all: Vec<PathBuf> = roots.iter().map(|r| bytes_path(&r.path)).collect();
+        let mut all: Vec<PathBuf> = roots
+            .iter()
+            .map(|r| crate::platform::bytes::path_buf(&r.path))
+            .collect();
         all.push(canon.clone());
         check_no_nesting(&all)?;
         let id = self.add_root_row(&canon)?;
@@ -985,11 +975,14 @@ impl Engine {
 
     /// Removes a root and its entries; searches stop returning them at once.
     pub fn remove_root(&self, path: &Path) -> Result<(), Error> {
-        let roots = self.store.read(du::roots)?;
+        let roots = self.store.read(crate::store::roots)?;
         let wanted = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
         let root = roots
             .iter()
-            .find(|r| r.path == path_bytes(path) || r.path == path_bytes(&wanted))
+            .find(|r| {
+                r.path == crate::platform::bytes::vec(path)
+                    || r.path == crate::platform::bytes::vec(&wanted)
+            })
             .ok_or_else(|| {
                 Error::NotFound(format!(
                     "{} is not a root (roots: {})",
@@ -1000,16 +993,13 @@ impl Engine {
         self.writer
             .send(vec![Op::RemoveRoot { root_id: root.id }])?;
         self.writer.flush()?;
-        self.roots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&root.id);
+        self.roots.lock_ok().remove(&root.id);
         Ok(())
     }
 
     /// The rules in force: what is indexed, flagged or kept out.
     pub fn rules(&self) -> Arc<Rules> {
-        self.rules.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.rules.read_ok().clone()
     }
 
     /// Swaps in new rules (a reloaded config) and rescans every root, so
@@ -1018,12 +1008,15 @@ impl Engine {
     pub fn set_rules(&self, rules: Rules) -> Result<(), Error> {
         tracing::info!(rules = ?rules, "what is indexed changed; rescanning every root");
         let rules = Arc::new(rules);
-        *self.rules.write().unwrap_or_else(|e| e.into_inner()) = rules.clone();
-        let roots = self.store.read(du::roots)?;
+        *self.rules.write_ok() = rules.clone();
+        let roots = self.store.read(crate::store::roots)?;
         if let Some(w) = &self.watcher {
             w.unwatch_where(|p| {
-                du::root_of(&roots, p)
-                    .is_some_and(|r| rules.path_verdict(&bytes_path(&r.path), p, true).hides())
+                crate::store::root_of(&roots, p).is_some_and(|r| {
+                    rules
+                        .path_verdict(&crate::platform::bytes::path_buf(&r.path), p, true)
+                        .hides()
+                })
             });
         }
         self.rescan(None, None)?;
@@ -1035,20 +1028,22 @@ impl Engine {
     /// SKIP-tier one asked for by its exact path: that one is described
     /// from a live lstat, flagged, when a scan of its root would reach it.
     pub fn stat(&self, path: &Path) -> Result<crate::queries::browse::Info, Error> {
-        let roots = self.store.read(du::roots)?;
-        let Some(root) = du::root_of(&roots, path) else {
+        let roots = self.store.read(crate::store::roots)?;
+        let Some(root) = crate::store::root_of(&roots, path) else {
             return self.store.read(|c| crate::queries::browse::stat(c, path));
         };
-        let root_path = bytes_path(&root.path);
+        let root_path = crate::platform::bytes::path_buf(&root.path);
         let rules = self.rules();
         let meta = crate::platform::fs::lstat(path);
         let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
         // Exactly what a path that does not exist gets: the index has no
         // entry for a hidden path (unless the rules changed a moment ago
         // and the rescan has not removed it yet).
-        let not_found = || match self.store.read(|c| du::resolve(c, path)) {
+        let not_found = || match self.store.read(|c| crate::store::resolve(c, path)) {
             Err(e) => e,
-            Ok(_) => Error::NotFound(String::from_utf8_lossy(&path_bytes(path)).into_owned()),
+            Ok(_) => Error::NotFound(
+                String::from_utf8_lossy(&crate::platform::bytes::vec(path)).into_owned(),
+            ),
         };
         match rules.path_verdict(&root_path, path, is_dir) {
             Verdict::Skip => match meta {
@@ -1077,11 +1072,7 @@ impl Engine {
                 .per_root
                 .values()
                 .any(|m| *m == HashMode::Background);
-        *self
-            .hashing
-            .settings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = settings;
+        *self.hashing.settings.lock_ok() = settings;
         if background && !self.hashing.background_started.swap(true, Ordering::SeqCst) {
             let e = self.clone();
             std::thread::Builder::new()
@@ -1093,11 +1084,7 @@ impl Engine {
 
     /// Inodes with a cached hash.
     pub fn cached_hashes(&self) -> Result<u64, Error> {
-        let mut n = self
-            .hashing
-            .cached_rows
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut n = self.hashing.cached_rows.lock_ok();
         if let Some(n) = *n {
             return Ok(n);
         }
@@ -1113,9 +1100,8 @@ impl Engine {
     pub fn hash_mode(&self, root: &[u8]) -> HashMode {
         self.hashing
             .settings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .mode_for(&bytes_path(root))
+            .lock_ok()
+            .mode_for(&crate::platform::bytes::path_buf(root))
     }
 
     fn root_modes(&self, roots: &[RootRow]) -> Vec<RootMode> {
@@ -1151,12 +1137,12 @@ impl Engine {
         background: bool,
         progress: &mut dyn FnMut(dupes::Progress) -> bool,
     ) -> Result<dupes::Report, Error> {
-        let roots = self.store.read(du::roots)?;
+        let roots = self.store.read(crate::store::roots)?;
         let modes = self.root_modes(&roots);
         let scope = match path {
             None => None,
             Some(p) => {
-                let (root, id) = self.store.read(|c| du::resolve(c, p))?;
+                let (root, id) = self.store.read(|c| crate::store::resolve(c, p))?;
                 if self.hash_mode(&root.path) == HashMode::Off {
                     return Err(Error::Precondition(format!(
                         "hashing is off for the root {} (config.toml: root_hashing)",
@@ -1166,11 +1152,7 @@ impl Engine {
                 Some(id)
             }
         };
-        let _one = self
-            .hashing
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let _one = self.hashing.running.lock_ok();
         let started = Instant::now();
         let req = dupes::Request {
             scope,
@@ -1188,11 +1170,7 @@ impl Engine {
             generation,
         });
         let reused = {
-            let last = self
-                .hashing
-                .last_answer
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let last = self.hashing.last_answer.lock_ok();
             match (&key, last.as_ref()) {
                 (Some(k), Some((lk, r)))
                     if k == lk && r.pinned.iter().all(dupes::Pinned::unchanged) =>
@@ -1222,11 +1200,7 @@ impl Engine {
             })?,
         };
         if fresh {
-            *self
-                .hashing
-                .last_answer
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = match key {
+            *self.hashing.last_answer.lock_ok() = match key {
                 Some(k) if report.racy == 0 && report.changed == 0 && report.unreadable == 0 => {
                     Some((k, report.clone()))
                 }
@@ -1237,11 +1211,7 @@ impl Engine {
         // next status count them.
         self.writer.flush()?;
         if fresh {
-            *self
-                .hashing
-                .cached_rows
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = None;
+            *self.hashing.cached_rows.lock_ok() = None;
         }
         tracing::info!(
             ms = started.elapsed().as_millis() as u64,
@@ -1253,13 +1223,9 @@ impl Engine {
             reused = !fresh,
             "duplicate search"
         );
-        *self
-            .hashing
-            .last_pass
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(LastPass {
+        *self.hashing.last_pass.lock_ok() = Some(LastPass {
             at: Instant::now(),
-            scope: path.map(path_bytes),
+            scope: path.map(crate::platform::bytes::vec),
             candidates: report.candidates,
             files_read: report.files_read,
             unreadable: report.unreadable,
@@ -1294,8 +1260,7 @@ impl Engine {
         }
         let scanning = self
             .roots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .lock_ok()
             .values()
             .any(|r| r.state == RootState::Scanning || r.state == RootState::Pending);
         let recent = self.watcher.as_ref().is_some_and(|w| {
@@ -1310,7 +1275,7 @@ impl Engine {
     /// that `dupes` answers from the cache. A pass runs when the index
     /// changed since the last one; it stops as soon as work arrives.
     fn hash_loop(self: Arc<Self>) {
-        dupes::lower_thread_priority();
+        crate::platform::process::lower_thread_priority();
         let mut done_at_rows: Option<u64> = None;
         loop {
             for _ in 0..20 {
@@ -1323,7 +1288,7 @@ impl Engine {
             if done_at_rows == Some(rows) || self.busy() {
                 continue;
             }
-            let Ok(roots) = self.store.read(du::roots) else {
+            let Ok(roots) = self.store.read(crate::store::roots) else {
                 continue;
             };
             let mut complete = true;
@@ -1331,7 +1296,7 @@ impl Engine {
                 .iter()
                 .filter(|r| self.hash_mode(&r.path) == HashMode::Background)
             {
-                let path = bytes_path(&r.path);
+                let path = crate::platform::bytes::path_buf(&r.path);
                 let mut go_on = |_: dupes::Progress| !self.busy();
                 match self.find_duplicates(Some(&path), 1, false, true, &mut go_on) {
                     // Files changed too recently to trust their hashes:
@@ -1354,8 +1319,8 @@ impl Engine {
 
     /// Every root with its state.
     pub fn root_views(&self) -> Result<Vec<RootView>, Error> {
-        let rows = self.store.read(du::roots)?;
-        let runtime = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+        let rows = self.store.read(crate::store::roots)?;
+        let runtime = self.roots.lock_ok();
         let mut out = Vec::new();
         for r in rows {
             let rt = runtime.get(&r.id);
@@ -1378,7 +1343,7 @@ impl Engine {
                 scanned_at: r.scanned_at,
                 watch: match &self.watcher {
                     None => "off".into(),
-                    Some(w) => match w.polled_under(&bytes_path(&r.path)) {
+                    Some(w) => match w.polled_under(&crate::platform::bytes::path_buf(&r.path)) {
                         0 => "live".into(),
                         n => format!("partly polled: {n} folders"),
                     },
@@ -1394,12 +1359,8 @@ impl Engine {
     /// scanner to finish. Called at shutdown, before the writer closes.
     pub fn stop(&self) {
         self.cancel.store(true, Ordering::SeqCst);
-        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let handle = self
-            .scanner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        self.jobs.lock_ok().take();
+        let handle = self.scanner.lock_ok().take();
         if let Some(h) = handle {
             let _ = h.join();
         }
@@ -1419,11 +1380,11 @@ fn rebase(p: PathBuf, from: &Path, to: &Path) -> PathBuf {
 /// through a symlink would take the walk out of the root: it is answered
 /// as not found, the way a path that does not exist is.
 fn walk_root<'r>(roots: &'r [RootRow], path: &Path) -> Result<&'r RootRow, Error> {
-    let root = du::root_of(roots, path)
+    let root = crate::store::root_of(roots, path)
         .ok_or_else(|| Error::NotUnderRoot(path.display().to_string(), root_list(roots)))?;
-    if scan::through_symlink(&bytes_path(&root.path), path) {
+    if scan::through_symlink(&crate::platform::bytes::path_buf(&root.path), path) {
         return Err(Error::NotFound(
-            String::from_utf8_lossy(&path_bytes(path)).into_owned(),
+            String::from_utf8_lossy(&crate::platform::bytes::vec(path)).into_owned(),
         ));
     }
     Ok(root)
@@ -1482,13 +1443,13 @@ impl crate::store::Mirror for SnapshotMirror {
             ms = t.elapsed().as_millis() as u64,
             "search snapshot loaded"
         );
-        *self.snapshot.write().unwrap_or_else(|e| e.into_inner()) = loaded;
-        crate::store::release_memory();
+        *self.snapshot.write_ok() = loaded;
+        crate::platform::process::release_memory();
         Ok(())
     }
 
     fn apply(&mut self, changes: Vec<crate::store::Change>) {
-        let mut snapshot = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
+        let mut snapshot = self.snapshot.write_ok();
         if self.events.receiver_count() == 0 {
             snapshot.apply(changes, None);
             return;
@@ -1562,7 +1523,12 @@ mod tests {
         }
         let tree = std::fs::canonicalize(&tree).unwrap();
         let (engine, writer) = start_engine(tmp.path(), &tree, rules(&["drop"]));
-        let has = |p: &str| engine.store.read(|c| du::resolve(c, &tree.join(p))).is_ok();
+        let has = |p: &str| {
+            engine
+                .store
+                .read(|c| crate::store::resolve(c, &tree.join(p)))
+                .is_ok()
+        };
         let watches = || engine.watcher.as_ref().map(|w| w.watch_count());
         assert!(has("keep/a.txt") && !has("drop") && has("x.log"));
         // The root and keep/.
@@ -1608,8 +1574,8 @@ mod tests {
         let r = engine
             .store
             .read(|c| {
-                let (_, id) = du::resolve(c, path)?;
-                du::disk_usage(c, id, path_bytes(path), 0, false)
+                let (_, id) = crate::store::resolve(c, path)?;
+                du::disk_usage(c, id, crate::platform::bytes::vec(path), 0, false)
             })
             .unwrap();
         (r.total.bytes, r.total.apparent)
@@ -1659,15 +1625,20 @@ mod tests {
         let (engine, writer) = start_engine(tmp.path(), &tree, rules(&["drop"]));
         let deep = tree.join(deep.strip_prefix(tmp.path().join("tree")).unwrap());
         // The deepest file is indexed, and everything counts as du counts.
-        assert!(engine.store.read(|c| du::resolve(c, &deep)).is_ok());
+        assert!(
+            engine
+                .store
+                .read(|c| crate::store::resolve(c, &deep))
+                .is_ok()
+        );
         assert_eq!(du_of(&engine, &tree), gnu_du(&tree), "after the scan");
         assert_eq!(du_of(&engine, &tree.join("src")), gnu_du(&tree.join("src")));
         // The excluded folder is a row of its own, with du's figures.
         let report = engine
             .store
             .read(|c| {
-                let (_, id) = du::resolve(c, &tree)?;
-                du::disk_usage(c, id, path_bytes(&tree), 0, false)
+                let (_, id) = crate::store::resolve(c, &tree)?;
+                du::disk_usage(c, id, crate::platform::bytes::vec(&tree), 0, false)
             })
             .unwrap();
         let dropped = report

@@ -7,6 +7,7 @@
 //! modes and the log level change in place. What needs a restart (the
 //! listen address, watch settings) is named in the answer.
 
+use crate::LockOk;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -85,7 +86,7 @@ impl Reloader {
         // Everything that can fail is checked before anything changes.
         let rules = crate::ingest::exclude::Rules::from_config(&new, &self.paths)
             .map_err(|e| Error::InvalidArgument(format!("{}: {e}", self.path.display())))?;
-        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        let mut current = self.current.lock_ok();
         let mut changes = Vec::new();
 
         // Roots: the file's roots (plus any given with --root) become the
@@ -106,7 +107,7 @@ impl Reloader {
                 .engine
                 .root_views()?
                 .into_iter()
-                .map(|v| bytes_path(&v.path))
+                .map(|v| crate::platform::bytes::path_buf(&v.path))
                 .collect();
             for gone in have.difference(&wanted) {
                 self.engine.remove_root(gone)?;
@@ -176,10 +177,4 @@ impl Reloader {
         tracing::info!(file = %self.path.display(), changes = %changes.join("; "), "config reloaded");
         Ok(changes)
     }
-}
-
-#[cfg(unix)]
-fn bytes_path(b: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    PathBuf::from(std::ffi::OsStr::from_bytes(b))
 }

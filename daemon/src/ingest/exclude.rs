@@ -29,7 +29,7 @@
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
 use globset::{Candidate, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
@@ -149,9 +149,7 @@ pub struct Environment {
 impl Environment {
     pub fn current() -> Environment {
         let base = directories::BaseDirs::new();
-        let mounts = std::fs::read_to_string("/proc/self/mountinfo")
-            .map(|t| parse_mountinfo(&t))
-            .unwrap_or_default();
+        let mounts = crate::platform::mounts::mounts();
         Environment {
             home: base.as_ref().map(|b| b.home_dir().to_owned()),
             cache_dir: base.as_ref().map(|b| b.cache_dir().to_owned()),
@@ -159,50 +157,6 @@ impl Environment {
             mounts,
         }
     }
-}
-
-/// Mount points and file-system types from `/proc/self/mountinfo`
-/// (`ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [TAGS...] - FSTYPE SOURCE ...`).
-pub fn parse_mountinfo(text: &str) -> Vec<(PathBuf, String)> {
-    text.lines()
-        .filter_map(|line| {
-            let (left, right) = line.split_once(" - ")?;
-            let mount_point = left.split(' ').nth(4)?;
-            let fstype = right.split(' ').next()?;
-            Some((
-                PathBuf::from(unescape_octal(mount_point)),
-                fstype.to_owned(),
-            ))
-        })
-        .collect()
-}
-
-/// The kernel writes space, tab, newline and backslash in mount points as
-/// `\040`, `\011`, `\012` and `\134`.
-#[cfg(unix)]
-fn unescape_octal(s: &str) -> OsString {
-    use std::os::unix::ffi::OsStringExt;
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') as u32 * 64
-                + (b[i + 2] - b'0') as u32 * 8
-                + (b[i + 3] - b'0') as u32;
-            if let Ok(v) = u8::try_from(v) {
-                out.push(v);
-                i += 4;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    OsString::from_vec(out)
 }
 
 /// One compiled pattern. Its last component is in [`Rules::names`].
@@ -1069,7 +1023,7 @@ mod tests {
                     27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n\
                     40 27 0:50 / /mnt/my\\040share rw shared:1 - cifs //nas/x rw\n";
         assert_eq!(
-            parse_mountinfo(text),
+            crate::platform::mounts::parse_mountinfo(text),
             vec![
                 (PathBuf::from("/proc"), "proc".to_owned()),
                 (PathBuf::from("/"), "ext4".to_owned()),

@@ -26,6 +26,7 @@
 //! summed into one nameless row per folder (sizes only: their names never
 //! reach the index).
 
+use crate::LockOk;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::unix::io::{AsFd, BorrowedFd};
@@ -226,7 +227,7 @@ impl<'a> WriteSink<'a> {
 
     /// Sends what is left.
     fn finish(&self) -> Result<(), Error> {
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = self.pending.lock_ok();
         if pending.is_empty() {
             return Ok(());
         }
@@ -248,7 +249,7 @@ impl Sink for WriteSink<'_> {
         self.progress
             .changes
             .fetch_add(found.len() as u64, Ordering::Relaxed);
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = self.pending.lock_ok();
         pending.extend(found.into_iter().map(|f| match f {
             Found::Insert(row, _) => Op::Insert(row),
             Found::Update(row, _, _) => Op::Update(row),
@@ -324,8 +325,8 @@ impl Sink for VerifySink {
         self.next_id.fetch_sub(1, Ordering::Relaxed) - 1
     }
     fn emit(&self, found: Vec<Found>) -> Result<(), Error> {
-        let mut out = self.found.lock().unwrap_or_else(|e| e.into_inner());
-        let mut extra_at = self.extra_at.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = self.found.lock_ok();
+        let mut extra_at = self.extra_at.lock_ok();
         for f in found {
             match f {
                 Found::Insert(row, path) => {
@@ -456,7 +457,7 @@ impl Links {
         if !self.on {
             return;
         }
-        let mut set = self.inodes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut set = self.inodes.lock_ok();
         if let Some(r) = row
             && r.kind != Kind::Dir
             && (r.nlink > 1 || old.is_some_and(|k| k.nlink > 1))
@@ -477,12 +478,12 @@ impl Links {
         if !self.on {
             return Ok(());
         }
-        let mut set = self.inodes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut set = self.inodes.lock_ok();
         linked_under(conn, dir, &mut set)
     }
 
     fn take(&self) -> LinkCounts {
-        std::mem::take(&mut *self.inodes.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut *self.inodes.lock_ok())
     }
 }
 
@@ -735,7 +736,7 @@ impl Walk<'_> {
         };
         loop {
             let job = {
-                let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                let mut q = self.queue.lock_ok();
                 loop {
                     if self.stop.load(Ordering::Relaxed) {
                         return;
@@ -756,7 +757,7 @@ impl Walk<'_> {
             } else {
                 self.folder(&conn, job)
             };
-            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let mut q = self.queue.lock_ok();
             q.1 -= 1;
             match result {
                 Ok(children) => {
@@ -773,7 +774,7 @@ impl Walk<'_> {
     }
 
     fn fail(&self, e: Error) {
-        let mut f = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        let mut f = self.failed.lock_ok();
         if f.is_none() {
             *f = Some(e);
         }

@@ -227,6 +227,7 @@ pub async fn stop_requested() {
 /// the SCM by `fsctl service install --system` (see packaging/windows/).
 #[cfg(windows)]
 pub mod windows {
+    use crate::LockOk;
     use std::sync::{Mutex, OnceLock};
     use std::time::Duration;
 
@@ -258,17 +259,13 @@ pub mod windows {
     /// SCM's service; returns when it has stopped. Fails at once when the
     /// process was not started by the SCM.
     pub fn run(body: impl FnOnce() -> anyhow::Result<()> + Send + 'static) -> anyhow::Result<()> {
-        *BODY.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(body));
+        *BODY.lock_ok() = Some(Box::new(body));
         entry::dispatch().map_err(|e| {
             anyhow::anyhow!(
                 "not started by the Windows service manager ({e}); run fsindexd without --service"
             )
         })?;
-        RESULT
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .unwrap_or(Ok(()))
+        RESULT.lock_ok().take().unwrap_or(Ok(()))
     }
 
     // The `extern "system"` entry point the SCM calls, defined by the crate's
@@ -298,17 +295,17 @@ pub mod windows {
         let handle = match service_control_handler::register(SERVICE_NAME, handler) {
             Ok(h) => h,
             Err(e) => {
-                *RESULT.lock().unwrap_or_else(|e| e.into_inner()) =
+                *RESULT.lock_ok() =
                     Some(Err(anyhow::anyhow!("registering the service handler: {e}")));
                 return;
             }
         };
         let _ = HANDLE.set(handle);
         set(ServiceState::StartPending, ServiceExitCode::Win32(0));
-        let body = BODY.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let body = BODY.lock_ok().take();
         let result = body.map_or(Ok(()), |b| b());
         let code = if result.is_ok() { 0 } else { 1 };
-        *RESULT.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+        *RESULT.lock_ok() = Some(result);
         set(
             ServiceState::Stopped,
             ServiceExitCode::ServiceSpecific(code),

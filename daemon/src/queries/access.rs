@@ -119,7 +119,7 @@ impl View {
         if let Some(&known) = self.chain.get(dir) {
             return known;
         }
-        let path = bytes_path(dir);
+        let path = crate::platform::bytes::path_buf(dir);
         let ok = match parent_bytes(dir) {
             Some(up) => self.reaches(up) && self.opens(&path),
             None => self.opens(&path),
@@ -136,12 +136,6 @@ impl View {
             None => true,
         }
     }
-}
-
-#[cfg(unix)]
-fn bytes_path(b: &[u8]) -> std::path::PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b))
 }
 
 /// The parent of an absolute path, as bytes (`/a/b` -> `/a`, `/a` -> `/`,
@@ -262,7 +256,7 @@ pub fn closed_under(
     }
     let mut stack = vec![(id, path.to_vec())];
     while let Some((dir, p)) = stack.pop() {
-        if !view.opens(&bytes_path(&p)) {
+        if !view.opens(&crate::platform::bytes::path_buf(&p)) {
             out.push(Closed {
                 id: dir,
                 inside: inside(conn, dir, &p)?,

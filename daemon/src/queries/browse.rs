@@ -60,7 +60,7 @@ fn load(conn: &Connection, id: i64) -> Result<EntryRow, Error> {
 
 /// `path` in detail: the index's row plus what only the file can tell.
 pub fn stat(conn: &Connection, path: &Path) -> Result<Info, Error> {
-    let (_, id) = du::resolve(conn, path)?;
+    let (_, id) = crate::store::resolve(conn, path)?;
     let row = load(conn, id)?;
     let mut info = describe(path, row, true);
     if info.row.as_ref().is_some_and(|r| r.kind == Kind::Dir) {
@@ -182,7 +182,7 @@ fn sniff_text(path: &Path, info: &mut Info) {
 
 /// A folder's children, as stored.
 pub fn list(conn: &Connection, path: &Path) -> Result<Vec<EntryRow>, Error> {
-    let (_, id) = du::resolve(conn, path)?;
+    let (_, id) = crate::store::resolve(conn, path)?;
     let row = load(conn, id)?;
     if row.kind != Kind::Dir {
         return Ok(vec![row]);
@@ -212,7 +212,7 @@ pub fn tree(
     depth: u32,
     max_children: usize,
 ) -> Result<Node, Error> {
-    let (_, id) = du::resolve(conn, path)?;
+    let (_, id) = crate::store::resolve(conn, path)?;
     let bytes = path.as_os_str().as_encoded_bytes().to_vec();
     let name = path
         .file_name()
@@ -254,7 +254,7 @@ fn node(
             .unwrap_or(&child.path)
             .to_vec();
         if child.kind == Some(Kind::Dir) && !child.excluded {
-            let cid = du::resolve(conn, as_path(&child.path))?.1;
+            let cid = crate::store::resolve(conn, as_path(&child.path))?.1;
             n.children.push(node(
                 conn,
                 cid,

@@ -8,7 +8,6 @@
 //! `du -s CHILD` would print on its own.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Component, Path};
 
 use rusqlite::{Connection, OptionalExtension};
 
@@ -39,94 +38,6 @@ pub struct Report {
     pub total: Usage,
     pub children: Vec<Usage>,
     pub children_total: usize,
-}
-
-/// A root as recorded in the index.
-#[derive(Clone, Debug)]
-pub struct RootRow {
-    pub id: i64,
-    pub path: Vec<u8>,
-    pub entry_id: Option<i64>,
-    pub scanned_at: i64,
-}
-
-pub fn roots(conn: &Connection) -> Result<Vec<RootRow>, Error> {
-    let mut stmt =
-        conn.prepare_cached("SELECT id, path, entry_id, scanned_at FROM roots ORDER BY path")?;
-    let rows = stmt.query_map([], |r| {
-        Ok(RootRow {
-            id: r.get(0)?,
-            path: r.get(1)?,
-            entry_id: r.get(2)?,
-            scanned_at: r.get(3)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
-#[cfg(unix)]
-fn as_bytes(p: &Path) -> &[u8] {
-    use std::os::unix::ffi::OsStrExt;
-    p.as_os_str().as_bytes()
-}
-
-#[cfg(unix)]
-fn from_bytes(b: &[u8]) -> &Path {
-    use std::os::unix::ffi::OsStrExt;
-    Path::new(std::ffi::OsStr::from_bytes(b))
-}
-
-/// The root holding `path`, if any (component-wise prefix).
-pub fn root_of<'r>(roots: &'r [RootRow], path: &Path) -> Option<&'r RootRow> {
-    roots
-        .iter()
-        .filter(|r| path.starts_with(from_bytes(&r.path)))
-        .max_by_key(|r| r.path.len())
-}
-
-/// Resolves an absolute path to its entry id.
-pub fn resolve(conn: &Connection, path: &Path) -> Result<(RootRow, i64), Error> {
-    let all = roots(conn)?;
-    let shown = || String::from_utf8_lossy(as_bytes(path)).into_owned();
-    let Some(root) = root_of(&all, path) else {
-        let list: Vec<String> = all
-            .iter()
-            .map(|r| String::from_utf8_lossy(&r.path).into_owned())
-            .collect();
-        return Err(Error::NotUnderRoot(
-            shown(),
-            if list.is_empty() {
-                "none".into()
-            } else {
-                list.join(", ")
-            },
-        ));
-    };
-    let Some(mut id) = root.entry_id else {
-        return Err(Error::NotFound(format!(
-            "{} (its root is not scanned yet)",
-            shown()
-        )));
-    };
-    let rest = path
-        .strip_prefix(from_bytes(&root.path))
-        .unwrap_or(Path::new(""));
-    let mut stmt = conn.prepare_cached("SELECT id FROM entries WHERE parent_id=?1 AND name=?2")?;
-    for comp in rest.components() {
-        let Component::Normal(name) = comp else {
-            return Err(Error::InvalidArgument(format!(
-                "{}: give an absolute path without `..`",
-                shown()
-            )));
-        };
-        id = stmt
-            .query_row(rusqlite::params![id, as_bytes(Path::new(name))], |r| {
-                r.get(0)
-            })
-            .optional()?
-            .ok_or_else(|| Error::NotFound(shown()))?;
-    }
-    Ok((root.clone(), id))
 }
 
 /// Where a folder sits relative to the folder being measured.

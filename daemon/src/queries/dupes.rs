@@ -10,6 +10,7 @@
 //! write landing in the same timestamp tick as our read would otherwise go
 //! unnoticed: git's and plocate's "racy" timestamps).
 
+use crate::{LockOk, RwLockOk};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
@@ -256,12 +257,6 @@ fn state_if(m: &Stat, dev: u64, ino: u64, size: u64) -> Option<State> {
     })
 }
 
-#[cfg(unix)]
-fn bytes_path(b: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    PathBuf::from(std::ffi::OsStr::from_bytes(b))
-}
-
 /// The root folder above entry `id` (its entry id) and whether the entry
 /// is, or is under, `scope` (always, without a scope).
 fn place(snap: &Snapshot, id: u32, scope: Option<i64>) -> (i64, bool) {
@@ -307,7 +302,7 @@ fn parallel<T: Send>(
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(slot) = slots.get(i) else { break };
-                    let mut chunk = slot.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut chunk = slot.lock_ok();
                     for item in chunk.iter_mut() {
                         if stop.load(Ordering::Relaxed) {
                             break;
@@ -503,7 +498,7 @@ pub fn find(
     // ...placed under their root and the scope by the search snapshot (the
     // index's tree in memory, kept equal to it by the writer); hard links
     // folded into one candidate per inode.
-    let snap = snapshot.read().unwrap_or_else(|e| e.into_inner());
+    let snap = snapshot.read_ok();
     let modes: HashMap<i64, &RootMode> = roots.iter().map(|r| (r.entry_id, r)).collect();
     let mut skipped: Vec<i64> = Vec::new();
     let mut by_inode: HashMap<(u64, u64), Cand> = HashMap::new();
@@ -569,7 +564,7 @@ pub fn find(
         let mut paths: Vec<Vec<u8>> = c.links.iter().map(|&id| snap.path(id)).collect();
         paths.sort();
         if let Some(first) = paths.first() {
-            c.path = bytes_path(first);
+            c.path = crate::platform::bytes::path_buf(first);
         }
         paths_of.insert((c.dev, c.ino), paths);
     }
@@ -777,10 +772,7 @@ fn hash_stage(
             |(_, c)| if whole { c.size } else { 2 * BLOCK },
             |(i, c)| {
                 let r = read_hash(c, whole, stats);
-                outcome
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((*i, r));
+                outcome.lock_ok().push((*i, r));
             },
             if whole { Stage::Full } else { Stage::Partial },
             progress,
@@ -840,19 +832,6 @@ fn flush_rows(writer: &WriteHandle, rows: &mut Vec<HashRow>, racy: &mut u64) -> 
         writer.send(vec![Op::PutHashes(chunk.to_vec())])?;
     }
     Ok(())
-}
-
-/// Lowers the calling thread's CPU and I/O priority (background hashing).
-#[allow(unsafe_code)]
-pub fn lower_thread_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain syscalls on the calling thread with integer arguments.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 19);
-        // IOPRIO_CLASS_IDLE (3) << IOPRIO_CLASS_SHIFT (13), who = this thread.
-        libc::syscall(libc::SYS_ioprio_set, 1, tid as libc::c_long, 3 << 13);
-    }
 }
 
 #[cfg(test)]

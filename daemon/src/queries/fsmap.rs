@@ -198,7 +198,7 @@ pub fn fs_map(
         ));
     }
     let budget_bytes = budget as usize * 4;
-    let (_, id) = du::resolve(conn, path)?;
+    let (_, id) = crate::store::resolve(conn, path)?;
     let path_bytes = path.as_os_str().as_encoded_bytes().to_vec();
     let kind: i64 = conn.query_row("SELECT kind FROM entries WHERE id=?1", [id], |r| r.get(0))?;
     if Kind::from_i64(kind) != Kind::Dir {

@@ -2,6 +2,7 @@
 //! nothing more. Blocking work (SQLite, the in-memory search) runs on the
 //! blocking pool.
 
+use crate::{LockOk, RwLockOk};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -100,22 +101,10 @@ fn unseen(path: &[u8]) -> Status {
 
 type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
-#[cfg(unix)]
-fn to_path(b: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    PathBuf::from(std::ffi::OsStr::from_bytes(b))
-}
-
-#[cfg(unix)]
-fn os_str(b: &[u8]) -> &std::ffi::OsStr {
-    use std::os::unix::ffi::OsStrExt;
-    std::ffi::OsStr::from_bytes(b)
-}
-
 /// An absolute path argument. `..` is never resolved: such a path is
 /// answered as not found, whatever it would lead to.
 fn absolute(b: &[u8]) -> Result<PathBuf, Status> {
-    let p = to_path(b);
+    let p = crate::platform::bytes::path_buf(b);
     if !p.is_absolute() {
         return Err(Status::invalid_argument(format!(
             "{}: give an absolute path",
@@ -226,12 +215,7 @@ fn process_figures() -> (u64, u64) {
 fn hash_status(engine: &Engine) -> Result<pb::HashStatus, Error> {
     let stats = &engine.hashing.stats;
     let cached = engine.cached_hashes()?;
-    let last = engine
-        .hashing
-        .last_pass
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
+    let last = engine.hashing.last_pass.lock_ok().clone();
     Ok(pb::HashStatus {
         cached,
         files_read: stats.files_read.load(Ordering::Relaxed),
@@ -283,7 +267,7 @@ impl pb::index_server::Index for IndexService {
         let resp = blocking(move || {
             let (rss, cpu_ms) = process_figures();
             let cpu_percent = {
-                let mut seen = cpu_seen.lock().unwrap_or_else(|e| e.into_inner());
+                let mut seen = cpu_seen.lock_ok();
                 let (since, before) = if seen[1].0.elapsed() >= Duration::from_secs(1) {
                     let last = seen[1];
                     *seen = [last, (Instant::now(), cpu_ms)];
@@ -319,11 +303,7 @@ impl pb::index_server::Index for IndexService {
                 listen,
                 config_path,
                 rows_written: store.rows_written.load(Ordering::Relaxed),
-                notices: store
-                    .notices
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .clone(),
+                notices: store.notices.lock_ok().clone(),
                 pid: std::process::id(),
                 db_path: store.db_path().as_os_str().as_encoded_bytes().to_vec(),
                 uptime_secs: engine.started.elapsed().as_secs(),
@@ -365,7 +345,12 @@ impl pb::index_server::Index for IndexService {
         }) {
             let engine = self.engine.clone();
             query = blocking(move || {
-                query.resolve_in(|p| engine.store.read(|c| du::resolve(c, p)).map(|(_, id)| id))?;
+                query.resolve_in(|p| {
+                    engine
+                        .store
+                        .read(|c| crate::store::resolve(c, p))
+                        .map(|(_, id)| id)
+                })?;
                 Ok(query)
             })
             .await?;
@@ -388,7 +373,7 @@ impl pb::index_server::Index for IndexService {
         let rules = self.engine.rules();
         let (total, found, elapsed) = blocking(move || {
             let t = Instant::now();
-            let snap = snapshot.read().unwrap_or_else(|e| e.into_inner());
+            let snap = snapshot.read_ok();
             let out = match view {
                 None => snap.search_page(&query, sort, offset, limit, reverse, &mut |_| true),
                 Some(mut view) => {
@@ -420,8 +405,10 @@ impl pb::index_server::Index for IndexService {
                 entries: c
                     .iter()
                     .map(|f| pb::Entry {
-                        sensitive: rules
-                            .is_sensitive(Path::new(os_str(&f.path)), f.kind == Kind::Dir),
+                        sensitive: rules.is_sensitive(
+                            Path::new(crate::platform::bytes::os(&f.path)),
+                            f.kind == Kind::Dir,
+                        ),
                         path: f.path.clone(),
                         name: f.name.clone(),
                         r#type: entry_type(f.kind),
@@ -456,7 +443,7 @@ impl pb::index_server::Index for IndexService {
                 engine.sync(Duration::from_secs(10))?;
             }
             engine.store.read(|c| {
-                let (_, id) = du::resolve(c, &path)?;
+                let (_, id) = crate::store::resolve(c, &path)?;
                 // For a filtered caller every row is ranked after the
                 // closed folders are taken out.
                 let top = if view.is_some() { 0 } else { req.top as usize };
@@ -570,8 +557,12 @@ impl pb::index_server::Index for IndexService {
         let mut views = blocking(move || {
             match pb::RootsAction::try_from(req.action).unwrap_or_default() {
                 pb::RootsAction::Unspecified | pb::RootsAction::List => {}
-                pb::RootsAction::Add => engine.add_root(&to_path(&req.path))?,
-                pb::RootsAction::Remove => engine.remove_root(&to_path(&req.path))?,
+                pb::RootsAction::Add => {
+                    engine.add_root(&crate::platform::bytes::path_buf(&req.path))?
+                }
+                pb::RootsAction::Remove => {
+                    engine.remove_root(&crate::platform::bytes::path_buf(&req.path))?
+                }
             }
             engine.root_views()
         })
@@ -740,9 +731,9 @@ impl pb::index_server::Index for IndexService {
                 let msg = match rx.recv().await {
                     Ok(e) => {
                         let under = |p: &[u8]| {
-                            prefix
-                                .as_ref()
-                                .is_none_or(|pre| to_path(p).starts_with(pre))
+                            prefix.as_ref().is_none_or(|pre| {
+                                crate::platform::bytes::path_buf(p).starts_with(pre)
+                            })
                         };
                         if !under(&e.path) && !under(&e.from) {
                             continue;
@@ -895,7 +886,8 @@ impl pb::index_server::Index for IndexService {
                 }
                 p.extend_from_slice(&r.name);
                 pb::Entry {
-                    sensitive: folder.verdict(os_str(&r.name), r.kind == Kind::Dir)
+                    sensitive: folder
+                        .verdict(crate::platform::bytes::os(&r.name), r.kind == Kind::Dir)
                         == crate::ingest::exclude::Verdict::Warn,
                     path: p,
                     name: r.name,
@@ -925,7 +917,7 @@ impl pb::index_server::Index for IndexService {
             engine.store.read(|c| {
                 let mut root = crate::queries::browse::tree(c, &path, req.depth, max)?;
                 if let Some(v) = &view {
-                    let (_, id) = du::resolve(c, &path)?;
+                    let (_, id) = crate::store::resolve(c, &path)?;
                     let closed = crate::queries::access::closed_under(c, id, &req.path, v)?;
                     hide_tree(&mut root, req.path.clone(), &closed);
                 }
@@ -984,12 +976,12 @@ impl pb::index_server::Index for IndexService {
             .unwrap_or(0);
         let map = blocking(move || {
             let snapshot = engine.snapshot();
-            let snapshot = snapshot.read().unwrap_or_else(|e| e.into_inner());
+            let snapshot = snapshot.read_ok();
             engine.store.read(|c| {
                 let closed = match &view {
                     None => Default::default(),
                     Some(v) => {
-                        let (_, id) = du::resolve(c, &path)?;
+                        let (_, id) = crate::store::resolve(c, &path)?;
                         crate::queries::access::closed_under(c, id, &req.path, v)?
                             .into_iter()
                             .map(|c| c.id)
@@ -1054,7 +1046,11 @@ fn hide_groups(report: &mut crate::queries::dupes::Report, view: &mut View) {
     for g in &mut report.groups {
         for c in &mut g.copies {
             c.paths.retain(|p| {
-                view.sees(p) && view.caller.may(&to_path(p), crate::queries::access::R)
+                view.sees(p)
+                    && view.caller.may(
+                        &crate::platform::bytes::path_buf(p),
+                        crate::queries::access::R,
+                    )
             });
         }
         g.copies.retain(|c| !c.paths.is_empty());

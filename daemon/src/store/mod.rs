@@ -7,6 +7,7 @@
 //! [`Store::read`], which hands out pooled read-only connections; WAL lets
 //! them run while the writer commits.
 
+use crate::LockOk;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -15,6 +16,9 @@ use std::sync::{Arc, Mutex, mpsc};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::Error;
+
+pub mod lookup;
+pub use lookup::{RootRow, resolve, root_of, roots};
 
 /// Migrations, applied in order; each runs once, in one transaction, and is
 /// recorded in `schema_version`. Append only.
@@ -470,13 +474,13 @@ impl Store {
 
     /// Runs `f` with a pooled read-only connection.
     pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, Error>) -> Result<T, Error> {
-        let conn = self.readers.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let conn = self.readers.lock_ok().pop();
         let conn = match conn {
             Some(c) => c,
             None => self.open_reader()?,
         };
         let out = f(&conn);
-        let mut pool = self.readers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pool = self.readers.lock_ok();
         if pool.len() < 4 {
             pool.push(conn);
         }
@@ -495,10 +499,7 @@ impl Store {
 
     /// Adds a notice shown by `status`.
     pub fn notice(&self, msg: String) {
-        self.notices
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(msg);
+        self.notices.lock_ok().push(msg);
     }
 }
 
@@ -611,7 +612,7 @@ fn writer_loop(
                 tracing::warn!("WAL checkpoint failed: {e}");
             }
             let _ = conn.execute_batch("PRAGMA shrink_memory");
-            release_memory();
+            crate::platform::process::release_memory();
         }
     }
     // Asked to stop, or every sender is gone: shut down cleanly.
@@ -1013,17 +1014,5 @@ impl Aggregates {
             }
         }
         Ok(())
-    }
-}
-
-/// Returns freed heap pages to the OS. glibc keeps them otherwise, and a
-/// scan of a million entries frees a lot: without this the idle daemon's
-/// RSS stays at its scan-time peak.
-#[allow(unsafe_code)]
-pub fn release_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes no pointers; it only walks glibc's own arenas.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }

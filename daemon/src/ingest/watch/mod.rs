@@ -14,6 +14,7 @@
 //! (the OS's `max_user_watches`, or the daemon's own cap) the folders left
 //! unwatched are polled: rescanned every poll interval.
 
+use crate::LockOk;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
@@ -151,16 +152,11 @@ impl Watcher {
         }
         match self.watches.clone().add(at, mask) {
             Ok(wd) => {
-                let fresh = self
-                    .by_wd
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(wd, path.to_owned())
-                    .is_none();
+                let fresh = self.by_wd.lock_ok().insert(wd, path.to_owned()).is_none();
                 if fresh {
                     self.count.fetch_add(1, Ordering::Relaxed);
                 }
-                let mut polled = self.polled.lock().unwrap_or_else(|e| e.into_inner());
+                let mut polled = self.polled.lock_ok();
                 if !polled.is_empty() {
                     polled.remove(path);
                 }
@@ -198,17 +194,13 @@ impl Watcher {
         if let Ok(wd) = self.watches.clone().add(path, mask) {
             let fresh = self
                 .by_wd
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .lock_ok()
                 .insert(wd.clone(), path.to_owned())
                 .is_none();
             if fresh {
                 self.count.fetch_add(1, Ordering::Relaxed);
             }
-            self.linked
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(wd);
+            self.linked.lock_ok().insert(wd);
         }
     }
 
@@ -226,20 +218,17 @@ impl Watcher {
     }
 
     fn poll_instead(&self, path: &Path, why: String) {
-        let mut note = self.limit_note.lock().unwrap_or_else(|e| e.into_inner());
+        let mut note = self.limit_note.lock_ok();
         if note.is_none() {
             tracing::warn!("{why}; folders beyond it are rescanned periodically instead");
             *note = Some(why);
         }
-        self.polled
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(path.to_owned());
+        self.polled.lock_ok().insert(path.to_owned());
     }
 
     /// Folders being polled, outermost only.
     pub fn polled_tops(&self) -> Vec<PathBuf> {
-        let polled = self.polled.lock().unwrap_or_else(|e| e.into_inner());
+        let polled = self.polled.lock_ok();
         let mut tops: Vec<PathBuf> = Vec::new();
         for p in polled.iter() {
             if !tops.last().is_some_and(|t| p.starts_with(t)) {
@@ -252,8 +241,7 @@ impl Watcher {
     /// Number of polled folders under `root`.
     pub fn polled_under(&self, root: &Path) -> u64 {
         self.polled
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .lock_ok()
             .iter()
             .filter(|p| p.starts_with(root))
             .count() as u64
@@ -262,25 +250,17 @@ impl Watcher {
     /// Folders watched (the files with several links that have a watch of
     /// their own are not counted; the cap and the OS limit count both).
     pub fn watch_count(&self) -> u64 {
-        let linked = self.linked.lock().unwrap_or_else(|e| e.into_inner()).len();
+        let linked = self.linked.lock_ok().len();
         self.count.load(Ordering::Relaxed).saturating_sub(linked) as u64
     }
 
     pub fn limit_note(&self) -> Option<String> {
-        self.limit_note
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.limit_note.lock_ok().clone()
     }
 
     /// A folder moved: watches (and polled folders) under it get the new path.
     pub fn rename_prefix(&self, from: &Path, to: &Path) {
-        for p in self
-            .by_wd
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values_mut()
-        {
+        for p in self.by_wd.lock_ok().values_mut() {
             if let Ok(rest) = p.strip_prefix(from) {
                 *p = if rest.as_os_str().is_empty() {
                     to.to_owned()
@@ -289,7 +269,7 @@ impl Watcher {
                 };
             }
         }
-        let mut polled = self.polled.lock().unwrap_or_else(|e| e.into_inner());
+        let mut polled = self.polled.lock_ok();
         let moved: Vec<PathBuf> = polled
             .iter()
             .filter(|p| p.starts_with(from))
@@ -312,8 +292,7 @@ impl Watcher {
         // Judged outside the lock: the reader thread needs it for every event.
         let watched: Vec<(WatchDescriptor, PathBuf)> = self
             .by_wd
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .lock_ok()
             .iter()
             .map(|(wd, p)| (wd.clone(), p.clone()))
             .collect();
@@ -323,8 +302,8 @@ impl Watcher {
             .map(|(wd, _)| wd)
             .collect();
         if !gone.is_empty() {
-            let mut by_wd = self.by_wd.lock().unwrap_or_else(|e| e.into_inner());
-            let mut linked = self.linked.lock().unwrap_or_else(|e| e.into_inner());
+            let mut by_wd = self.by_wd.lock_ok();
+            let mut linked = self.linked.lock_ok();
             for wd in gone {
                 linked.remove(&wd);
                 if by_wd.remove(&wd).is_some() {
@@ -334,10 +313,7 @@ impl Watcher {
                 }
             }
         }
-        self.polled
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|p| !drop(p));
+        self.polled.lock_ok().retain(|p| !drop(p));
     }
 
     /// Stops watching `dir` and every folder under it.
@@ -347,10 +323,7 @@ impl Watcher {
 
     /// Forgets polled folders under a removed root.
     pub fn forget_under(&self, root: &Path) {
-        self.polled
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|p| !p.starts_with(root));
+        self.polled.lock_ok().retain(|p| !p.starts_with(root));
     }
 
     fn send(&self, tx: &mpsc::SyncSender<Notice>, n: Notice) {
@@ -362,13 +335,7 @@ impl Watcher {
 
     /// The kernel dropped a watch (its file or folder is gone).
     fn released(&self, wd: &WatchDescriptor) {
-        if self
-            .by_wd
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(wd)
-            .is_some()
-        {
+        if self.by_wd.lock_ok().remove(wd).is_some() {
             self.count.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -396,26 +363,13 @@ impl Watcher {
                     self.send(&tx, Notice::Overflow);
                     continue;
                 }
-                let dir = self
-                    .by_wd
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get(&ev.wd)
-                    .cloned();
+                let dir = self.by_wd.lock_ok().get(&ev.wd).cloned();
                 let Some(dir) = dir else { continue };
-                if self
-                    .linked
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .contains(&ev.wd)
-                {
+                if self.linked.lock_ok().contains(&ev.wd) {
                     // A file with several links: its link count (or other
                     // metadata) changed, or it is gone.
                     if ev.mask.contains(EventMask::IGNORED) {
-                        self.linked
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .remove(&ev.wd);
+                        self.linked.lock_ok().remove(&ev.wd);
                         self.released(&ev.wd);
                     } else if ev.mask.contains(EventMask::ATTRIB) {
                         self.send(&tx, Notice::Changed(dir));
