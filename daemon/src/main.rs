@@ -94,8 +94,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("fsindexd: {e:#}");
-            match e.downcast_ref::<fsindexd::Error>() {
-                Some(fsindexd::Error::AlreadyRunning(_)) => ExitCode::from(3),
+            match e.downcast_ref::<fsindexd::Critical>() {
+                Some(fsindexd::Critical::AlreadyRunning(_)) => ExitCode::from(3),
                 _ => ExitCode::from(1),
             }
         }
@@ -260,7 +260,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     .with_context(|| format!("opening {}", paths.lock.display()))?;
     if lock.try_lock().is_err() {
-        return Err(fsindexd::Error::AlreadyRunning(paths.lock.clone()).into());
+        return Err(fsindexd::Critical::AlreadyRunning(paths.lock.clone()).into());
     }
 
     let (_log_guard, set_log) = logging(&paths, &config)?;

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use crate::Error;
+use crate::{Critical, Error};
 
 pub mod lookup;
 pub use lookup::{RootRow, resolve, root_of, roots};
@@ -308,7 +308,7 @@ fn set_pragmas(conn: &Connection, cache_kib: i64) -> rusqlite::Result<()> {
 }
 
 /// Applies pending migrations; refuses a database from a newer binary.
-fn migrate(conn: &mut Connection, db_path: &Path) -> Result<(), Error> {
+fn migrate(conn: &mut Connection, db_path: &Path) -> Result<(), Critical> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
     )?;
@@ -318,7 +318,7 @@ fn migrate(conn: &mut Connection, db_path: &Path) -> Result<(), Error> {
         |r| r.get(0),
     )?;
     if current > SCHEMA_VERSION {
-        return Err(Error::NewerSchema {
+        return Err(Critical::NewerSchema {
             path: db_path.to_owned(),
             found: current,
             known: SCHEMA_VERSION,
@@ -359,13 +359,13 @@ fn peek_schema_version(db_path: &Path) -> Option<u32> {
 /// Opens the writer connection, checking integrity first. A database that
 /// fails `quick_check` (or is not a database) is moved aside and a fresh one
 /// is made; the event is logged and returned as a notice.
-fn open_checked(db_path: &Path) -> Result<(Connection, Option<String>), Error> {
+fn open_checked(db_path: &Path) -> Result<(Connection, Option<String>), Critical> {
     if db_path.exists() {
         // A newer schema is refused before anything could write to the file.
         if let Some(found) = peek_schema_version(db_path)
             && found > SCHEMA_VERSION
         {
-            return Err(Error::NewerSchema {
+            return Err(Critical::NewerSchema {
                 path: db_path.to_owned(),
                 found,
                 known: SCHEMA_VERSION,
@@ -424,7 +424,7 @@ fn restrict_mode(_path: &Path) -> std::io::Result<()> {
 
 impl Store {
     /// Opens (or creates) the index and starts the writer thread.
-    pub fn open(db_path: &Path, mirror: Box<dyn Mirror>) -> Result<(Arc<Store>, Writer), Error> {
+    pub fn open(db_path: &Path, mirror: Box<dyn Mirror>) -> Result<(Arc<Store>, Writer), Critical> {
         let (mut conn, notice) = open_checked(db_path)?;
         set_pragmas(&conn, 16 * 1024)?;
         migrate(&mut conn, db_path)?;

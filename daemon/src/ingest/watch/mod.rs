@@ -51,6 +51,20 @@ pub enum Notice {
     Overflow,
 }
 
+/// The watcher's figures for status.
+#[derive(Clone, Debug, Default)]
+pub struct WatchFigures {
+    pub backend: &'static str,
+    pub watches: u64,
+    pub os_limit: u64,
+    pub polled: u64,
+    pub events: u64,
+    pub overflows: u64,
+    pub recrawls: u64,
+    pub last_event_ms: i64,
+    pub note: String,
+}
+
 /// Live figures for `status`.
 #[derive(Debug, Default)]
 pub struct WatchStats {
@@ -256,6 +270,21 @@ impl Watcher {
 
     pub fn limit_note(&self) -> Option<String> {
         self.limit_note.lock_ok().clone()
+    }
+
+    /// The figures `status` shows.
+    pub fn figures(&self) -> WatchFigures {
+        WatchFigures {
+            backend: "inotify",
+            watches: self.watch_count(),
+            os_limit: os_watch_limit().unwrap_or(0),
+            polled: self.polled_under(Path::new("/")),
+            events: self.stats.events.load(Ordering::Relaxed),
+            overflows: self.stats.overflows.load(Ordering::Relaxed),
+            recrawls: self.stats.recrawls.load(Ordering::Relaxed),
+            last_event_ms: self.stats.last_event_ms.load(Ordering::Relaxed),
+            note: self.limit_note().unwrap_or_default(),
+        }
     }
 
     /// A folder moved: watches (and polled folders) under it get the new path.

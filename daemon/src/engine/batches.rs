@@ -1,0 +1,299 @@
+//! Applying what the watcher saw: coalesced batches become scans of the
+//! folders they touch (in the scanner thread), and folders left unwatched
+//! are polled.
+
+use super::*;
+
+impl Engine {
+    /// Coalesces watcher notices into batches: a batch closes after
+    /// `debounce` without events, or `ceiling` after it opened, so a steady
+    /// stream cannot postpone updates forever.
+    pub(super) fn event_loop(self: Arc<Self>, rx: mpsc::Receiver<Notice>) {
+        let Some(watcher) = self.watcher.clone() else {
+            return;
+        };
+        let mut next_poll = Instant::now() + self.watch.poll_interval;
+        let mut recent: Vec<Instant> = Vec::new();
+        loop {
+            if self.cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let wait = next_poll
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(500));
+            let mut batch = Batch::default();
+            match rx.recv_timeout(wait) {
+                Ok(n) => {
+                    batch.add(n);
+                    let opened = Instant::now();
+                    loop {
+                        let left = self.watch.ceiling.saturating_sub(opened.elapsed());
+                        if left.is_zero() {
+                            break;
+                        }
+                        match rx.recv_timeout(self.watch.debounce.min(left)) {
+                            Ok(n) => batch.add(n),
+                            Err(mpsc::RecvTimeoutError::Timeout) => break,
+                            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                        }
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+            if watcher.lost.swap(false, Ordering::SeqCst) {
+                watcher.stats.overflows.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("watch events were dropped (the daemon fell behind); rescanning");
+                batch.rescan_all = true;
+            }
+            if batch.rescan_all {
+                // Recrawl with backoff (as Watchman does): three quick
+                // ones, then waits doubling from 100 ms to 10 s while the
+                // storm lasts; notices meanwhile are covered by the rescan.
+                let now = Instant::now();
+                recent.retain(|t| now.duration_since(*t) < Duration::from_secs(60));
+                recent.push(now);
+                if recent.len() > 3 {
+                    let wait = Duration::from_millis(100 << (recent.len() - 4).min(7))
+                        .min(Duration::from_secs(10));
+                    tracing::warn!(
+                        recrawls = recent.len(),
+                        ?wait,
+                        "repeated lost events; backing off before rescanning"
+                    );
+                    let until = Instant::now() + wait;
+                    while let Some(left) = until.checked_duration_since(Instant::now()) {
+                        match rx.recv_timeout(left) {
+                            Ok(n) => batch.add(n),
+                            Err(mpsc::RecvTimeoutError::Timeout) => break,
+                            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                        }
+                    }
+                }
+            }
+            batch.seal();
+            if !batch.is_empty() {
+                self.send_job(Job::Apply(batch));
+            }
+            if Instant::now() >= next_poll {
+                if !watcher.polled_tops().is_empty() {
+                    self.send_job(Job::Poll);
+                }
+                next_poll = Instant::now() + self.watch.poll_interval;
+            }
+        }
+    }
+    /// Applies one batch of watcher notices (on the scanner thread).
+    pub(super) fn apply_batch(&self, mut b: Batch) -> Result<(), Error> {
+        let watcher = self.watcher.as_ref();
+        if b.rescan_all {
+            if let Some(w) = watcher {
+                w.stats.recrawls.fetch_add(1, Ordering::Relaxed);
+            }
+            // Cookies written before the rescan starts are covered by it,
+            // even when their own event was among those lost.
+            let started = Instant::now();
+            self.rescan_all_now();
+            self.signal_cookies(&b.cookies);
+            self.signal_registered_before(started);
+            return Ok(());
+        }
+        let roots = self.store.read(crate::store::roots)?;
+        let rules = self.rules();
+        // 1. Renames seen whole: one row each, the subtree follows. A
+        // rename to a name the rules keep out is a delete (the new name
+        // never reaches the index); one from such a name is a create.
+        let mut ops = Vec::new();
+        // Inodes with several links whose rows change: their other paths
+        // get their link counts refreshed.
+        let mut links = scan::LinkCounts::new();
+        for (from, to) in std::mem::take(&mut b.moves) {
+            let src = self.store.read(|c| crate::store::resolve(c, &from)).ok();
+            let dst_parent = to
+                .parent()
+                .and_then(|p| self.store.read(|c| crate::store::resolve(c, p)).ok());
+            let meta = crate::platform::fs::lstat(&to);
+            let allowed = meta
+                .as_ref()
+                .is_ok_and(|m| !rules.verdict(&to, m.is_dir()).hides());
+            match (src, dst_parent, to.file_name()) {
+                (Some((_, id)), Some((_, parent_id)), Some(name))
+                    if allowed && !is_cookie(name) =>
+                {
+                    if let Ok((_, old)) = self.store.read(|c| crate::store::resolve(c, &to))
+                        && old != id
+                    {
+                        // Replaced (an editor's save): if it had other
+                        // links, they lost one.
+                        self.store
+                            .read(|c| scan::linked_under(c, old, &mut links))?;
+                        ops.push(Op::Delete { id: old });
+                    }
+                    ops.push(Op::Move {
+                        id,
+                        parent_id,
+                        name: crate::platform::bytes::vec(Path::new(name)),
+                    });
+                    if let Some(w) = watcher {
+                        w.rename_prefix(&from, &to);
+                    }
+                    // Changes seen under the old path now live under the new one.
+                    b.changed = std::mem::take(&mut b.changed)
+                        .into_iter()
+                        .map(|p| rebase(p, &from, &to))
+                        .collect();
+                    b.rescan = std::mem::take(&mut b.rescan)
+                        .into_iter()
+                        .map(|p| rebase(p, &from, &to))
+                        .collect();
+                    // Refresh metadata of the entry and both folders.
+                    b.changed.insert(from);
+                    b.changed.insert(to.clone());
+                    // Events about paths inside the folder may have been
+                    // applied (as deletions) before this move arrived: walk
+                    // the moved subtree once. Unchanged, it writes nothing.
+                    if crate::platform::fs::is_dir(&to) {
+                        b.rescan.insert(to);
+                    }
+                }
+                _ => {
+                    b.changed.insert(from);
+                    b.changed.insert(to);
+                }
+            }
+        }
+        if !ops.is_empty() {
+            self.writer.send(ops)?;
+            self.writer.flush()?;
+        }
+        // 2. Single entries, folder by folder.
+        let mut groups: std::collections::BTreeMap<PathBuf, Vec<std::ffi::OsString>> =
+            Default::default();
+        for p in std::mem::take(&mut b.changed) {
+            if let (Some(dir), Some(name)) = (p.parent(), p.file_name()) {
+                groups
+                    .entry(dir.to_owned())
+                    .or_default()
+                    .push(name.to_owned());
+            }
+        }
+        let mut deep: Vec<PathBuf> = b.rescan.iter().cloned().collect();
+        let mut new_dirs: Vec<PathBuf> = Vec::new();
+        for (dir, names) in groups {
+            if new_dirs.iter().any(|n| dir.starts_with(n)) {
+                continue; // inside a new folder: its whole scan covers it
+            }
+            let Some(root) = crate::store::root_of(&roots, &dir) else {
+                // An event about a root itself.
+                for n in names {
+                    let p = dir.join(n);
+                    if roots
+                        .iter()
+                        .any(|r| crate::platform::bytes::path_buf(&r.path) == p)
+                    {
+                        deep.push(p);
+                    }
+                }
+                continue;
+            };
+            let root_path = crate::platform::bytes::path_buf(&root.path);
+            if scan::through_symlink(&root_path, &dir) {
+                // The folder was replaced by a symlink (or lies under one):
+                // that change is in its parent's group; what the events say
+                // of names inside it is not ours, and a stat through the
+                // link would follow it.
+                continue;
+            }
+            match self.store.read(|c| crate::store::resolve(c, &dir)) {
+                Ok((_, dir_id)) => {
+                    let found = self.store.read(|c| {
+                        scan::apply_names(
+                            &self.store,
+                            c,
+                            &self.writer,
+                            dir_id,
+                            &dir,
+                            &names,
+                            scan::Scope {
+                                rules: &rules,
+                                cross_filesystems: rules.cross_filesystems(&root_path),
+                                watcher: watcher.map(|w| &**w),
+                            },
+                            &mut links,
+                        )
+                    })?;
+                    new_dirs.extend(found.into_iter().map(|(p, _)| p));
+                }
+                // A watched folder the rules now keep out (they changed
+                // since it was watched): its events are not ours any more.
+                Err(_) if rules.path_verdict(&root_path, &dir, true).hides() => {
+                    if let Some(w) = watcher {
+                        w.unwatch_under(&dir);
+                    }
+                }
+                // The folder is not indexed yet (its own event was lost or
+                // is in this batch under a new folder): scan it whole.
+                Err(_) => deep.push(dir),
+            }
+        }
+        self.writer.flush()?;
+        scan::refresh_links(&self.store, &self.writer, links)?;
+        // 3. Whole scans: new folders (watched first, then listed) and
+        // subtrees to recrawl.
+        deep.extend(new_dirs);
+        deep.sort();
+        let mut done: Vec<PathBuf> = Vec::new();
+        for d in deep {
+            if done.iter().any(|x| d.starts_with(x)) {
+                continue;
+            }
+            let Some(root) = crate::store::root_of(&roots, &d) else {
+                continue;
+            };
+            let root_path = crate::platform::bytes::path_buf(&root.path);
+            if !crate::platform::fs::is_dir(&d) && d != root_path
+                || scan::through_symlink(&root_path, &d)
+            {
+                continue; // gone again (or a symlink now): its event follows
+            }
+            let target = self.target_for(root, Some(&d))?;
+            self.scan_target(&target, &Progress::default())?;
+            done.push(d);
+        }
+        self.signal_cookies(&b.cookies);
+        // After a large burst, give memory back as after a scan.
+        let written = self.store.rows_written.load(Ordering::Relaxed);
+        if written.saturating_sub(self.rows_at_idle.swap(written, Ordering::Relaxed)) > 10_000 {
+            let _ = self.writer.send(vec![Op::Idle]);
+        }
+        Ok(())
+    }
+    /// Rescans the folders left unwatched by the watch limit.
+    pub(super) fn poll_unwatched(&self) {
+        let Some(watcher) = &self.watcher else { return };
+        let Ok(roots) = self.store.read(crate::store::roots) else {
+            return;
+        };
+        for top in watcher.polled_tops() {
+            let Some(root) = crate::store::root_of(&roots, &top) else {
+                watcher.forget_under(&top);
+                continue;
+            };
+            let Ok(target) = self.target_for(root, Some(&top)) else {
+                continue;
+            };
+            if let Err(e) = self.scan_target(&target, &Progress::default()) {
+                tracing::warn!("polling {} failed: {e}", top.display());
+            }
+        }
+    }
+}
+
+/// `p` with its prefix `from` replaced by `to` (unchanged when not under `from`).
+pub(super) fn rebase(p: PathBuf, from: &Path, to: &Path) -> PathBuf {
+    match p.strip_prefix(from) {
+        Ok(rest) if rest.as_os_str().is_empty() => p,
+        Ok(rest) => to.join(rest),
+        Err(_) => p,
+    }
+}

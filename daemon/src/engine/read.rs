@@ -1,0 +1,597 @@
+//! The read side: one call per RPC, each taking the caller's view
+//! (`None`: the daemon's owner, who sees everything). The server converts
+//! requests and answers and does nothing else; what a caller may see is
+//! decided, and unit-tested, here.
+
+use super::*;
+use crate::queries::access::{self, View};
+use crate::queries::browse;
+use crate::queries::dupes::Report as Duplicates;
+use crate::queries::fold;
+use crate::queries::fsmap;
+use crate::queries::query::{Item, Query};
+use crate::queries::search::Sort;
+use crate::store::{EntryRow, Kind};
+
+/// A search, as the Search RPC asks it.
+#[derive(Clone, Debug)]
+pub struct SearchArgs {
+    pub query: String,
+    pub sort: Sort,
+    pub reverse: bool,
+    pub offset: usize,
+    /// `usize::MAX`: all.
+    pub limit: usize,
+    /// Wait until every change made before the call is indexed.
+    pub sync: bool,
+}
+
+/// One entry in an answer (search, list), with what is worked out for the
+/// answer and never stored: whether its name is a sensitive one.
+#[derive(Clone, Debug)]
+pub struct Listed {
+    pub path: Vec<u8>,
+    pub name: Vec<u8>,
+    pub kind: Kind,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub sensitive: bool,
+}
+
+/// A page of search results and the total that matched.
+#[derive(Debug)]
+pub struct SearchPage {
+    pub total: u64,
+    pub entries: Vec<Listed>,
+    /// Time spent searching inside the daemon.
+    pub elapsed_us: u64,
+}
+
+/// A disk-usage question, as the DiskUsage RPC asks it.
+#[derive(Clone, Debug, Default)]
+pub struct UsageArgs {
+    pub path: Vec<u8>,
+    pub sync: bool,
+    /// The largest this many children (0: all).
+    pub top: usize,
+    /// Every entry below, at any depth (`du -a`).
+    pub all: bool,
+    pub depth: u32,
+    pub files_only: bool,
+    pub dirs_only: bool,
+    pub apparent: bool,
+}
+
+/// How `list` orders a folder's children (ties: by name).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ListOrder {
+    /// Case-folded name.
+    #[default]
+    Name,
+    /// Largest first.
+    Size,
+    /// Newest first.
+    Mtime,
+}
+
+/// A path the caller may not see answers exactly as one that is not in the
+/// index, so an answer never tells whether something exists.
+fn unseen(path: &[u8]) -> Error {
+    Error::NotFound(String::from_utf8_lossy(path).into_owned())
+}
+
+/// An absolute path argument. `..` is never resolved: such a path is
+/// answered as not found, whatever it would lead to.
+pub fn absolute(b: &[u8]) -> Result<PathBuf, Error> {
+    let p = crate::platform::bytes::path_buf(b);
+    if !p.is_absolute() {
+        return Err(Error::InvalidArgument(format!(
+            "{}: give an absolute path",
+            p.display()
+        )));
+    }
+    if p.components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(unseen(b));
+    }
+    Ok(p)
+}
+
+/// A path argument as this caller may name it: absolute, without `..`,
+/// and, for a filtered caller, visible; a hidden path gets the answer a
+/// missing one gets.
+pub fn seen_path(view: &mut Option<View>, b: &[u8]) -> Result<PathBuf, Error> {
+    let p = absolute(b)?;
+    if let Some(v) = view
+        && !v.sees(b)
+    {
+        return Err(unseen(b));
+    }
+    Ok(p)
+}
+
+/// An optional path argument (empty means "every root"), checked as
+/// [`seen_path`] checks one.
+pub fn seen_optional(view: &mut Option<View>, b: &[u8]) -> Result<Option<PathBuf>, Error> {
+    if b.is_empty() {
+        Ok(None)
+    } else {
+        seen_path(view, b).map(Some)
+    }
+}
+
+/// Duplicates as the caller sees them: only copies it can see and read
+/// (equal content is something only a reader may learn); a group left with
+/// fewer than two copies is no group.
+fn hide_groups(report: &mut Duplicates, view: &mut View) {
+    for g in &mut report.groups {
+        for c in &mut g.copies {
+            c.paths.retain(|p| {
+                view.sees(p) && view.caller.may(crate::platform::bytes::path(p), access::R)
+            });
+        }
+        g.copies.retain(|c| !c.paths.is_empty());
+    }
+    report.groups.retain(|g| g.copies.len() >= 2);
+    report.unreadable_paths.retain(|p| view.sees(p));
+}
+
+/// A tree as the caller sees it: nothing inside closed folders, and no
+/// figures of what they hold.
+fn hide_tree(node: &mut browse::Node, path: Vec<u8>, closed: &[access::Closed]) {
+    node.usage.path = path.clone();
+    access::hide_in(&mut node.usage, closed);
+    if closed.iter().any(|c| c.path == path) {
+        node.children.clear();
+        node.hidden = 0;
+        return;
+    }
+    for child in &mut node.children {
+        let mut p = path.clone();
+        if p.last() != Some(&b'/') {
+            p.push(b'/');
+        }
+        p.extend_from_slice(&child.name);
+        hide_tree(child, p, closed);
+    }
+}
+
+/// How long a read waits for `--sync`.
+const SYNC_WAIT: Duration = Duration::from_secs(10);
+
+impl Engine {
+    /// One entry in detail, as `info` shows it. An entry the rules keep out
+    /// is answered exactly like a path that does not exist, except a
+    /// SKIP-tier one asked for by its exact path: that one is described
+    /// from a live lstat, flagged, when a scan of its root would reach it.
+    fn stat_path(&self, path: &Path) -> Result<crate::queries::browse::Info, Error> {
+        let roots = self.store.read(crate::store::roots)?;
+        let Some(root) = crate::store::root_of(&roots, path) else {
+            return self.store.read(|c| crate::queries::browse::stat(c, path));
+        };
+        let root_path = crate::platform::bytes::path_buf(&root.path);
+        let rules = self.rules();
+        let meta = crate::platform::fs::lstat(path);
+        let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
+        // Exactly what a path that does not exist gets: the index has no
+        // entry for a hidden path (unless the rules changed a moment ago
+        // and the rescan has not removed it yet).
+        let not_found = || match self.store.read(|c| crate::store::resolve(c, path)) {
+            Err(e) => e,
+            Ok(_) => Error::NotFound(
+                String::from_utf8_lossy(&crate::platform::bytes::vec(path)).into_owned(),
+            ),
+        };
+        match rules.path_verdict(&root_path, path, is_dir) {
+            Verdict::Skip => match meta {
+                Ok(m) if scan::reachable(&root_path, path, rules.cross_filesystems(&root_path)) => {
+                    let mut info = crate::queries::browse::stat_live(path, &m);
+                    info.sensitive = true;
+                    info.skip_tier = true;
+                    Ok(info)
+                }
+                _ => Err(not_found()),
+            },
+            v if v.hides() => Err(not_found()),
+            v => {
+                let mut info = self.store.read(|c| crate::queries::browse::stat(c, path))?;
+                info.sensitive = v == Verdict::Warn;
+                Ok(info)
+            }
+        }
+    }
+
+    /// Searches names (Search RPC). A filtered caller gets only entries in
+    /// folders it may enter, and `total` counts only those.
+    pub fn search(&self, args: SearchArgs, view: Option<View>) -> Result<SearchPage, Error> {
+        let mut query = Query::parse(&args.query)?;
+        if query
+            .groups
+            .iter()
+            .flatten()
+            .any(|i| matches!(i, Item::In(_) | Item::Not(_)))
+        {
+            query.resolve_in(|p| {
+                self.store
+                    .read(|c| crate::store::resolve(c, p))
+                    .map(|(_, id)| id)
+            })?;
+        }
+        if args.sync {
+            self.sync(SYNC_WAIT)?;
+        }
+        let rules = self.rules();
+        let t = Instant::now();
+        let snapshot = self.snapshot.read_ok();
+        let (sort, offset, limit, reverse) = (args.sort, args.offset, args.limit, args.reverse);
+        let (total, found) =
+            match view {
+                None => snapshot.search_page(&query, sort, offset, limit, reverse, &mut |_| true),
+                Some(mut view) => {
+                    // Visibility is a property of the parent folder: learn it
+                    // once per folder.
+                    let mut folders: HashMap<u32, bool> = HashMap::new();
+                    snapshot.search_page(&query, sort, offset, limit, reverse, &mut |i| {
+                        match snapshot.entry_parent(i) {
+                            Some(p) => *folders
+                                .entry(p)
+                                .or_insert_with(|| view.reaches(&snapshot.path(p))),
+                            None => view.sees(&snapshot.path(i)),
+                        }
+                    })
+                }
+            };
+        drop(snapshot);
+        let elapsed_us = t.elapsed().as_micros() as u64;
+        tracing::debug!(us = elapsed_us, total, "search");
+        let entries = found
+            .into_iter()
+            .map(|f| Listed {
+                sensitive: rules
+                    .is_sensitive(crate::platform::bytes::path(&f.path), f.kind == Kind::Dir),
+                path: f.path,
+                name: f.name,
+                kind: f.kind,
+                size: f.size,
+                mtime_ns: f.mtime_ns,
+            })
+            .collect();
+        Ok(SearchPage {
+            total: total as u64,
+            entries,
+            elapsed_us,
+        })
+    }
+
+    /// Disk usage of a path and its children, as GNU du counts (DiskUsage
+    /// RPC). A filtered caller sees no figures from inside folders it may
+    /// not enter.
+    pub fn disk_usage(&self, args: UsageArgs, mut view: Option<View>) -> Result<du::Report, Error> {
+        let path = seen_path(&mut view, &args.path)?;
+        if args.sync {
+            self.sync(SYNC_WAIT)?;
+        }
+        self.store.read(|c| {
+            let (_, id) = crate::store::resolve(c, &path)?;
+            // For a filtered caller every row is ranked after the closed
+            // folders are taken out.
+            let top = if view.is_some() { 0 } else { args.top };
+            let mut report = if args.all || args.depth > 1 || args.files_only || args.dirs_only {
+                let opts = du::Listing {
+                    depth: (!args.all).then_some(args.depth.max(1)),
+                    files_only: args.files_only,
+                    dirs_only: args.dirs_only,
+                    apparent: args.apparent,
+                    top,
+                };
+                du::listing(c, id, args.path.clone(), opts)?
+            } else {
+                du::disk_usage(c, id, args.path.clone(), top, args.apparent)?
+            };
+            if let Some(v) = &view {
+                let closed = access::closed_under(c, id, &args.path, v)?;
+                access::hide_report(&mut report, &closed, args.top, args.apparent);
+            }
+            Ok(report)
+        })
+    }
+
+    /// A folder's children (List RPC). A folder the caller cannot open is
+    /// refused, as `ls` refuses it.
+    pub fn list(
+        &self,
+        path: &[u8],
+        order: ListOrder,
+        reverse: bool,
+        mut view: Option<View>,
+    ) -> Result<Vec<Listed>, Error> {
+        let path = seen_path(&mut view, path)?;
+        let mut rows = self.store.read(|c| browse::list(c, &path))?;
+        if let Some(v) = &view
+            && crate::platform::fs::is_dir(&path)
+            && !v.opens(&path)
+        {
+            return Err(Error::PermissionDenied(format!(
+                "{}: you may not list this folder",
+                path.display()
+            )));
+        }
+        let cmp: fn(&EntryRow, &EntryRow) -> std::cmp::Ordering = match order {
+            ListOrder::Size => |a, b| b.size.cmp(&a.size).then_with(|| a.name.cmp(&b.name)),
+            ListOrder::Mtime => |a, b| {
+                b.mtime_ns
+                    .cmp(&a.mtime_ns)
+                    .then_with(|| a.name.cmp(&b.name))
+            },
+            ListOrder::Name => |a, b| {
+                let (x, y) = (fold::fold_bytes(&a.name), fold::fold_bytes(&b.name));
+                x.cmp(&y).then_with(|| a.name.cmp(&b.name))
+            },
+        };
+        rows.sort_by(cmp);
+        if reverse {
+            rows.reverse();
+        }
+        let rules = self.rules();
+        let folder = rules.folder(&path);
+        let base = crate::platform::bytes::of(&path);
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let mut p = base.to_vec();
+                if p.last() != Some(&b'/') {
+                    p.push(b'/');
+                }
+                p.extend_from_slice(&r.name);
+                Listed {
+                    sensitive: folder
+                        .verdict(crate::platform::bytes::os(&r.name), r.kind == Kind::Dir)
+                        == Verdict::Warn,
+                    path: p,
+                    name: r.name,
+                    kind: r.kind,
+                    size: r.size,
+                    mtime_ns: r.mtime_ns,
+                }
+            })
+            .collect())
+    }
+
+    /// A folder's subtree with sizes, `depth` levels, at most `max_children`
+    /// per folder (Tree RPC).
+    pub fn tree(
+        &self,
+        path: &[u8],
+        depth: u32,
+        max_children: usize,
+        mut view: Option<View>,
+    ) -> Result<browse::Node, Error> {
+        let p = seen_path(&mut view, path)?;
+        self.store.read(|c| {
+            let mut root = browse::tree(c, &p, depth, max_children)?;
+            if let Some(v) = &view {
+                let (_, id) = crate::store::resolve(c, &p)?;
+                let closed = access::closed_under(c, id, path, v)?;
+                hide_tree(&mut root, path.to_vec(), &closed);
+            }
+            Ok(root)
+        })
+    }
+
+    /// The condensed map of a tree within `budget` tokens (FsMap RPC).
+    pub fn fs_map(
+        &self,
+        path: &[u8],
+        budget: u32,
+        now_ns: i64,
+        mut view: Option<View>,
+    ) -> Result<fsmap::Map, Error> {
+        let p = seen_path(&mut view, path)?;
+        let snapshot = self.snapshot.read_ok();
+        self.store.read(|c| {
+            let closed = match &view {
+                None => Default::default(),
+                Some(v) => {
+                    let (_, id) = crate::store::resolve(c, &p)?;
+                    access::closed_under(c, id, path, v)?
+                        .into_iter()
+                        .map(|c| c.id)
+                        .collect()
+                }
+            };
+            fsmap::fs_map(c, &snapshot, &p, budget, now_ns, &closed)
+        })
+    }
+
+    /// One entry in detail (Stat RPC). What only the content tells (its
+    /// encoding, its lines) is for those who may read it.
+    pub fn stat(
+        &self,
+        path: &[u8],
+        mut view: Option<View>,
+    ) -> Result<(PathBuf, browse::Info), Error> {
+        let p = seen_path(&mut view, path)?;
+        let mut info = self.stat_path(&p)?;
+        if let Some(v) = &view {
+            if !v.caller.may(&p, access::R) {
+                info.encoding.clear();
+                info.lines = -1;
+            }
+            let id = info.row.as_ref().map(|r| r.id);
+            if let (Some(u), Some(id)) = (info.usage.as_mut(), id) {
+                let closed = self.store.read(|c| access::closed_under(c, id, path, v))?;
+                access::hide_in(u, &closed);
+            }
+        }
+        if info.row.is_none() {
+            return Err(Error::NotFound(format!("{} (it vanished)", p.display())));
+        }
+        Ok((p, info))
+    }
+
+    /// Duplicate files under `path` (every root when empty). A filtered
+    /// caller sees only copies it may read.
+    pub fn duplicates(
+        &self,
+        path: &[u8],
+        min_size: u64,
+        include_empty: bool,
+        progress: &mut dyn FnMut(dupes::Progress) -> bool,
+        mut view: Option<View>,
+    ) -> Result<Duplicates, Error> {
+        let path = seen_optional(&mut view, path)?;
+        let mut report =
+            self.find_duplicates(path.as_deref(), min_size, include_empty, false, progress)?;
+        if let Some(v) = view.as_mut() {
+            hide_groups(&mut report, v);
+        }
+        Ok(report)
+    }
+
+    /// The roots this caller may see.
+    pub fn roots_seen(&self, mut view: Option<View>) -> Result<Vec<RootView>, Error> {
+        let mut roots = self.root_views()?;
+        if let Some(v) = view.as_mut() {
+            roots.retain(|r| v.sees(&r.path));
+        }
+        Ok(roots)
+    }
+
+    /// Walks `path` (or every root) afresh and compares it with the index;
+    /// a filtered caller hears only of differences it may see.
+    pub fn verify_seen(
+        &self,
+        path: &[u8],
+        fix: bool,
+        mut view: Option<View>,
+    ) -> Result<Verified, Error> {
+        let p = seen_optional(&mut view, path)?;
+        let mut found = self.verify(p.as_deref(), fix)?;
+        if let Some(v) = view.as_mut() {
+            found
+                .differences
+                .retain(|d| v.sees(crate::platform::bytes::of(&d.path)));
+        }
+        Ok(found)
+    }
+}
+
+/// What a subscriber hears next.
+#[derive(Debug)]
+pub enum Heard {
+    Change(crate::queries::search::ChangeEvent),
+    /// The subscriber fell behind and this many changes were dropped: said
+    /// rather than pretending nothing happened.
+    Missed(u64),
+}
+
+/// Changes under a path, as one caller may see them (Subscribe RPC).
+#[derive(Debug)]
+pub struct Subscription {
+    rx: tokio::sync::broadcast::Receiver<crate::queries::search::ChangeEvent>,
+    prefix: Option<PathBuf>,
+    /// A filtered caller's view and when it was made: permissions change,
+    /// so what is learnt of folders is kept a second.
+    view: Option<(View, Instant)>,
+}
+
+impl Subscription {
+    /// The next change this subscriber may see; `None` once the daemon
+    /// stops.
+    pub async fn next(&mut self) -> Option<Heard> {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            let e = match self.rx.recv().await {
+                Ok(e) => e,
+                Err(RecvError::Lagged(n)) => return Some(Heard::Missed(n)),
+                Err(RecvError::Closed) => return None,
+            };
+            let under = |p: &[u8]| {
+                self.prefix
+                    .as_ref()
+                    .is_none_or(|pre| crate::platform::bytes::path(p).starts_with(pre))
+            };
+            if !under(&e.path) && !under(&e.from) {
+                continue;
+            }
+            if let Some((v, since)) = self.view.as_mut() {
+                if since.elapsed() > Duration::from_secs(1) {
+                    *v = View::new(v.caller.clone());
+                    *since = Instant::now();
+                }
+                if !v.sees(&e.path) || (!e.from.is_empty() && !v.sees(&e.from)) {
+                    continue;
+                }
+            }
+            return Some(Heard::Change(e));
+        }
+    }
+}
+
+/// A rescan under way: its progress, and its end.
+#[derive(Debug)]
+pub struct Rescan {
+    progress: Vec<Arc<Progress>>,
+    done: mpsc::Receiver<Result<Outcome, Runtime>>,
+    remaining: usize,
+    failure: Option<Runtime>,
+}
+
+impl Rescan {
+    /// Entries scanned, changes written and errors so far, over every root
+    /// being scanned.
+    pub fn figures(&self) -> (u64, u64, u64) {
+        let sum = |f: fn(&Progress) -> u64| self.progress.iter().map(|x| f(x)).sum::<u64>();
+        (
+            sum(|x| x.scanned.load(Ordering::Relaxed)),
+            sum(|x| x.changes.load(Ordering::Relaxed)),
+            sum(|x| x.errors.load(Ordering::Relaxed)),
+        )
+    }
+
+    /// `None` while scans run; then how they ended (the first failure, if
+    /// any).
+    pub fn finished(&mut self) -> Option<Result<(), Error>> {
+        while let Ok(r) = self.done.try_recv() {
+            self.remaining -= 1;
+            if let Err(e) = r {
+                self.failure.get_or_insert(e);
+            }
+        }
+        (self.remaining == 0).then(|| match self.failure.take() {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        })
+    }
+}
+
+impl Engine {
+    /// Changes under `path` (everything when empty) that this caller may
+    /// see, from now on.
+    pub fn subscribe_seen(&self, path: &[u8], view: Option<View>) -> Result<Subscription, Error> {
+        let prefix = if path.is_empty() {
+            None
+        } else {
+            Some(absolute(path)?)
+        };
+        Ok(Subscription {
+            rx: self.subscribe(),
+            prefix,
+            view: view.map(|v| (v, Instant::now())),
+        })
+    }
+
+    /// Rescans `path` (every root when empty), as this caller may name it.
+    pub fn rescan_seen(&self, path: &[u8], mut view: Option<View>) -> Result<Rescan, Error> {
+        let p = seen_optional(&mut view, path)?;
+        let (tx, done) = mpsc::channel();
+        let progress = self.rescan(p.as_deref(), Some(tx))?;
+        Ok(Rescan {
+            remaining: progress.len(),
+            progress,
+            done,
+            failure: None,
+        })
+    }
+}

@@ -1,0 +1,415 @@
+//! Roots and the scan queue: adding and removing roots, the rules in
+//! force, and the one scanner thread that runs scans and watcher batches in
+//! turn (so they never write conflicting changes). Also `verify`.
+
+use super::*;
+
+impl Engine {
+    pub(super) fn add_root_row(&self, path: &Path) -> Result<i64, Error> {
+        let (tx, rx) = mpsc::channel();
+        self.writer.send(vec![Op::AddRoot {
+            path: crate::platform::bytes::vec(path),
+            reply: tx,
+        }])?;
+        rx.recv().map_err(|_| Error::WriterGone)?
+    }
+    /// Queues a scan of a root (or a folder under it).
+    pub(super) fn queue_scan(
+        &self,
+        root_id: i64,
+        path: Option<PathBuf>,
+        done: Option<mpsc::Sender<Result<Outcome, Runtime>>>,
+    ) -> Result<Arc<Progress>, Error> {
+        let progress = Arc::new(Progress::default());
+        {
+            let mut roots = self.roots.lock_ok();
+            let rt = roots.entry(root_id).or_insert_with(|| RootRuntime {
+                state: RootState::Pending,
+                progress: progress.clone(),
+                errors: 0,
+                error: None,
+            });
+            if rt.state != RootState::Scanning {
+                rt.state = RootState::Pending;
+            }
+        }
+        let jobs = self.jobs.lock_ok();
+        let tx = jobs.as_ref().ok_or(Error::WriterGone)?;
+        tx.send(Job::Scan(ScanJob {
+            root_id,
+            path,
+            progress: progress.clone(),
+            done,
+        }))
+        .map_err(|_| Error::WriterGone)?;
+        Ok(progress)
+    }
+    pub(super) fn scanner_loop(self: Arc<Self>, rx: mpsc::Receiver<Job>) {
+        // Scans are background work: they must not storm the machine
+        // (Tracker's and Baloo's worst complaints). The walk's threads
+        // inherit this.
+        crate::platform::process::lower_thread_priority();
+        while let Ok(job) = rx.recv() {
+            let job = match job {
+                Job::Scan(job) => job,
+                Job::Apply(batch) => {
+                    if let Err(e) = self.apply_batch(batch) {
+                        tracing::error!("applying file-system events failed: {e}; rescanning");
+                        self.rescan_all_now();
+                    }
+                    continue;
+                }
+                Job::Poll => {
+                    self.poll_unwatched();
+                    continue;
+                }
+            };
+            let result = self.run_job(&job);
+            let mut roots = self.roots.lock_ok();
+            if let Some(rt) = roots.get_mut(&job.root_id) {
+                match &result {
+                    Ok(o) => {
+                        rt.state = RootState::Ready;
+                        rt.errors = o.errors;
+                        rt.error = None;
+                    }
+                    Err(e) => {
+                        // Counted and shown in status; the daemon goes on.
+                        tracing::error!("{e}");
+                        rt.state = RootState::Error;
+                        rt.error = Some(e.to_string());
+                    }
+                }
+            }
+            drop(roots);
+            if let Some(done) = job.done {
+                let _ = done.send(result);
+            }
+        }
+    }
+    pub(super) fn run_job(&self, job: &ScanJob) -> Result<Outcome, Runtime> {
+        let root = self
+            .store
+            .read(crate::store::roots)
+            .map_err(|e| Runtime::Index(e.to_string()))?
+            .into_iter()
+            .find(|r| r.id == job.root_id)
+            .ok_or(Runtime::RootRemoved)?;
+        if let Some(rt) = self.roots.lock_ok().get_mut(&job.root_id) {
+            rt.state = RootState::Scanning;
+            rt.progress = job.progress.clone();
+        }
+        let target = self.target_for(&root, job.path.as_deref())?;
+        let outcome = self
+            .scan_target(&target, &job.progress)
+            .map_err(|e| Runtime::Scan {
+                path: target.start.clone(),
+                reason: e.to_string(),
+            })?;
+        let _ = self.writer.send(vec![Op::Idle]);
+        crate::platform::process::release_memory();
+        Ok(outcome)
+    }
+    /// What to walk for `path` (a root or a folder under it; `None` for
+    /// the whole root): the nearest folder the index already has.
+    pub(super) fn target_for(
+        &self,
+        root: &RootRow,
+        path: Option<&Path>,
+    ) -> Result<ScanTarget, Runtime> {
+        let root_path = crate::platform::bytes::path_buf(&root.path);
+        let rules = self.rules();
+        let cross_filesystems = rules.cross_filesystems(&root_path);
+        let target = match path {
+            Some(p) if p != root_path && root.entry_id.is_some() => {
+                // The nearest folder the index has (and the rules let in):
+                // a brand-new folder is scanned from its parent.
+                let mut at = p.to_owned();
+                loop {
+                    match self.store.read(|c| crate::store::resolve(c, &at)) {
+                        Ok((_, id))
+                            if crate::platform::fs::is_dir(&at)
+                                && !rules.path_verdict(&root_path, &at, true).hides() =>
+                        {
+                            break ScanTarget {
+                                root_id: root.id,
+                                is_root: at == root_path,
+                                start: at,
+                                start_id: Some(id),
+                                cross_filesystems,
+                                rules,
+                            };
+                        }
+                        _ => match at.parent() {
+                            Some(parent) if parent.starts_with(&root_path) => {
+                                at = parent.to_owned()
+                            }
+                            _ => {
+                                return Err(Runtime::Outside {
+                                    path: p.to_owned(),
+                                    root: root_path,
+                                });
+                            }
+                        },
+                    }
+                }
+            }
+            _ => ScanTarget {
+                root_id: root.id,
+                start: root_path.clone(),
+                start_id: root.entry_id,
+                is_root: true,
+                cross_filesystems,
+                rules,
+            },
+        };
+        Ok(target)
+    }
+    /// Walks `path` (or every root) afresh and compares it with the index.
+    /// With `fix`, rescans what was verified and waits for it.
+    pub fn verify(&self, path: Option<&Path>, fix: bool) -> Result<Verified, Error> {
+        let roots = self.store.read(crate::store::roots)?;
+        let mut targets = Vec::new();
+        match path {
+            None => {
+                for r in &roots {
+                    targets.push(self.target_for(r, None)?);
+                }
+            }
+            Some(p) => {
+                let root = walk_root(&roots, p)?;
+                targets.push(self.target_for(root, Some(p))?);
+            }
+        }
+        let mut out = Verified::default();
+        for target in &targets {
+            let progress = Progress::default();
+            out.differences
+                .extend(scan::verify(&self.store, target, &progress)?);
+            out.checked += progress.scanned.load(Ordering::Relaxed);
+        }
+        if fix && !out.differences.is_empty() {
+            for target in &targets {
+                let (tx, rx) = mpsc::channel();
+                self.queue_scan(target.root_id, Some(target.start.clone()), Some(tx))?;
+                match rx.recv() {
+                    Ok(Ok(o)) => out.fixed += o.changes,
+                    Ok(Err(e)) => return Err(e.into()),
+                    Err(_) => return Err(Error::Cancelled),
+                }
+            }
+        }
+        Ok(out)
+    }
+    pub(super) fn send_job(&self, job: Job) {
+        if let Some(tx) = self.jobs.lock_ok().as_ref() {
+            let _ = tx.send(job);
+        }
+    }
+    /// Rescans `path` (a root or a folder under one), or every root.
+    pub fn rescan(
+        &self,
+        path: Option<&Path>,
+        done: Option<mpsc::Sender<Result<Outcome, Runtime>>>,
+    ) -> Result<Vec<Arc<Progress>>, Error> {
+        let roots = self.store.read(crate::store::roots)?;
+        match path {
+            None => {
+                let mut out = Vec::new();
+                for r in &roots {
+                    out.push(self.queue_scan(r.id, None, done.clone())?);
+                }
+                Ok(out)
+            }
+            Some(p) => {
+                let root = walk_root(&roots, p)?;
+                Ok(vec![self.queue_scan(root.id, Some(p.to_owned()), done)?])
+            }
+        }
+    }
+    /// Adds a root and queues its first scan.
+    pub fn add_root(&self, path: &Path) -> Result<(), Error> {
+        let canon = scan::canonical_root(path)?;
+        let roots = self.store.read(crate::store::roots)?;
+        if roots
+            .iter()
+            .any(|r| r.path == crate::platform::bytes::vec(&canon))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "{} is already a root",
+                canon.display()
+            )));
+        }
+        let mut all: Vec<PathBuf> = roots
+            .iter()
+            .map(|r| crate::platform::bytes::path_buf(&r.path))
+            .collect();
+        all.push(canon.clone());
+        check_no_nesting(&all)?;
+        let id = self.add_root_row(&canon)?;
+        self.queue_scan(id, None, None)?;
+        Ok(())
+    }
+    /// Removes a root and its entries; searches stop returning them at once.
+    pub fn remove_root(&self, path: &Path) -> Result<(), Error> {
+        let roots = self.store.read(crate::store::roots)?;
+        let wanted = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        let root = roots
+            .iter()
+            .find(|r| {
+                r.path == crate::platform::bytes::vec(path)
+                    || r.path == crate::platform::bytes::vec(&wanted)
+            })
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "{} is not a root (roots: {})",
+                    path.display(),
+                    root_list(&roots)
+                ))
+            })?;
+        self.writer
+            .send(vec![Op::RemoveRoot { root_id: root.id }])?;
+        self.writer.flush()?;
+        self.roots.lock_ok().remove(&root.id);
+        Ok(())
+    }
+    /// The rules in force: what is indexed, flagged or kept out.
+    pub fn rules(&self) -> Arc<Rules> {
+        self.rules.read_ok().clone()
+    }
+    /// Swaps in new rules (a reloaded config) and rescans every root, so
+    /// that entries they now keep out leave the index and entries they now
+    /// let in arrive. Watches on folders they keep out are dropped at once.
+    pub fn set_rules(&self, rules: Rules) -> Result<(), Error> {
+        tracing::info!(rules = ?rules, "what is indexed changed; rescanning every root");
+        let rules = Arc::new(rules);
+        *self.rules.write_ok() = rules.clone();
+        let roots = self.store.read(crate::store::roots)?;
+        if let Some(w) = &self.watcher {
+            w.unwatch_where(|p| {
+                crate::store::root_of(&roots, p).is_some_and(|r| {
+                    rules
+                        .path_verdict(&crate::platform::bytes::path_buf(&r.path), p, true)
+                        .hides()
+                })
+            });
+        }
+        self.rescan(None, None)?;
+        Ok(())
+    }
+    /// Every root with its state.
+    pub fn root_views(&self) -> Result<Vec<RootView>, Error> {
+        let rows = self.store.read(crate::store::roots)?;
+        let runtime = self.roots.lock_ok();
+        let mut out = Vec::new();
+        for r in rows {
+            let rt = runtime.get(&r.id);
+            let entries = match r.entry_id {
+                Some(id) => self.store.read(|c| du::entry_count(c, id))?,
+                None => 0,
+            };
+            out.push(RootView {
+                path: r.path.clone(),
+                state: rt.map(|x| x.state).unwrap_or(if r.entry_id.is_some() {
+                    RootState::Ready
+                } else {
+                    RootState::Pending
+                }),
+                entries,
+                scanned: rt
+                    .map(|x| x.progress.scanned.load(Ordering::Relaxed))
+                    .unwrap_or(0),
+                errors: rt.map(|x| x.errors).unwrap_or(0),
+                scanned_at: r.scanned_at,
+                watch: match &self.watcher {
+                    None => "off".into(),
+                    Some(w) => match w.polled_under(&crate::platform::bytes::path_buf(&r.path)) {
+                        0 => "live".into(),
+                        n => format!("partly polled: {n} folders"),
+                    },
+                },
+                error: rt.and_then(|x| x.error.clone()),
+                hashing: self.hash_mode(&r.path).as_str().into(),
+            });
+        }
+        Ok(out)
+    }
+    /// Walks `target` and writes what differs, watching folders as it goes.
+    pub(super) fn scan_target(
+        &self,
+        target: &ScanTarget,
+        progress: &Progress,
+    ) -> Result<Outcome, Error> {
+        scan::scan(
+            &self.store,
+            &self.writer,
+            target,
+            progress,
+            &self.cancel,
+            self.watcher.as_ref(),
+        )
+    }
+    /// Rescans every root now (lost events), on the scanner thread.
+    pub(super) fn rescan_all_now(&self) {
+        let Ok(roots) = self.store.read(crate::store::roots) else {
+            return;
+        };
+        for root in &roots {
+            let Ok(target) = self.target_for(root, None) else {
+                continue;
+            };
+            if let Err(e) = self.scan_target(&target, &Progress::default()) {
+                tracing::error!("rescan of {} failed: {e}", target.start.display());
+            }
+        }
+    }
+}
+
+/// The root a walk of `path` (rescan, verify) starts in. A path reaching
+/// through a symlink would take the walk out of the root: it is answered
+/// as not found, the way a path that does not exist is.
+pub(super) fn walk_root<'r>(roots: &'r [RootRow], path: &Path) -> Result<&'r RootRow, Error> {
+    let root = crate::store::root_of(roots, path)
+        .ok_or_else(|| Error::NotUnderRoot(path.display().to_string(), root_list(roots)))?;
+    if scan::through_symlink(&crate::platform::bytes::path_buf(&root.path), path) {
+        return Err(Error::NotFound(
+            String::from_utf8_lossy(&crate::platform::bytes::vec(path)).into_owned(),
+        ));
+    }
+    Ok(root)
+}
+
+pub(super) fn root_list(roots: &[RootRow]) -> String {
+    if roots.is_empty() {
+        return "none".into();
+    }
+    roots
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.path).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Roots may not contain one another: every entry belongs to one root.
+pub(super) fn check_no_nesting(roots: &[PathBuf]) -> Result<(), Error> {
+    for a in roots {
+        for b in roots {
+            if a != b && b.starts_with(a) {
+                return Err(Error::InvalidArgument(format!(
+                    "{} is inside the root {}; roots may not overlap (remove one first)",
+                    b.display(),
+                    a.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The user's home directory: the default root.
+pub(super) fn default_root() -> PathBuf {
+    directories::UserDirs::new()
+        .map(|d| d.home_dir().to_owned())
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("/"))
+}

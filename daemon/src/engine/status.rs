@@ -1,0 +1,104 @@
+//! What `status` reports: the roots the caller may see, the process's own
+//! figures (memory, CPU), the index's, hashing's and the watcher's.
+
+use super::*;
+pub use crate::ingest::watch::WatchFigures;
+use crate::queries::access::View;
+
+/// Hashing's figures for status.
+#[derive(Clone, Debug, Default)]
+pub struct HashFigures {
+    pub cached: u64,
+    pub files_read: u64,
+    pub bytes_read: u64,
+    pub cache_hits: u64,
+    pub last_pass: Option<LastPass>,
+}
+
+/// Everything `status` tells.
+#[derive(Clone, Debug)]
+pub struct Status {
+    pub roots: Vec<RootView>,
+    pub entries: u64,
+    /// Every root the caller sees is scanned.
+    pub ready: bool,
+    pub db_bytes: u64,
+    pub db_path: PathBuf,
+    pub rss_bytes: u64,
+    /// CPU share since the previous status call at least a second ago.
+    pub cpu_percent: f64,
+    pub cpu_time_ms: u64,
+    pub rows_written: u64,
+    pub notices: Vec<String>,
+    pub uptime_secs: u64,
+    pub hashing: HashFigures,
+    /// `None`: watching is off.
+    pub watch: Option<WatchFigures>,
+}
+
+/// The daemon's resident memory and CPU time (ms) since start.
+fn process_figures() -> (u64, u64) {
+    let pid = sysinfo::Pid::from_u32(std::process::id());
+    let Ok(mut sys) = sysinfo::System::new() else {
+        return (0, 0);
+    };
+    sys.refresh_processes_specifics(
+        sysinfo::ProcessesToUpdate::Some(&[pid]),
+        true,
+        sysinfo::ProcessRefreshKind::nothing()
+            .with_memory()
+            .with_cpu(),
+    );
+    sys.process(pid)
+        .map(|p| (p.memory(), p.accumulated_cpu_time()))
+        .unwrap_or((0, 0))
+}
+
+impl Engine {
+    /// The daemon's state as this caller may see it.
+    pub fn status(&self, view: Option<View>) -> Result<Status, Error> {
+        let (rss_bytes, cpu_time_ms) = process_figures();
+        let cpu_percent = {
+            // CPU time at the last two calls at least a second apart: a
+            // client's handshake just before a status must not shrink the
+            // window to nothing.
+            let mut seen = self.cpu_seen.lock_ok();
+            let (since, before) = if seen[1].0.elapsed() >= Duration::from_secs(1) {
+                let last = seen[1];
+                *seen = [last, (Instant::now(), cpu_time_ms)];
+                last
+            } else {
+                seen[0]
+            };
+            let wall = since.elapsed().as_secs_f64() * 1000.0;
+            if wall > 0.0 {
+                cpu_time_ms.saturating_sub(before) as f64 * 100.0 / wall
+            } else {
+                0.0
+            }
+        };
+        let roots = self.roots_seen(view)?;
+        let stats = &self.hashing.stats;
+        Ok(Status {
+            entries: roots.iter().map(|r| r.entries).sum(),
+            ready: roots.iter().all(|r| r.state == RootState::Ready),
+            roots,
+            db_bytes: self.store.disk_bytes(),
+            db_path: self.store.db_path().to_owned(),
+            rss_bytes,
+            cpu_percent,
+            cpu_time_ms,
+            rows_written: self.store.rows_written.load(Ordering::Relaxed),
+            notices: self.store.notices.lock_ok().clone(),
+            uptime_secs: self.started.elapsed().as_secs(),
+            hashing: HashFigures {
+                cached: self.cached_hashes()?,
+                files_read: stats.files_read.load(Ordering::Relaxed),
+                bytes_read: stats.bytes_read.load(Ordering::Relaxed),
+                cache_hits: stats.cache_hits.load(Ordering::Relaxed),
+                last_pass: self.hashing.last_pass.lock_ok().clone(),
+            },
+            watch: self.watcher.as_ref().map(|w| w.figures()),
+        })
+    }
+}

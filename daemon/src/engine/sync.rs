@@ -1,0 +1,95 @@
+//! `--sync`: returning once every change made before the call is in the
+//! index, by writing a cookie file in each root and waiting for its event
+//! (Watchman's cookies).
+
+use super::*;
+
+impl Engine {
+    /// Wakes `--sync` callers whose cookie event is in an applied batch;
+    /// an event received before a caller registered is an older one.
+    pub(super) fn signal_cookies(&self, cookies: &[(PathBuf, Instant)]) {
+        if cookies.is_empty() {
+            return;
+        }
+        let mut waiting = self.cookies.lock_ok();
+        for (path, received) in cookies {
+            if waiting
+                .get(path)
+                .is_some_and(|(registered, _)| registered <= received)
+                && let Some((_, tx)) = waiting.remove(path)
+            {
+                let _ = tx.send(());
+            }
+        }
+    }
+    /// After a full rescan that started at `started`: callers registered
+    /// before it are covered, even if their cookie event was lost.
+    pub(super) fn signal_registered_before(&self, started: Instant) {
+        let mut waiting = self.cookies.lock_ok();
+        let done: Vec<PathBuf> = waiting
+            .iter()
+            .filter(|(_, (r, _))| *r <= started)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in done {
+            if let Some((_, tx)) = waiting.remove(&p) {
+                let _ = tx.send(());
+            }
+        }
+    }
+    /// Returns once every change made before the call is in the index: a
+    /// cookie file is written in each root and its event waited for
+    /// (Watchman's cookies).
+    pub fn sync(&self, timeout: Duration) -> Result<(), Error> {
+        if self.watcher.is_none() {
+            return Ok(());
+        }
+        let roots = self.store.read(crate::store::roots)?;
+        let deadline = Instant::now() + timeout;
+        let mut cookies = Vec::new();
+        for r in &roots {
+            let n = self.cookie_seq.fetch_add(1, Ordering::Relaxed);
+            cookies.push(
+                crate::platform::bytes::path_buf(&r.path)
+                    .join(format!("{COOKIE_PREFIX}{}-{n}", std::process::id())),
+            );
+        }
+        // Create every cookie, wait for their events; then delete them and
+        // wait again, so the roots' own rows (mtime) are current too.
+        for phase in ["create", "delete"] {
+            let mut waits = Vec::new();
+            for path in &cookies {
+                let (tx, rx) = mpsc::channel();
+                self.cookies
+                    .lock_ok()
+                    .insert(path.clone(), (Instant::now(), tx));
+                let done = if phase == "create" {
+                    std::fs::write(path, b"")
+                } else {
+                    std::fs::remove_file(path)
+                };
+                if let Err(e) = done {
+                    self.cookies.lock_ok().remove(path);
+                    let _ = std::fs::remove_file(path);
+                    return Err(Error::Precondition(format!(
+                        "--sync: cannot {phase} {}: {e}",
+                        path.display()
+                    )));
+                }
+                waits.push((path, rx));
+            }
+            for (path, rx) in waits {
+                let got = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+                self.cookies.lock_ok().remove(path);
+                if got.is_err() {
+                    let _ = std::fs::remove_file(path);
+                    return Err(Error::Timeout(format!(
+                        "--sync: the change event for {} did not arrive within {timeout:?} (is that root polled?)",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
