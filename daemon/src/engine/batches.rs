@@ -3,6 +3,7 @@
 //! are polled.
 
 use super::*;
+use crate::ingest::watch::coalesce::Coalescer;
 
 impl Engine {
     /// Coalesces watcher notices into batches: a batch closes after
@@ -12,8 +13,8 @@ impl Engine {
         let Some(watcher) = self.watcher.clone() else {
             return;
         };
+        let mut coalescer = Coalescer::new(rx, self.watch.debounce, self.watch.ceiling);
         let mut next_poll = Instant::now() + self.watch.poll_interval;
-        let mut recent: Vec<Instant> = Vec::new();
         loop {
             if self.cancel.load(Ordering::Relaxed) {
                 return;
@@ -21,57 +22,9 @@ impl Engine {
             let wait = next_poll
                 .saturating_duration_since(Instant::now())
                 .min(Duration::from_millis(500));
-            let mut batch = Batch::default();
-            match rx.recv_timeout(wait) {
-                Ok(n) => {
-                    batch.add(n);
-                    let opened = Instant::now();
-                    loop {
-                        let left = self.watch.ceiling.saturating_sub(opened.elapsed());
-                        if left.is_zero() {
-                            break;
-                        }
-                        match rx.recv_timeout(self.watch.debounce.min(left)) {
-                            Ok(n) => batch.add(n),
-                            Err(mpsc::RecvTimeoutError::Timeout) => break,
-                            Err(mpsc::RecvTimeoutError::Disconnected) => return,
-                        }
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => return,
-            }
-            if watcher.lost.swap(false, Ordering::SeqCst) {
-                watcher.stats.overflows.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!("watch events were dropped (the daemon fell behind); rescanning");
-                batch.rescan_all = true;
-            }
-            if batch.rescan_all {
-                // Recrawl with backoff (as Watchman does): three quick
-                // ones, then waits doubling from 100 ms to 10 s while the
-                // storm lasts; notices meanwhile are covered by the rescan.
-                let now = Instant::now();
-                recent.retain(|t| now.duration_since(*t) < Duration::from_secs(60));
-                recent.push(now);
-                if recent.len() > 3 {
-                    let wait = Duration::from_millis(100 << (recent.len() - 4).min(7))
-                        .min(Duration::from_secs(10));
-                    tracing::warn!(
-                        recrawls = recent.len(),
-                        ?wait,
-                        "repeated lost events; backing off before rescanning"
-                    );
-                    let until = Instant::now() + wait;
-                    while let Some(left) = until.checked_duration_since(Instant::now()) {
-                        match rx.recv_timeout(left) {
-                            Ok(n) => batch.add(n),
-                            Err(mpsc::RecvTimeoutError::Timeout) => break,
-                            Err(mpsc::RecvTimeoutError::Disconnected) => return,
-                        }
-                    }
-                }
-            }
-            batch.seal();
+            let Some(batch) = coalescer.next(wait, &watcher) else {
+                return;
+            };
             if !batch.is_empty() {
                 self.send_job(Job::Apply(batch));
             }
@@ -88,7 +41,7 @@ impl Engine {
         let watcher = self.watcher.as_ref();
         if b.rescan_all {
             if let Some(w) = watcher {
-                w.stats.recrawls.fetch_add(1, Ordering::Relaxed);
+                w.stats().recrawls.fetch_add(1, Ordering::Relaxed);
             }
             // Cookies written before the rescan starts are covered by it,
             // even when their own event was among those lost.

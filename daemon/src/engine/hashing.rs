@@ -219,7 +219,7 @@ impl Engine {
         if w.polled_under(Path::new("/")) > 0 || self.busy() {
             return None;
         }
-        let s = &w.stats;
+        let s = w.stats();
         Some(
             self.store.rows_written.load(Ordering::SeqCst)
                 + s.events.load(Ordering::SeqCst)
@@ -239,7 +239,7 @@ impl Engine {
             .values()
             .any(|r| r.state == RootState::Scanning || r.state == RootState::Pending);
         let recent = self.watcher.as_ref().is_some_and(|w| {
-            let last = w.stats.last_event_ms.load(Ordering::Relaxed);
+            let last = w.stats().last_event_ms.load(Ordering::Relaxed);
             last > 0 && crate::ingest::watch::now_ms() - last < 2_000
         });
         scanning || recent

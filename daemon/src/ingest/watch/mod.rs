@@ -1,26 +1,30 @@
-//! Keeping the index current: one inotify watch per folder, events
-//! coalesced into batches that the scanner applies.
+//! Keeping the index current: a watch on every folder, events coalesced
+//! into batches that the engine applies.
 //!
-//! Why inotify directly and not notify: notify routes every `watch()`
-//! through its event-loop thread and took 83 µs per folder here (8.3 s for
-//! 100,000 folders); `inotify_add_watch` through the `inotify` crate (which
-//! notify itself uses) took 2.1 µs. Watches are added by the walker as it
-//! reaches each folder, before the folder's contents are listed, so nothing
-//! created in between is missed.
+//! The pieces, each in one place:
+//! - [`Backend`]: the seam to the operating system's watcher. A backend adds
+//!   and drops watches and turns its events into [`Notice`]s on the
+//!   [`Feed`]. Linux has its own ([`inotify`]).
+//! - [`Watcher`]: what is the same for every backend: the daemon's watch cap,
+//!   the folders left to polling (and why), the figures `status` shows.
+//! - [`coalesce`]: notices become [`Batch`]es, closed after a quiet spell or
+//!   a ceiling, with backoff while events keep being lost.
 //!
-//! What can go wrong is detected, never ignored: a full kernel queue
-//! (`IN_Q_OVERFLOW`) or a full channel here means "rescan everything"; an
-//! unmounted folder means "rescan it"; when the watch limit is reached
-//! (the OS's `max_user_watches`, or the daemon's own cap) the folders left
+//! What can go wrong is detected, never ignored: a backend that loses
+//! events (a full kernel queue, a full channel here) means "rescan
+//! everything"; an unmounted folder means "rescan it"; when the watch limit
+//! is reached (the OS's, or the daemon's own cap) the folders left
 //! unwatched are polled: rescanned every poll interval.
+
+pub mod coalesce;
+#[cfg(target_os = "linux")]
+pub mod inotify;
 
 use crate::LockOk;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
-
-use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
 
 /// Names of the files `--sync` writes in a root to learn that every earlier
 /// change has been applied. They are never indexed.
@@ -75,86 +79,143 @@ pub struct WatchStats {
     pub last_event_ms: AtomicI64,
 }
 
-/// The inotify instance and what it watches.
+/// Where a backend delivers what it saw: the channel to the coalescer, and
+/// the counters `status` shows. A notice that does not fit in the channel
+/// is not dropped silently: it sets `lost`, and the coalescer rescans.
+#[derive(Debug)]
+pub struct Feed {
+    tx: mpsc::SyncSender<Notice>,
+    lost: AtomicBool,
+    pub stats: WatchStats,
+}
+
+impl Feed {
+    pub fn new(tx: mpsc::SyncSender<Notice>) -> Arc<Feed> {
+        Arc::new(Feed {
+            tx,
+            lost: AtomicBool::new(false),
+            stats: WatchStats::default(),
+        })
+    }
+
+    pub fn send(&self, n: Notice) {
+        if self.tx.try_send(n).is_err() {
+            // The processor is behind: a lost event means a rescan.
+            self.lost.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Counts one event from the OS, at `now` (unix ms).
+    pub fn saw_event(&self, now: i64) {
+        self.stats.events.fetch_add(1, Ordering::Relaxed);
+        self.stats.last_event_ms.store(now, Ordering::Relaxed);
+    }
+
+    /// True (once) when notices were lost since the last call.
+    pub fn take_lost(&self) -> bool {
+        self.lost.swap(false, Ordering::SeqCst)
+    }
+}
+
+/// What came of asking a backend to watch a folder.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Watched {
+    /// Watched (or already was).
+    Yes,
+    /// Gone already, or not a folder any more: the event for that change is
+    /// on its way.
+    Gone,
+    /// The OS's limit is reached; the reason says how to raise it.
+    Full(String),
+}
+
+/// The seam to an operating system's watcher. Every path is absolute.
+pub trait Backend: Send + Sync + std::fmt::Debug {
+    /// Its name, as `status` shows it.
+    fn name(&self) -> &'static str;
+    /// Watches one folder (idempotent). `fd` is the folder, open, when the
+    /// walker has it (a path too long for one system call is watched
+    /// through it).
+    fn watch_dir(&self, path: &Path, fd: Option<FolderFd<'_>>) -> Watched;
+    /// Watches a file with several links for changes of its link count
+    /// (idempotent). Backends that cannot do this do nothing.
+    fn watch_linked_file(&self, path: &Path);
+    /// A folder moved: watches under it get the new path.
+    fn rename_prefix(&self, from: &Path, to: &Path);
+    /// Drops the watches for which `drop` is true.
+    fn unwatch_where(&self, drop: &dyn Fn(&Path) -> bool);
+    /// Watches held: (folders, linked files).
+    fn counts(&self) -> (u64, u64);
+    /// The OS's limit on watches, when it has one and it can be read.
+    fn os_limit(&self) -> Option<u64>;
+}
+
+/// An open folder, as the walker holds it.
+#[cfg(unix)]
+pub type FolderFd<'a> = std::os::unix::io::BorrowedFd<'a>;
+#[cfg(not(unix))]
+pub type FolderFd<'a> = std::marker::PhantomData<&'a ()>;
+
+/// The watcher: a backend, and the bookkeeping every backend shares.
 pub struct Watcher {
-    watches: Watches,
-    by_wd: Mutex<HashMap<WatchDescriptor, PathBuf>>,
-    /// The watches of `by_wd` that are on files with several links, not
-    /// folders: a link made or removed anywhere, even outside every root,
-    /// reaches them as `IN_ATTRIB` (the kernel tells only the folder where
-    /// it happened and the inode itself).
-    linked: Mutex<std::collections::HashSet<WatchDescriptor>>,
-    count: AtomicUsize,
+    backend: Box<dyn Backend>,
+    feed: Arc<Feed>,
     /// At most this many watches (0: as many as the OS allows).
     cap: usize,
     /// Folders that could not be watched; rescanned every poll interval.
     polled: Mutex<BTreeSet<PathBuf>>,
     /// Why folders are polled, with the advice to fix it.
     limit_note: Mutex<Option<String>>,
-    /// Set when a notice could not be queued: the processor rescans.
-    pub lost: AtomicBool,
-    pub stats: WatchStats,
 }
 
 impl std::fmt::Debug for Watcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Watcher")
-            .field("watches", &self.count.load(Ordering::Relaxed))
+            .field("backend", &self.backend.name())
+            .field("watches", &self.backend.counts())
             .finish()
     }
 }
 
-const MASK: WatchMask = WatchMask::CREATE
-    .union(WatchMask::DELETE)
-    .union(WatchMask::MODIFY)
-    .union(WatchMask::CLOSE_WRITE)
-    .union(WatchMask::ATTRIB)
-    .union(WatchMask::MOVED_FROM)
-    .union(WatchMask::MOVED_TO)
-    .union(WatchMask::DELETE_SELF)
-    .union(WatchMask::ONLYDIR)
-    .union(WatchMask::DONT_FOLLOW)
-    .union(WatchMask::EXCL_UNLINK);
-
-/// The kernel's limit on watches per user, when it can be read.
-pub fn os_watch_limit() -> Option<u64> {
-    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
 impl Watcher {
-    /// Starts the inotify instance and its reader thread, which sends to `tx`.
+    /// Starts this platform's backend, which sends to `tx`.
     pub fn start(cap: usize, tx: mpsc::SyncSender<Notice>) -> std::io::Result<Arc<Watcher>> {
-        let inotify = Inotify::init()?;
-        let watcher = Arc::new(Watcher {
-            watches: inotify.watches(),
-            by_wd: Mutex::new(HashMap::new()),
-            linked: Mutex::new(std::collections::HashSet::new()),
-            count: AtomicUsize::new(0),
+        let feed = Feed::new(tx);
+        #[cfg(target_os = "linux")]
+        let backend = Box::new(inotify::Inotify::start(feed.clone())?);
+        #[cfg(not(target_os = "linux"))]
+        let backend: Box<dyn Backend> = {
+            return Err(std::io::Error::other(
+                "no file-system watcher for this platform yet",
+            ));
+        };
+        Ok(Arc::new(Watcher {
+            backend,
+            feed,
             cap,
             polled: Mutex::new(BTreeSet::new()),
             limit_note: Mutex::new(None),
-            lost: AtomicBool::new(false),
-            stats: WatchStats::default(),
-        });
-        let w = watcher.clone();
-        std::thread::Builder::new()
-            .name("fsindex-inotify".into())
-            .spawn(move || w.read_loop(inotify, tx))?;
-        Ok(watcher)
+        }))
     }
 
     /// Watches one folder (idempotent). Returns false when it is left to
     /// polling because the watch limit is reached.
     pub fn watch_dir(&self, path: &Path) -> bool {
-        self.add_watch(path, path, MASK)
+        self.watch(path, None)
     }
 
-    fn add_watch(&self, path: &Path, at: &Path, mask: WatchMask) -> bool {
-        if self.cap > 0 && self.count.load(Ordering::Relaxed) >= self.cap {
+    /// Watches the open folder `fd` whose path is `path`.
+    pub fn watch_dir_fd(&self, path: &Path, fd: FolderFd<'_>) -> bool {
+        self.watch(path, Some(fd))
+    }
+
+    fn full(&self) -> bool {
+        let (dirs, files) = self.backend.counts();
+        self.cap > 0 && (dirs + files) as usize >= self.cap
+    }
+
+    fn watch(&self, path: &Path, fd: Option<FolderFd<'_>>) -> bool {
+        if self.full() {
             self.poll_instead(
                 path,
                 format!(
@@ -164,71 +225,28 @@ impl Watcher {
             );
             return false;
         }
-        match self.watches.clone().add(at, mask) {
-            Ok(wd) => {
-                let fresh = self.by_wd.lock_ok().insert(wd, path.to_owned()).is_none();
-                if fresh {
-                    self.count.fetch_add(1, Ordering::Relaxed);
-                }
+        match self.backend.watch_dir(path, fd) {
+            Watched::Yes => {
                 let mut polled = self.polled.lock_ok();
                 if !polled.is_empty() {
                     polled.remove(path);
                 }
                 true
             }
-            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
-                self.poll_instead(
-                    path,
-                    format!(
-                        "the OS limit on inotify watches ({}) is reached; raise it with `sysctl fs.inotify.max_user_watches=N`",
-                        os_watch_limit().map_or("unknown".into(), |n| n.to_string())
-                    ),
-                );
+            Watched::Gone => true,
+            Watched::Full(why) => {
+                self.poll_instead(path, why);
                 false
             }
-            // Gone already, or not a folder any more: the event for that
-            // change is on its way.
-            Err(e) => {
-                tracing::debug!("cannot watch {}: {e}", path.display());
-                true
-            }
         }
     }
 
-    /// Watches a file with several links for changes of its link count
-    /// (idempotent; one watch per inode, whichever of its paths). Left out
-    /// beyond the watch cap: the folders' own watches come first.
+    /// Watches a file with several links for changes of its link count.
+    /// Left out beyond the watch cap: the folders' own watches come first.
     pub fn watch_linked_file(&self, path: &Path) {
-        if self.cap > 0 && self.count.load(Ordering::Relaxed) >= self.cap
-            || path.as_os_str().len() >= crate::platform::fs::PATH_MAX
-        {
-            return;
+        if !self.full() {
+            self.backend.watch_linked_file(path);
         }
-        let mask = WatchMask::ATTRIB.union(WatchMask::DONT_FOLLOW);
-        if let Ok(wd) = self.watches.clone().add(path, mask) {
-            let fresh = self
-                .by_wd
-                .lock_ok()
-                .insert(wd.clone(), path.to_owned())
-                .is_none();
-            if fresh {
-                self.count.fetch_add(1, Ordering::Relaxed);
-            }
-            self.linked.lock_ok().insert(wd);
-        }
-    }
-
-    /// Watches the open folder `fd` whose path is `path`. A path too long
-    /// for one system call is watched through the handle's `/proc` link
-    /// (the folder was opened without following a symlink, so nothing is
-    /// followed that should not be).
-    pub fn watch_dir_fd(&self, path: &Path, fd: std::os::unix::io::BorrowedFd<'_>) -> bool {
-        use std::os::unix::io::AsRawFd;
-        if path.as_os_str().len() < crate::platform::fs::PATH_MAX {
-            return self.watch_dir(path);
-        }
-        let link = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
-        self.add_watch(path, &link, MASK.difference(WatchMask::DONT_FOLLOW))
     }
 
     fn poll_instead(&self, path: &Path, why: String) {
@@ -264,40 +282,42 @@ impl Watcher {
     /// Folders watched (the files with several links that have a watch of
     /// their own are not counted; the cap and the OS limit count both).
     pub fn watch_count(&self) -> u64 {
-        let linked = self.linked.lock_ok().len();
-        self.count.load(Ordering::Relaxed).saturating_sub(linked) as u64
+        self.backend.counts().0
     }
 
     pub fn limit_note(&self) -> Option<String> {
         self.limit_note.lock_ok().clone()
     }
 
+    /// The live counters (events, overflows, recrawls).
+    pub fn stats(&self) -> &WatchStats {
+        &self.feed.stats
+    }
+
+    /// True (once) when notices were lost since the last call.
+    pub fn take_lost(&self) -> bool {
+        self.feed.take_lost()
+    }
+
     /// The figures `status` shows.
     pub fn figures(&self) -> WatchFigures {
+        let stats = self.stats();
         WatchFigures {
-            backend: "inotify",
+            backend: self.backend.name(),
             watches: self.watch_count(),
-            os_limit: os_watch_limit().unwrap_or(0),
+            os_limit: self.backend.os_limit().unwrap_or(0),
             polled: self.polled_under(Path::new("/")),
-            events: self.stats.events.load(Ordering::Relaxed),
-            overflows: self.stats.overflows.load(Ordering::Relaxed),
-            recrawls: self.stats.recrawls.load(Ordering::Relaxed),
-            last_event_ms: self.stats.last_event_ms.load(Ordering::Relaxed),
+            events: stats.events.load(Ordering::Relaxed),
+            overflows: stats.overflows.load(Ordering::Relaxed),
+            recrawls: stats.recrawls.load(Ordering::Relaxed),
+            last_event_ms: stats.last_event_ms.load(Ordering::Relaxed),
             note: self.limit_note().unwrap_or_default(),
         }
     }
 
     /// A folder moved: watches (and polled folders) under it get the new path.
     pub fn rename_prefix(&self, from: &Path, to: &Path) {
-        for p in self.by_wd.lock_ok().values_mut() {
-            if let Ok(rest) = p.strip_prefix(from) {
-                *p = if rest.as_os_str().is_empty() {
-                    to.to_owned()
-                } else {
-                    to.join(rest)
-                };
-            }
-        }
+        self.backend.rename_prefix(from, to);
         let mut polled = self.polled.lock_ok();
         let moved: Vec<PathBuf> = polled
             .iter()
@@ -306,42 +326,14 @@ impl Watcher {
             .collect();
         for p in moved {
             polled.remove(&p);
-            let rest = p.strip_prefix(from).unwrap_or(Path::new(""));
-            polled.insert(if rest.as_os_str().is_empty() {
-                to.to_owned()
-            } else {
-                to.join(rest)
-            });
+            polled.insert(rebased(&p, from, to));
         }
     }
 
     /// Stops watching (and polling) the folders for which `drop` is true:
     /// folders the rules now keep out.
     pub fn unwatch_where(&self, drop: impl Fn(&Path) -> bool) {
-        // Judged outside the lock: the reader thread needs it for every event.
-        let watched: Vec<(WatchDescriptor, PathBuf)> = self
-            .by_wd
-            .lock_ok()
-            .iter()
-            .map(|(wd, p)| (wd.clone(), p.clone()))
-            .collect();
-        let gone: Vec<WatchDescriptor> = watched
-            .into_iter()
-            .filter(|(_, p)| drop(p))
-            .map(|(wd, _)| wd)
-            .collect();
-        if !gone.is_empty() {
-            let mut by_wd = self.by_wd.lock_ok();
-            let mut linked = self.linked.lock_ok();
-            for wd in gone {
-                linked.remove(&wd);
-                if by_wd.remove(&wd).is_some() {
-                    self.count.fetch_sub(1, Ordering::Relaxed);
-                    // Its IN_IGNORED event finds no folder and is dropped.
-                    let _ = self.watches.clone().remove(wd);
-                }
-            }
-        }
+        self.backend.unwatch_where(&drop);
         self.polled.lock_ok().retain(|p| !drop(p));
     }
 
@@ -354,100 +346,14 @@ impl Watcher {
     pub fn forget_under(&self, root: &Path) {
         self.polled.lock_ok().retain(|p| !p.starts_with(root));
     }
+}
 
-    fn send(&self, tx: &mpsc::SyncSender<Notice>, n: Notice) {
-        if tx.try_send(n).is_err() {
-            // The processor is behind: a lost event means a rescan.
-            self.lost.store(true, Ordering::SeqCst);
-        }
-    }
-
-    /// The kernel dropped a watch (its file or folder is gone).
-    fn released(&self, wd: &WatchDescriptor) {
-        if self.by_wd.lock_ok().remove(wd).is_some() {
-            self.count.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-
-    fn read_loop(self: Arc<Self>, mut inotify: Inotify, tx: mpsc::SyncSender<Notice>) {
-        let mut buffer = vec![0u8; 1 << 16];
-        loop {
-            let events = match inotify.read_events_blocking(&mut buffer) {
-                Ok(ev) => ev,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    tracing::error!("reading inotify events failed: {e}; rescanning");
-                    self.send(&tx, Notice::Overflow);
-                    std::thread::sleep(std::time::Duration::from_secs(1));
-                    continue;
-                }
-            };
-            let now = now_ms();
-            for ev in events {
-                self.stats.events.fetch_add(1, Ordering::Relaxed);
-                self.stats.last_event_ms.store(now, Ordering::Relaxed);
-                if ev.mask.contains(EventMask::Q_OVERFLOW) {
-                    self.stats.overflows.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!("inotify queue overflowed; rescanning");
-                    self.send(&tx, Notice::Overflow);
-                    continue;
-                }
-                let dir = self.by_wd.lock_ok().get(&ev.wd).cloned();
-                let Some(dir) = dir else { continue };
-                if self.linked.lock_ok().contains(&ev.wd) {
-                    // A file with several links: its link count (or other
-                    // metadata) changed, or it is gone.
-                    if ev.mask.contains(EventMask::IGNORED) {
-                        self.linked.lock_ok().remove(&ev.wd);
-                        self.released(&ev.wd);
-                    } else if ev.mask.contains(EventMask::ATTRIB) {
-                        self.send(&tx, Notice::Changed(dir));
-                    }
-                    continue;
-                }
-                if ev.mask.contains(EventMask::IGNORED) {
-                    // The folder is gone (or unmounted): its watch is released.
-                    self.released(&ev.wd);
-                    continue;
-                }
-                if ev.mask.contains(EventMask::UNMOUNT) {
-                    self.send(&tx, Notice::Rescan(dir));
-                    continue;
-                }
-                let path = match ev.name {
-                    Some(name) => dir.join(name),
-                    None if ev.mask == EventMask::ATTRIB
-                        || ev.mask == EventMask::ATTRIB | EventMask::ISDIR =>
-                    {
-                        // The folder's own permissions or times: its row
-                        // (through its parent's group) is all that changed.
-                        self.send(&tx, Notice::Changed(dir));
-                        continue;
-                    }
-                    None => {
-                        // An event on the watched folder itself (deleted):
-                        // its parent's watch reports the same change, except
-                        // for a root, whose parent is not watched.
-                        self.send(&tx, Notice::Rescan(dir));
-                        continue;
-                    }
-                };
-                let notice = if ev.mask.contains(EventMask::MOVED_FROM) {
-                    Notice::MovedFrom {
-                        cookie: ev.cookie,
-                        path,
-                    }
-                } else if ev.mask.contains(EventMask::MOVED_TO) {
-                    Notice::MovedTo {
-                        cookie: ev.cookie,
-                        path,
-                    }
-                } else {
-                    Notice::Changed(path)
-                };
-                self.send(&tx, notice);
-            }
-        }
+/// `p` (under `from`) moved to the same place under `to`.
+pub fn rebased(p: &Path, from: &Path, to: &Path) -> PathBuf {
+    match p.strip_prefix(from) {
+        Ok(rest) if rest.as_os_str().is_empty() => to.to_owned(),
+        Ok(rest) => to.join(rest),
+        Err(_) => p.to_owned(),
     }
 }
 
