@@ -323,6 +323,7 @@ pub fn watch_status(w: Option<WatchFigures>) -> pb::WatchStatus {
             recrawls: w.recrawls,
             last_event_ms: w.last_event_ms,
             note: w.note,
+            backend: w.backend.into(),
         },
     }
 }

@@ -251,6 +251,10 @@ fn beyond_the_watch_limit_folders_are_polled() {
     inst.start();
     let status = inst.status();
     assert_eq!(status["watch"]["watches"].as_u64(), Some(3), "{status}");
+    assert_eq!(
+        status["watch"]["backend"], "inotify",
+        "status names the watcher in use: {status}"
+    );
     assert!(status["watch"]["polled"].as_u64().unwrap() >= 6, "{status}");
     assert!(
         status["watch"]["note"]

@@ -72,6 +72,7 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
             })),
             "watch": s.watch.as_ref().map(|w| json!({
                 "enabled": w.enabled,
+                "backend": w.backend,
                 "watches": w.watches,
                 "os_limit": w.os_limit,
                 "polled": w.polled,
@@ -147,8 +148,9 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
             String::new()
         };
         println!(
-            "watch    {} folders watched (OS limit {}), {} polled; {} events, {} lost-event rescans{since}",
+            "watch    {} folders watched by {} (OS limit {}), {} polled; {} events, {} lost-event rescans{since}",
             count(w.watches),
+            w.backend,
             count(w.os_limit),
             count(w.polled),
             count(w.events),
