@@ -1,9 +1,20 @@
 //! fsindexd: the fsindex daemon as a library.
 //!
-//! Data flows one way: the walker ([`scan`]) produces change batches, the
-//! single writer ([`store`]) commits them to SQLite, and query modules
-//! ([`search`], [`du`]) answer from read-only connections and the in-memory
-//! name index. [`server`] translates gRPC to module calls and nothing more.
+//! Data flows one way, and the folders follow it:
+//!
+//! - [`ingest`]: the walker and the watcher produce change batches (what
+//!   may enter is decided by [`ingest::exclude`]);
+//! - [`store`]: the single writer commits them to SQLite and keeps the
+//!   in-memory name index current; root and path look-ups;
+//! - [`queries`]: search, du, dupes, map, browsing and per-caller views,
+//!   answered from read-only connections and the name index;
+//! - [`engine`]: the running daemon (roots and the scan queue, applying
+//!   watch batches, `--sync`, hashing) and its read side, one call per RPC;
+//! - [`server`]: the gRPC service, conversions and transport only;
+//! - [`platform`]: what differs between operating systems (paths as bytes,
+//!   long paths, priority, mounts, the service manager);
+//! - [`error`]: what stops the daemon, what a request gets, what is
+//!   counted while work goes on.
 
 pub mod config;
 pub mod engine;

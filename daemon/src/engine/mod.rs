@@ -1,9 +1,19 @@
-//! The running daemon: roots and their state, the scan queue, the current
-//! search snapshot, and start-up/shutdown.
+//! The running daemon: the one handle ([`Engine`]) the server holds, split
+//! by job.
 //!
-//! [`Engine`] is the one cloneable handle the server holds. Scans run one at
-//! a time on a dedicated thread; after a scan that changed anything, the
-//! search snapshot is reloaded from SQLite and swapped in atomically.
+//! - `roots`: roots, the rules in force, and the scanner thread, which
+//!   runs scans and watcher batches one at a time so they never write
+//!   conflicting changes; `verify`.
+//! - `batches`: applying coalesced watcher batches; polling the folders
+//!   left unwatched.
+//! - `sync`: `--sync` cookies.
+//! - `hashing`: content hashing for duplicates (background and on demand).
+//! - `read`: the read side, one call per RPC, each given the caller's
+//!   view; `status`: what `status` reports.
+//! - [`reload`]: re-reading `config.toml`.
+//!
+//! Writes go to the store's single writer; the search snapshot is kept equal
+//! to the index by the writer itself ([`SnapshotMirror`]), change by change.
 
 use crate::{LockOk, RwLockOk};
 mod batches;
@@ -16,7 +26,7 @@ mod sync;
 
 pub use hashing::{HashSettings, Hashing, LastPass};
 pub use read::{Heard, ListOrder, Listed, Rescan, SearchArgs, SearchPage, Subscription, UsageArgs};
-use roots::{check_no_nesting, default_root};
+use roots::default_root;
 pub use status::{HashFigures, Status, WatchFigures};
 
 use std::collections::HashMap;
@@ -217,31 +227,22 @@ impl Engine {
             None => None,
         };
         if let Some(wanted) = wanted {
-            let mut canon = Vec::new();
-            for w in wanted {
-                let c = scan::canonical_root(&w)?;
-                if !canon.contains(&c) {
-                    canon.push(c);
+            let canon = wanted
+                .iter()
+                .map(|w| scan::canonical_root(w))
+                .collect::<Result<Vec<_>, _>>()?;
+            let paths: Vec<Vec<u8>> = recorded.iter().map(|r| r.path.clone()).collect();
+            let (remove, add) = roots::root_changes(&canon, &paths)?;
+            let changed = !remove.is_empty() || !add.is_empty();
+            for gone in remove {
+                let bytes = crate::platform::bytes::vec(&gone);
+                tracing::info!(root = %gone.display(), "root no longer configured; removing");
+                if let Some(r) = recorded.iter().find(|r| r.path == bytes) {
+                    engine.writer.send(vec![Op::RemoveRoot { root_id: r.id }])?;
                 }
             }
-            check_no_nesting(&canon)?;
-            let mut changed = false;
-            for r in recorded.iter().filter(|r| {
-                !canon
-                    .iter()
-                    .any(|c| crate::platform::bytes::vec(c) == r.path)
-            }) {
-                tracing::info!(root = %String::from_utf8_lossy(&r.path), "root no longer configured; removing");
-                engine.writer.send(vec![Op::RemoveRoot { root_id: r.id }])?;
-                changed = true;
-            }
-            for c in canon.iter().filter(|c| {
-                !recorded
-                    .iter()
-                    .any(|r| r.path == crate::platform::bytes::vec(c))
-            }) {
+            for c in &add {
                 engine.add_root_row(c)?;
-                changed = true;
             }
             // Only when something changed: the writer's first job is loading
             // the search snapshot, and the restart scan need not wait for it.
@@ -555,5 +556,99 @@ mod tests {
         engine.stop();
         drop(engine);
         writer.close();
+    }
+
+    /// What another user sees through the read side: a folder it may not
+    /// enter (mode 700, owned by root) gives nothing away in any answer,
+    /// while the daemon's owner sees it all. The oracle is the tree this
+    /// test made.
+    #[test]
+    #[cfg(unix)]
+    fn a_caller_sees_only_what_its_permissions_allow() {
+        use crate::queries::access::{Caller, View};
+        use std::os::unix::fs::MetadataExt;
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let tree = tempfile::tempdir().unwrap();
+        let t = tree.path();
+        if std::fs::metadata(t).unwrap().uid() == 65534 {
+            return; // the tree must belong to someone other than the caller
+        }
+        std::fs::set_permissions(t, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir_all(t.join("open/sub")).unwrap();
+        std::fs::create_dir_all(t.join("closed/inner")).unwrap();
+        std::fs::write(t.join("open/sub/plan.txt"), vec![b'a'; 5000]).unwrap();
+        std::fs::write(t.join("closed/inner/plan.txt"), vec![b'b'; 70000]).unwrap();
+        std::fs::set_permissions(t.join("closed"), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let (engine, _writer) = start_engine(home.path(), t, rules(&[]));
+        let other = || {
+            Some(View::new(Caller {
+                uid: 65534,
+                gids: vec![65534],
+            }))
+        };
+        let search = |view| {
+            let args = SearchArgs {
+                query: "plan".into(),
+                sort: crate::queries::search::Sort::Path,
+                reverse: false,
+                offset: 0,
+                limit: usize::MAX,
+                sync: false,
+            };
+            let page = engine.search(args, view).unwrap();
+            let paths: Vec<PathBuf> = page
+                .entries
+                .iter()
+                .map(|e| crate::platform::bytes::path_buf(&e.path))
+                .collect();
+            (page.total, paths)
+        };
+        assert_eq!(
+            search(None),
+            (
+                2,
+                vec![t.join("closed/inner/plan.txt"), t.join("open/sub/plan.txt")]
+            )
+        );
+        assert_eq!(search(other()), (1, vec![t.join("open/sub/plan.txt")]));
+
+        let bytes = |p: &Path| crate::platform::bytes::vec(p);
+        // Inside the closed folder: answered as not in the index.
+        let inner = bytes(&t.join("closed/inner"));
+        assert!(matches!(
+            engine.stat(&inner, other()),
+            Err(Error::NotFound(_))
+        ));
+        assert!(engine.stat(&inner, None).is_ok());
+        assert!(matches!(
+            engine.list(&inner, ListOrder::Name, false, other()),
+            Err(Error::NotFound(_))
+        ));
+        // The closed folder itself is listed by name, but not opened.
+        assert!(matches!(
+            engine.list(&bytes(&t.join("closed")), ListOrder::Name, false, other()),
+            Err(Error::PermissionDenied(_))
+        ));
+        // Its bytes are not told: the root's total leaves them out.
+        let du = |view| {
+            let args = UsageArgs {
+                path: bytes(t),
+                ..UsageArgs::default()
+            };
+            engine.disk_usage(args, view).unwrap().total.apparent
+        };
+        assert!(du(None) >= 75000, "{}", du(None));
+        assert!(du(other()) < 70000, "{}", du(other()));
+        // `..` is never resolved, whoever asks.
+        let dotdot = bytes(&t.join("open/../closed"));
+        assert!(matches!(
+            engine.stat(&dotdot, None),
+            Err(Error::NotFound(_))
+        ));
+        assert!(matches!(
+            engine.stat(b"relative/path", None),
+            Err(Error::InvalidArgument(_))
+        ));
     }
 }

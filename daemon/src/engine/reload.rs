@@ -103,18 +103,20 @@ impl Reloader {
                 })?;
                 wanted.insert(canon);
             }
-            let have: BTreeSet<PathBuf> = self
+            let have: Vec<Vec<u8>> = self
                 .engine
                 .root_views()?
                 .into_iter()
-                .map(|v| crate::platform::bytes::path_buf(&v.path))
+                .map(|v| v.path)
                 .collect();
-            for gone in have.difference(&wanted) {
-                self.engine.remove_root(gone)?;
+            let wanted: Vec<PathBuf> = wanted.into_iter().collect();
+            let (remove, add) = super::roots::root_changes(&wanted, &have)?;
+            for gone in remove {
+                self.engine.remove_root(&gone)?;
                 changes.push(format!("removed root {}", gone.display()));
             }
-            for added in wanted.difference(&have) {
-                self.engine.add_root(added)?;
+            for added in add {
+                self.engine.add_root(&added)?;
                 changes.push(format!("added root {} (scanning)", added.display()));
             }
         }

@@ -413,3 +413,37 @@ pub(super) fn default_root() -> PathBuf {
         .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("/"))
 }
+
+/// What makes the roots exactly `wanted` (canonical paths): the recorded
+/// roots to remove and the wanted ones to add, in order. Start-up and
+/// config reloads both go through here; nested roots are refused.
+pub(crate) fn root_changes(
+    wanted: &[PathBuf],
+    recorded: &[Vec<u8>],
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Error> {
+    let mut canon: Vec<PathBuf> = Vec::new();
+    for w in wanted {
+        if !canon.contains(w) {
+            canon.push(w.clone());
+        }
+    }
+    check_no_nesting(&canon)?;
+    let remove = recorded
+        .iter()
+        .filter(|r| {
+            !canon
+                .iter()
+                .any(|c| crate::platform::bytes::of(c) == &r[..])
+        })
+        .map(|r| crate::platform::bytes::path_buf(r))
+        .collect();
+    let add = canon
+        .into_iter()
+        .filter(|c| {
+            !recorded
+                .iter()
+                .any(|r| &r[..] == crate::platform::bytes::of(c))
+        })
+        .collect();
+    Ok((remove, add))
+}

@@ -1,7 +1,9 @@
-//! What differs between operating systems, one function per concern.
-//!
-//! [`fs`]: file-system calls on paths of any length (walking and stat'ing
-//! relative to an open folder, as GNU find does).
+//! What differs between operating systems, one function per concern:
+//! [`bytes`] (paths as the bytes the index stores), [`fs`] (file-system
+//! calls on paths of any length, relative to an open folder as GNU find
+//! does), [`mounts`] (mounted file systems and their types), [`process`]
+//! (low priority for background work, giving memory back) and [`service`]
+//! (systemd and Windows service glue).
 
 pub mod bytes;
 pub mod fs;
