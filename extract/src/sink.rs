@@ -62,13 +62,25 @@ impl TextSink {
     }
 
     /// Ends the current line or paragraph: a newline, unless the text is
-    /// empty or already ends in one (a trailing space is replaced).
+    /// empty or already ends in one (trailing spaces and tabs are replaced).
     pub fn newline(&mut self) {
-        if self.text.ends_with(' ') && !self.truncated {
-            self.text.pop();
+        if !self.truncated {
+            self.text
+                .truncate(self.text.trim_end_matches([' ', '\t']).len());
         }
         if !self.text.is_empty() && !self.text.ends_with('\n') {
             self.push('\n');
+        }
+    }
+
+    /// Ends a table cell: a tab, unless the line is empty or already ends
+    /// in a separator (a trailing space is replaced).
+    pub fn cell(&mut self) {
+        if self.text.ends_with(' ') && !self.truncated {
+            self.text.pop();
+        }
+        if !self.text.is_empty() && !self.text.ends_with(['\t', '\n']) {
+            self.push('\t');
         }
     }
 

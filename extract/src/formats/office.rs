@@ -173,6 +173,11 @@ fn read_part(
         Err(_) if budget.exceeded.get() => {
             Err(Failure::Bomb(format!("{name} inflates past the budget")))
         }
+        // The zip crate stops a member at its declared size: a header that
+        // lies about the size is a bomb, whatever the budget.
+        Err(e) if e.to_string().contains("larger than its declared") => Err(Failure::Bomb(
+            format!("{name} inflates past its declared size"),
+        )),
         Err(e) => Err(Failure::Parse(format!("{name}: {e}"))),
     }
 }
@@ -186,7 +191,7 @@ enum Rules {
     Odf,
 }
 
-fn local<'a>(e: &'a BytesStart<'_>) -> Vec<u8> {
+fn local(e: &BytesStart<'_>) -> Vec<u8> {
     e.local_name().as_ref().to_vec()
 }
 
@@ -224,6 +229,8 @@ fn walk(
     let mut in_text = 0usize;
     // Depth inside parts whose text is not shown (phonetic runs, tracked deletions).
     let mut hidden = 0usize;
+    // Depth inside table cells.
+    let mut cells = 0usize;
     while !sink.is_full() {
         match x.read_event_into(&mut buf)? {
             Event::Eof => break,
@@ -234,6 +241,9 @@ fn walk(
                     (Rules::Ooxml, b"t") | (Rules::Odf, b"body") => in_text += 1,
                     (Rules::Odf, _) if in_text > 0 => in_text += 1,
                     _ => {}
+                }
+                if matches!(name.as_slice(), b"table-cell" | b"tc") {
+                    cells += 1;
                 }
                 empty_like(rules, &name, &e, in_text, sink);
             }
@@ -250,8 +260,13 @@ fn walk(
                 }
                 if in_text > 0 || rules == Rules::Ooxml {
                     match name.as_slice() {
+                        b"table-cell" | b"tc" => {
+                            cells = cells.saturating_sub(1);
+                            sink.cell();
+                        }
+                        // A paragraph inside a table cell is the cell's text.
+                        b"p" | b"h" if cells > 0 => sink.space(),
                         b"p" | b"h" | b"table-row" | b"tr" => sink.newline(),
-                        b"table-cell" | b"tc" => sink.push('\t'),
                         _ => {}
                     }
                 }
@@ -421,7 +436,7 @@ fn sheet(
                     };
                     if !text.is_empty() {
                         if !first_in_row {
-                            sink.push('\t');
+                            sink.cell();
                         }
                         sink.push_str(text);
                         first_in_row = false;
@@ -442,4 +457,27 @@ fn sheet(
         buf.clear();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The zip crate already refuses members that inflate past their declared
+    // size; the budget is the second wall, counted on actual bytes.
+    #[test]
+    fn the_budget_counts_actual_bytes() {
+        let budget = Budget {
+            left: Cell::new(10),
+            exceeded: Cell::new(false),
+        };
+        let mut r = Capped {
+            inner: &[7u8; 25][..],
+            budget: &budget,
+        };
+        let mut buf = [0u8; 8];
+        assert_eq!(r.read(&mut buf).unwrap(), 8);
+        assert!(r.read(&mut buf).is_err());
+        assert!(budget.exceeded.get());
+    }
 }

@@ -288,7 +288,7 @@ mod tests {
     fn control_words_go_escapes_decode() {
         let t = rtf(
             b"{\\rtf1\\ansi\\ansicpg1252{\\fonttbl{\\f0 Times;}}{\\*\\generator Foo;}\
-            \\f0\\fs24 Caf\\'e9 \\b bold\\b0\\par\
+            \\f0\\fs24 Caf\\'e9 \\b bold\\b0\\par \
             Snowman \\u9731? and \\{braces\\}\\par}",
         );
         assert_eq!(t, "Café bold\nSnowman ☃ and {braces}");

@@ -38,8 +38,7 @@ impl Extractor {
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .env(MEMORY_ENV, config.memory_limit.to_string());
+            .stderr(Stdio::piped());
         Extractor {
             command,
             config,
@@ -49,6 +48,12 @@ impl Extractor {
 
     pub fn config(&self) -> &SandboxConfig {
         &self.config
+    }
+
+    /// Changes the bounds; limits and timeout apply to the next file, the
+    /// memory limit to the next child started.
+    pub fn config_mut(&mut self) -> &mut SandboxConfig {
+        &mut self.config
     }
 
     /// The text of `path` read as `kind`: in-process for kinds this crate
@@ -122,6 +127,7 @@ impl Extractor {
     fn spawn(&mut self) -> Result<Worker, Failure> {
         let mut proc = self
             .command
+            .env(MEMORY_ENV, self.config.memory_limit.to_string())
             .spawn()
             .map_err(|e| Failure::Sandbox(format!("cannot start the extractor: {e}")))?;
         let (Some(stdin), Some(mut stdout), Some(mut stderr)) =
