@@ -150,7 +150,9 @@ pub fn kind_for_name(name: &[u8]) -> Option<Kind> {
         return Some(Kind::MaybeText);
     }
     let ext = ext.to_ascii_lowercase();
-    let ext = std::str::from_utf8(&ext).ok()?;
+    let Ok(ext) = std::str::from_utf8(&ext) else {
+        return Some(Kind::MaybeText);
+    };
     Some(match ext {
         "pdf" => Kind::Pdf,
         "docx" | "docm" | "dotx" => Kind::Docx,
@@ -499,6 +501,7 @@ mod tests {
         assert_eq!(kind_for_name(b"data.weird"), Some(Kind::MaybeText));
         // A name that is not UTF-8 still has an extension to go by.
         assert_eq!(kind_for_name(b"caf\xe9.md"), Some(Kind::Markdown));
+        assert_eq!(kind_for_name(b"odd.\xff"), Some(Kind::MaybeText));
     }
 
     #[test]
