@@ -37,8 +37,8 @@ mod imp {
     use std::fs::File;
     use std::path::Path;
 
-    fn regular(mode: u32) -> Result<(), Failure> {
-        let what = match FileType::from_raw_mode(mode) {
+    fn regular(mode: FileType) -> Result<(), Failure> {
+        let what = match mode {
             FileType::RegularFile => return Ok(()),
             FileType::Directory => "directory",
             FileType::Symlink => "symlink",
@@ -57,7 +57,7 @@ mod imp {
 
     pub(super) fn open_regular(path: &Path, max_size: u64) -> Result<(File, u64), Failure> {
         let st = rustix::fs::lstat(path).map_err(unreadable)?;
-        regular(st.st_mode)?;
+        regular(FileType::from_raw_mode(st.st_mode))?;
         too_big(st.st_size as u64, max_size)?;
         let flags =
             OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
@@ -71,7 +71,7 @@ mod imp {
             e => unreadable(e),
         })?;
         let st = rustix::fs::fstat(&fd).map_err(unreadable)?;
-        regular(st.st_mode)?;
+        regular(FileType::from_raw_mode(st.st_mode))?;
         let size = st.st_size as u64;
         too_big(size, max_size)?;
         Ok((File::from(fd), size))

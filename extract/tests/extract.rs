@@ -106,6 +106,13 @@ fn text_in_any_encoding() {
     let p = write(dir.path(), "utf16.txt", &utf16);
     assert_eq!(ok_text(&mut ex, &p), "Grüße aus Köln 🎉");
 
+    let mut utf16be = vec![0xFE, 0xFF];
+    for u in "Größe: 42 m²".encode_utf16() {
+        utf16be.extend_from_slice(&u.to_be_bytes());
+    }
+    let p = write(dir.path(), "utf16be.txt", &utf16be);
+    assert_eq!(ok_text(&mut ex, &p), "Größe: 42 m²");
+
     let latin1 = "Le garçon a mangé une crème brûlée à Noël, très déçu.";
     let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(latin1);
     let p = write(dir.path(), "latin1.c", &bytes);
@@ -627,6 +634,52 @@ fn wait_dead(pid: u32) {
         }
     }
     panic!("process {pid} did not die");
+}
+
+// The extraction child shows in `top` at nice 19, with the configured
+// address-space limit (and no core dumps), whatever the daemon's own priority.
+#[cfg(target_os = "linux")]
+#[test]
+fn child_runs_low_and_limited() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "a.pdf", &pdf("priority"));
+    let mut ex = Extractor::new(
+        child(),
+        SandboxConfig {
+            memory_limit: 300 << 20,
+            ..SandboxConfig::default()
+        },
+    );
+    ok_text(&mut ex, &p);
+    let pid = ex.child_pid().unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the ")" that ends the command name: nice is field 19 of
+    // the whole line, the 17th after the name.
+    let nice: i32 = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(16)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(nice, 19);
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = |name: &str| {
+        limits
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(
+        line("Max address space").contains(&(300u64 << 20).to_string()),
+        "{limits}"
+    );
+    assert!(line("Max core file size").contains("0 0 bytes"), "{limits}");
 }
 
 // Non-UTF-8 file names survive the trip to the child and back.
