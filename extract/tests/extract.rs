@@ -234,7 +234,7 @@ fn office_open_xml() {
                 "word/document.xml",
                 &docx_xml(
                     "<w:p><w:r><w:t>Dear</w:t></w:r><w:r><w:t xml:space=\"preserve\"> Ms. Smith &amp; team</w:t></w:r></w:p>\
-                     <w:p><w:r><w:t>Second</w:t><w:tab/><w:t>paragraph</w:t></w:r></w:p>",
+                     <w:p><w:pPr><w:tabs><w:tab w:val=\"left\" w:pos=\"720\"/></w:tabs></w:pPr><w:r><w:t>Second</w:t><w:tab/><w:t>paragraph</w:t></w:r></w:p>",
                 ),
             ),
             (

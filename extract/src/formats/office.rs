@@ -291,7 +291,10 @@ fn empty_like(rules: Rules, name: &[u8], e: &BytesStart<'_>, in_text: usize, sin
         return;
     }
     match name {
-        b"tab" => sink.push('\t'),
+        // Word's tab stops (`<w:tabs><w:tab w:val=.. w:pos=../>`) are
+        // paragraph properties, not characters; a tab in a run has no
+        // attributes.
+        b"tab" if rules == Rules::Odf || e.attributes().next().is_none() => sink.push('\t'),
         b"br" | b"cr" | b"line-break" => sink.push('\n'),
         b"s" if rules == Rules::Odf => {
             let n = attr(e, b"c").and_then(|c| c.parse().ok()).unwrap_or(1usize);
