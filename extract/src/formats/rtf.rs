@@ -67,6 +67,9 @@ const SKIP: &[&str] = &[
     "author",
 ];
 
+/// Nesting kept track of; real documents stay under a few dozen levels.
+const MAX_DEPTH: usize = 256;
+
 #[derive(Clone, Copy)]
 struct Group {
     skip: bool,
@@ -105,6 +108,7 @@ pub fn to_text(b: &[u8], sink: &mut TextSink) {
         high: None,
     };
     let mut stack: Vec<Group> = Vec::new();
+    let mut too_deep = 0usize;
     let mut g = Group { skip: false, uc: 1 };
     // Fallback characters still to skip after a \uN.
     let mut fallback = 0usize;
@@ -115,12 +119,22 @@ pub fn to_text(b: &[u8], sink: &mut TextSink) {
         match c {
             b'{' => {
                 fallback = 0;
-                stack.push(g);
+                if stack.len() < MAX_DEPTH {
+                    stack.push(g);
+                } else {
+                    // Deeper groups share their parent's state, so memory
+                    // stays bounded on `{{{{...`.
+                    too_deep += 1;
+                }
             }
             b'}' => {
                 fallback = 0;
                 out.flush();
-                g = stack.pop().unwrap_or(g);
+                if too_deep > 0 {
+                    too_deep -= 1;
+                } else {
+                    g = stack.pop().unwrap_or(g);
+                }
             }
             b'\r' | b'\n' => {}
             b'\\' => {
@@ -222,6 +236,11 @@ pub fn to_text(b: &[u8], sink: &mut TextSink) {
                     fallback -= 1;
                 } else {
                     out.pending.push(c);
+                    // Decode as we go (at an ASCII byte, never inside a
+                    // double-byte character) so the cap is noticed.
+                    if out.pending.len() >= 1 << 16 && c.is_ascii() {
+                        out.flush();
+                    }
                 }
             }
             _ => {}
@@ -292,6 +311,16 @@ mod tests {
             Snowman \\u9731? and \\{braces\\}\\par}",
         );
         assert_eq!(t, "Café bold\nSnowman ☃ and {braces}");
+    }
+
+    #[test]
+    fn deep_nesting_stays_bounded() {
+        let mut doc = b"{\\rtf1 ".to_vec();
+        doc.extend(std::iter::repeat_n(b'{', 100_000));
+        doc.extend_from_slice(b"deep");
+        doc.extend(std::iter::repeat_n(b'}', 100_000));
+        doc.extend_from_slice(b" after}");
+        assert_eq!(rtf(&doc), "deep after");
     }
 
     #[test]
