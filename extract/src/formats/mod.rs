@@ -1,0 +1,38 @@
+//! One module per file format, each writing into a [`TextSink`].
+//!
+//! The dispatch below is the only place that knows which module reads which
+//! [`Kind`]; every module receives an already opened, already size-checked
+//! regular file (see [`crate::open`]).
+
+pub mod mail;
+pub mod markup;
+pub mod office;
+pub mod pdf;
+pub mod rtf;
+pub mod text;
+
+use crate::sink::TextSink;
+use crate::{Failure, Kind, Limits};
+use std::fs::File;
+
+/// Extracts the open `file` of `size` bytes as `kind` into `sink`.
+pub fn extract(
+    file: File,
+    size: u64,
+    kind: Kind,
+    limits: &Limits,
+    sink: &mut TextSink,
+) -> Result<(), Failure> {
+    match kind {
+        Kind::Text | Kind::Markdown => text::extract(file, size, false, sink),
+        Kind::MaybeText => text::extract(file, size, true, sink),
+        Kind::Html => markup::extract(file, size, true, sink),
+        Kind::Xml => markup::extract(file, size, false, sink),
+        Kind::Pdf => pdf::extract(file, size, limits, sink),
+        Kind::Docx | Kind::Pptx | Kind::Xlsx | Kind::Odt | Kind::Ods | Kind::Odp => {
+            office::extract(file, kind, limits, sink)
+        }
+        Kind::Rtf => rtf::extract(file, size, sink),
+        Kind::Eml => mail::extract(file, size, sink),
+    }
+}

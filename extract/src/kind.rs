@@ -1,0 +1,513 @@
+//! Which extractor a file name calls for, decided by extension alone.
+//!
+//! The daemon asks this for every file of a content-enabled root before it
+//! queues anything, so it must be cheap and must not touch the disk. Three
+//! answers: a known kind; `None` for what is never read (images, media,
+//! archives, executables, databases, fonts); and [`Kind::MaybeText`] for
+//! everything else, including names without an extension (`README`,
+//! `Makefile`), which is read as text only if its first 8 KiB hold no NUL
+//! byte (the rule of git and grep; UTF-16 without a BOM is therefore taken for
+//! binary, with a BOM it is text).
+
+/// What a file is read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Kind {
+    /// Plain text or source code, any encoding.
+    Text,
+    /// An unknown extension: text if it does not look binary.
+    MaybeText,
+    /// Markdown, kept as written (its markup is mostly punctuation).
+    Markdown,
+    /// HTML: text only, no tags, no script or style, entities decoded.
+    Html,
+    /// XML (and SVG): character data only.
+    Xml,
+    Pdf,
+    Docx,
+    Pptx,
+    Xlsx,
+    Odt,
+    Ods,
+    Odp,
+    /// Rich Text Format: text with control words dropped.
+    Rtf,
+    /// A mail message: headers Subject, From, To, Cc, Date, then text parts.
+    Eml,
+}
+
+const ALL: [Kind; 14] = [
+    Kind::Text,
+    Kind::MaybeText,
+    Kind::Markdown,
+    Kind::Html,
+    Kind::Xml,
+    Kind::Pdf,
+    Kind::Docx,
+    Kind::Pptx,
+    Kind::Xlsx,
+    Kind::Odt,
+    Kind::Ods,
+    Kind::Odp,
+    Kind::Rtf,
+    Kind::Eml,
+];
+
+impl Kind {
+    /// A stable name (`text`, `pdf`, `docx`, ...), used in the sandbox protocol.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Text => "text",
+            Kind::MaybeText => "maybe_text",
+            Kind::Markdown => "markdown",
+            Kind::Html => "html",
+            Kind::Xml => "xml",
+            Kind::Pdf => "pdf",
+            Kind::Docx => "docx",
+            Kind::Pptx => "pptx",
+            Kind::Xlsx => "xlsx",
+            Kind::Odt => "odt",
+            Kind::Ods => "ods",
+            Kind::Odp => "odp",
+            Kind::Rtf => "rtf",
+            Kind::Eml => "eml",
+        }
+    }
+
+    /// The inverse of [`Kind::name`].
+    pub fn from_name(name: &str) -> Option<Kind> {
+        ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The extractor that reads this kind, as stored with the text.
+    pub fn extractor(self) -> &'static str {
+        match self {
+            Kind::Text | Kind::MaybeText | Kind::Markdown => "text",
+            Kind::Html | Kind::Xml => "markup",
+            Kind::Pdf => "pdf",
+            Kind::Docx | Kind::Pptx | Kind::Xlsx => "ooxml",
+            Kind::Odt | Kind::Ods | Kind::Odp => "odf",
+            Kind::Rtf => "rtf",
+            Kind::Eml => "eml",
+        }
+    }
+
+    /// The extractor's version. Bump the number of an extractor whenever its
+    /// output for the same file changes, so the daemon re-extracts rows
+    /// stored with an older number.
+    pub fn version(self) -> u32 {
+        use crate::formats;
+        match self {
+            Kind::Text | Kind::MaybeText | Kind::Markdown => formats::text::VERSION,
+            Kind::Html | Kind::Xml => formats::markup::VERSION,
+            Kind::Pdf => formats::pdf::VERSION,
+            Kind::Docx | Kind::Pptx | Kind::Xlsx | Kind::Odt | Kind::Ods | Kind::Odp => {
+                formats::office::VERSION
+            }
+            Kind::Rtf => formats::rtf::VERSION,
+            Kind::Eml => formats::mail::VERSION,
+        }
+    }
+
+    /// Documents may be up to [`crate::Limits::max_document_file`] bytes;
+    /// the others are text, capped at [`crate::Limits::max_text_file`].
+    pub fn is_document(self) -> bool {
+        matches!(
+            self,
+            Kind::Pdf
+                | Kind::Docx
+                | Kind::Pptx
+                | Kind::Xlsx
+                | Kind::Odt
+                | Kind::Ods
+                | Kind::Odp
+                | Kind::Rtf
+                | Kind::Eml
+        )
+    }
+
+    /// True when this crate's own linear-time code reads the kind, so the
+    /// daemon may run it in-process; false for third-party parsers of hostile
+    /// formats (PDF, zip, mail), which run in the sandboxed child.
+    pub fn in_process(self) -> bool {
+        matches!(
+            self,
+            Kind::Text | Kind::MaybeText | Kind::Markdown | Kind::Html | Kind::Xml | Kind::Rtf
+        )
+    }
+}
+
+/// The kind a file of this name would be extracted as (extension compared
+/// case-insensitively), or `None` for files that are never read.
+pub fn kind_for_name(name: &[u8]) -> Option<Kind> {
+    let base = name.rsplit(|&b| b == b'/').next().unwrap_or(name);
+    let ext = match base.iter().rposition(|&b| b == b'.') {
+        // ".bashrc": a dotfile's name is not an extension.
+        Some(0) | None => return Some(Kind::MaybeText),
+        Some(dot) => &base[dot + 1..],
+    };
+    if ext.is_empty() || ext.len() > 16 {
+        return Some(Kind::MaybeText);
+    }
+    let ext = ext.to_ascii_lowercase();
+    let Ok(ext) = std::str::from_utf8(&ext) else {
+        return Some(Kind::MaybeText);
+    };
+    Some(match ext {
+        "pdf" => Kind::Pdf,
+        "docx" | "docm" | "dotx" => Kind::Docx,
+        "pptx" | "pptm" | "potx" => Kind::Pptx,
+        "xlsx" | "xlsm" | "xltx" => Kind::Xlsx,
+        "odt" | "ott" => Kind::Odt,
+        "ods" | "ots" => Kind::Ods,
+        "odp" | "otp" => Kind::Odp,
+        "rtf" => Kind::Rtf,
+        "eml" => Kind::Eml,
+        "md" | "markdown" | "mdown" | "mkd" => Kind::Markdown,
+        "html" | "htm" | "xhtml" | "shtml" => Kind::Html,
+        "xml" | "svg" | "xsl" | "xslt" | "xsd" | "rss" | "atom" | "plist" | "opf" | "ncx"
+        | "kml" | "gpx" | "xul" => Kind::Xml,
+        e if TEXT.contains(&e) => Kind::Text,
+        e if NEVER.contains(&e) => return None,
+        _ => Kind::MaybeText,
+    })
+}
+
+/// Extensions that are text by convention: prose, data, configuration, source.
+const TEXT: &[&str] = &[
+    "txt",
+    "text",
+    "log",
+    "csv",
+    "tsv",
+    "json",
+    "jsonl",
+    "ndjson",
+    "yaml",
+    "yml",
+    "toml",
+    "ini",
+    "cfg",
+    "conf",
+    "config",
+    "properties",
+    "env",
+    "rst",
+    "adoc",
+    "asciidoc",
+    "org",
+    "tex",
+    "bib",
+    "sty",
+    "cls",
+    "srt",
+    "vtt",
+    "sub",
+    "rs",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "cxx",
+    "hpp",
+    "hh",
+    "hxx",
+    "m",
+    "mm",
+    "go",
+    "py",
+    "pyi",
+    "rb",
+    "pl",
+    "pm",
+    "php",
+    "java",
+    "kt",
+    "kts",
+    "scala",
+    "groovy",
+    "gradle",
+    "swift",
+    "cs",
+    "fs",
+    "fsx",
+    "vb",
+    "js",
+    "mjs",
+    "cjs",
+    "jsx",
+    "ts",
+    "tsx",
+    "vue",
+    "svelte",
+    "css",
+    "scss",
+    "sass",
+    "less",
+    "sh",
+    "bash",
+    "zsh",
+    "fish",
+    "ps1",
+    "psm1",
+    "bat",
+    "cmd",
+    "lua",
+    "r",
+    "jl",
+    "dart",
+    "ex",
+    "exs",
+    "erl",
+    "hrl",
+    "hs",
+    "lhs",
+    "ml",
+    "mli",
+    "clj",
+    "cljs",
+    "edn",
+    "lisp",
+    "el",
+    "scm",
+    "rkt",
+    "nim",
+    "zig",
+    "v",
+    "sv",
+    "vhd",
+    "vhdl",
+    "sql",
+    "proto",
+    "graphql",
+    "gql",
+    "cmake",
+    "mk",
+    "make",
+    "dockerfile",
+    "tf",
+    "hcl",
+    "nix",
+    "diff",
+    "patch",
+    "po",
+    "pot",
+    "ics",
+    "vcf",
+    "vcard",
+    "nfo",
+    "diz",
+    "asm",
+    "s",
+    "f",
+    "f90",
+    "for",
+    "pas",
+    "d",
+    "cr",
+    "elm",
+    "purs",
+    "sml",
+    "tcl",
+    "awk",
+    "sed",
+    "vim",
+    "lock",
+    "gitignore",
+    "editorconfig",
+    "desktop",
+    "service",
+    "list",
+    "man",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "6",
+    "7",
+    "8",
+];
+
+/// Extensions that are never text: images, audio, video, archives and
+/// compressed files, executables and libraries, fonts, databases, disk images,
+/// and binary office formats this crate does not parse.
+const NEVER: &[&str] = &[
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "bmp",
+    "tif",
+    "tiff",
+    "webp",
+    "heic",
+    "heif",
+    "avif",
+    "ico",
+    "icns",
+    "psd",
+    "xcf",
+    "raw",
+    "cr2",
+    "nef",
+    "arw",
+    "dng",
+    "mp3",
+    "flac",
+    "ogg",
+    "oga",
+    "opus",
+    "wav",
+    "aac",
+    "m4a",
+    "wma",
+    "aiff",
+    "mid",
+    "midi",
+    "mp4",
+    "m4v",
+    "mkv",
+    "webm",
+    "avi",
+    "mov",
+    "wmv",
+    "flv",
+    "mpg",
+    "mpeg",
+    "3gp",
+    "zip",
+    "gz",
+    "tgz",
+    "bz2",
+    "tbz2",
+    "xz",
+    "txz",
+    "zst",
+    "lz",
+    "lz4",
+    "lzma",
+    "7z",
+    "rar",
+    "tar",
+    "cab",
+    "arj",
+    "cpio",
+    "deb",
+    "rpm",
+    "apk",
+    "jar",
+    "war",
+    "ear",
+    "whl",
+    "egg",
+    "gem",
+    "crate",
+    "nupkg",
+    "exe",
+    "dll",
+    "so",
+    "dylib",
+    "a",
+    "o",
+    "obj",
+    "lib",
+    "ko",
+    "elf",
+    "bin",
+    "class",
+    "pyc",
+    "pyo",
+    "wasm",
+    "rlib",
+    "rmeta",
+    "ttf",
+    "otf",
+    "woff",
+    "woff2",
+    "eot",
+    "pfb",
+    "db",
+    "sqlite",
+    "sqlite3",
+    "mdb",
+    "accdb",
+    "dbf",
+    "iso",
+    "img",
+    "dmg",
+    "vmdk",
+    "qcow2",
+    "vdi",
+    "vhdx",
+    "doc",
+    "xls",
+    "ppt",
+    "msg",
+    "pst",
+    "epub",
+    "mobi",
+    "azw3",
+    "djvu",
+    "xps",
+    "odg",
+    "odf",
+    "sxw",
+    "pages",
+    "key",
+    "numbers",
+    "swf",
+    "blend",
+    "fbx",
+    "stl",
+    "glb",
+    "npy",
+    "npz",
+    "pkl",
+    "pickle",
+    "parquet",
+    "arrow",
+    "feather",
+    "h5",
+    "hdf5",
+    "mat",
+    "pt",
+    "onnx",
+    "safetensors",
+    "gguf",
+    "idx",
+    "pack",
+    "dat",
+    "swp",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_are_case_insensitive() {
+        assert_eq!(kind_for_name(b"Report.PDF"), Some(Kind::Pdf));
+        assert_eq!(kind_for_name(b"a/b/notes.Txt"), Some(Kind::Text));
+        assert_eq!(kind_for_name(b"deck.PPTX"), Some(Kind::Pptx));
+        assert_eq!(kind_for_name(b"photo.JPG"), None);
+        assert_eq!(kind_for_name(b"backup.tar.gz"), None);
+    }
+
+    #[test]
+    fn unknown_and_missing_extensions_are_sniffed() {
+        assert_eq!(kind_for_name(b"Makefile"), Some(Kind::MaybeText));
+        assert_eq!(kind_for_name(b".bashrc"), Some(Kind::MaybeText));
+        assert_eq!(kind_for_name(b"data.weird"), Some(Kind::MaybeText));
+        // A name that is not UTF-8 still has an extension to go by.
+        assert_eq!(kind_for_name(b"caf\xe9.md"), Some(Kind::Markdown));
+        assert_eq!(kind_for_name(b"odd.\xff"), Some(Kind::MaybeText));
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for k in ALL {
+            assert_eq!(Kind::from_name(k.name()), Some(k));
+        }
+    }
+}
