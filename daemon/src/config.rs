@@ -128,6 +128,9 @@ pub struct Config {
     pub log_level: Option<String>,
     /// Daily log files kept in the log directory (default 7).
     pub log_retention_days: Option<usize>,
+    /// Most text indexed per file for content search, in bytes (default
+    /// 2 MiB; the rest of a longer file is not searched).
+    pub content_max_text_bytes: Option<u64>,
 }
 
 /// Options for one root.
@@ -140,6 +143,11 @@ pub struct RootOptions {
     pub one_filesystem: Option<bool>,
     /// Hashing mode for this root.
     pub hashing: Option<HashMode>,
+    /// Index what the files under this folder say (`content:` queries).
+    /// The folder need not be a root; the deepest folder that sets it
+    /// decides. By default on for the user's Documents, Desktop and
+    /// Downloads, off elsewhere.
+    pub content: Option<bool>,
 }
 
 /// Sensitive-file tiers. Each list replaces its default when given.

@@ -97,7 +97,14 @@ fn config_example_with_every_example_line_parses() {
         Some(&RootOptions {
             one_filesystem: Some(true),
             hashing: Some(HashMode::Background),
+            content: Some(false),
         })
+    );
+    assert_eq!(
+        c.root
+            .get(&PathBuf::from("/home/me/Notes"))
+            .and_then(|r| r.content),
+        Some(true)
     );
     assert_eq!(
         c.root

@@ -17,6 +17,7 @@
 
 use crate::{LockOk, RwLockOk};
 mod batches;
+mod content;
 mod hashing;
 mod read;
 pub mod reload;
@@ -24,6 +25,7 @@ mod roots;
 mod status;
 mod sync;
 
+pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
 pub use read::{Heard, ListOrder, Listed, Rescan, SearchArgs, SearchPage, Subscription, UsageArgs};
 use roots::default_root;
@@ -156,6 +158,8 @@ pub struct Engine {
     scanner: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Content hashing for duplicates: modes, counters, the last pass.
     pub hashing: Hashing,
+    /// Content search: where it is on, the worker's counters.
+    pub content: ContentRuntime,
 }
 
 impl std::fmt::Debug for Engine {
@@ -213,6 +217,7 @@ impl Engine {
             cancel: AtomicBool::new(false),
             scanner: Mutex::new(None),
             hashing: Hashing::default(),
+            content: ContentRuntime::default(),
             watcher,
             watch,
             events,

@@ -1042,6 +1042,7 @@ mod tests {
             RootOptions {
                 one_filesystem: Some(false),
                 hashing: None,
+                ..RootOptions::default()
             },
         );
         root.insert(PathBuf::from("/nonexistent/b"), RootOptions::default());
@@ -1060,6 +1061,7 @@ mod tests {
                 RootOptions {
                     one_filesystem: Some(true),
                     hashing: None,
+                    ..RootOptions::default()
                 },
             )]
             .into(),

@@ -17,6 +17,7 @@
 //! | `path:Taxes/2025` | the relative path contains it, taken literally |
 //! | `regex:^IMG_\d{4}\.jpg$` | the name matches (case-insensitive) |
 //! | `case:README` | the relative path contains it, case-sensitively |
+//! | `content:invoice`, `content:"total due"` | the file's text holds the words, in that order (folders with content on) |
 //!
 //! Every term is folded (NFC + full case folding) once, here. A malformed
 //! query is refused with one line that quotes the bad part.
@@ -29,7 +30,7 @@ use crate::queries::fold::fold_str;
 /// At most this many items in a query.
 pub const MAX_ITEMS: usize = 64;
 
-const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case:";
+const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case: content:";
 
 /// What an entry is, for `kind:`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +73,20 @@ pub enum Item {
     In(PathBuf),
     /// Under this entry (what `In` resolves to).
     InEntry(i64),
+    /// The file's text holds these words, in this order (`content:`); the
+    /// engine resolves it against the content index.
+    Content(String),
+    /// What `Content` resolves to: the files that match, with their bm25
+    /// scores (lower is better).
+    ContentHits(std::sync::Arc<ContentHits>),
     Not(Box<Item>),
+}
+
+/// The files whose text matches one `content:` item.
+#[derive(Clone, Debug, Default)]
+pub struct ContentHits {
+    /// Entry id to bm25 score (negative; lower ranks higher).
+    pub scores: std::collections::HashMap<u32, f64>,
 }
 
 /// A parsed query: every group must match; a group matches when one of its
@@ -125,6 +139,71 @@ impl Query {
             })
             .take(32)
             .collect()
+    }
+
+    /// The `content:` items that must match (not negated), for snippets.
+    pub fn content_words(&self) -> Vec<&str> {
+        self.groups
+            .iter()
+            .flatten()
+            .filter_map(|i| match i {
+                Item::Content(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// True when some item reads the content index.
+    pub fn has_content(&self) -> bool {
+        fn reads(i: &Item) -> bool {
+            match i {
+                Item::Content(_) => true,
+                Item::Not(inner) => reads(inner),
+                _ => false,
+            }
+        }
+        self.groups.iter().flatten().any(reads)
+    }
+
+    /// Replaces `content:` items with the files that match them, using
+    /// `find` (words -> hits).
+    pub fn resolve_content(
+        &mut self,
+        mut find: impl FnMut(&str) -> Result<ContentHits, Error>,
+    ) -> Result<(), Error> {
+        fn walk(
+            item: &mut Item,
+            find: &mut dyn FnMut(&str) -> Result<ContentHits, Error>,
+        ) -> Result<(), Error> {
+            match item {
+                Item::Content(w) => {
+                    *item = Item::ContentHits(std::sync::Arc::new(find(w)?));
+                }
+                Item::Not(inner) => walk(inner, find)?,
+                _ => {}
+            }
+            Ok(())
+        }
+        for g in &mut self.groups {
+            for item in g {
+                walk(item, &mut find)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The bm25 score of entry `i` summed over the query's content items
+    /// (`None`: the query has none, or `i` matched none).
+    pub fn content_score(&self, i: u32) -> Option<f64> {
+        let mut score = None;
+        for item in self.groups.iter().flatten() {
+            if let Item::ContentHits(h) = item
+                && let Some(s) = h.scores.get(&i)
+            {
+                *score.get_or_insert(0.0) += s;
+            }
+        }
+        score
     }
 
     /// Replaces `in:` paths with entries, using `resolve`.
@@ -336,9 +415,14 @@ fn parse_filter(name: &str, value: &str, whole: &str, now: &jiff::Zoned) -> Resu
                 let first = first.lines().last().unwrap_or("invalid").trim().to_owned();
                 Error::InvalidQuery(format!("bad regex `{value}` in `{whole}`: {first}"))
             }),
-        "content" => Err(Error::InvalidQuery(format!(
-            "`{whole}`: content search is not available yet; filters: {FILTERS}"
-        ))),
+        "content" => {
+            if !value.chars().any(char::is_alphanumeric) {
+                return Err(Error::InvalidQuery(format!(
+                    "`{whole}`: content: needs a word, e.g. content:invoice or content:\"total due\""
+                )));
+            }
+            Ok(Item::Content(value.to_owned()))
+        }
         _ => Err(Error::InvalidQuery(format!(
             "unknown filter `{name}:` in `{whole}`; filters: {FILTERS} (quote it, \"{whole}\", to search for the text)"
         ))),

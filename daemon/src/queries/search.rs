@@ -728,7 +728,10 @@ impl Snapshot {
             Sort::Relevance => {
                 let mut keyed: Vec<(RelevanceKey, u32)> = hits
                     .iter()
-                    .map(|&i| (self.relevance(i, own_bits.get(i), &terms), i))
+                    .map(|&i| {
+                        let content = query.content_score(i);
+                        (self.relevance(i, own_bits.get(i), &terms, content), i)
+                    })
                     .collect();
                 top_k(&mut keyed, offset, limit, |a, b| flip(a.cmp(b)));
                 hits = keyed.into_iter().map(|(_, i)| i).collect();
@@ -857,7 +860,16 @@ impl Snapshot {
                 }
                 self.spread(&own, 1)
             }
-            Item::In(_) => vec![false; n],
+            Item::In(_) | Item::Content(_) => vec![false; n],
+            Item::ContentHits(hits) => {
+                let mut m = vec![false; n];
+                for &id in hits.scores.keys() {
+                    if let Some(x) = m.get_mut(id as usize) {
+                        *x = true;
+                    }
+                }
+                m
+            }
             Item::Not(inner) => self.eval(inner, marks).into_iter().map(|m| !m).collect(),
         }
     }
@@ -1061,7 +1073,7 @@ impl Snapshot {
         ids
     }
 
-    fn relevance(&self, i: u32, own: u32, terms: &[&str]) -> RelevanceKey {
+    fn relevance(&self, i: u32, own: u32, terms: &[&str], content: Option<f64>) -> RelevanceKey {
         let name = self.folded_name(i as usize);
         let exact = terms
             .iter()
@@ -1071,6 +1083,8 @@ impl Snapshot {
         (
             Reverse(own.count_ones()),
             Reverse(exact as u32),
+            // bm25 is negative, lower is better; no content score last.
+            content.map_or(i64::MAX, |s| (s * 1e6) as i64),
             self.depth[i as usize],
             Reverse(self.mtime[i as usize]),
             i,
@@ -1139,7 +1153,7 @@ fn add_grams(mask: &mut GramMask, names: &[u8]) {
 }
 
 /// (own-name matches, exact word matches, depth, newer first, id).
-type RelevanceKey = (Reverse<u32>, Reverse<u32>, u16, Reverse<i64>, u32);
+type RelevanceKey = (Reverse<u32>, Reverse<u32>, i64, u16, Reverse<i64>, u32);
 
 /// True when `term` occurs in `name` bounded by non-alphanumeric characters.
 fn is_word_match(name: &[u8], term: &[u8]) -> bool {
@@ -1204,6 +1218,48 @@ impl Snapshot {
 
     pub fn entry_mtime_ns(&self, i: u32) -> i64 {
         self.mtime[i as usize]
+    }
+
+    pub fn entry_size(&self, i: u32) -> u64 {
+        self.size[i as usize]
+    }
+
+    /// Labels every entry with the label of its nearest ancestor (itself
+    /// included) found in `seeds`; 0 when none. One pass when ids run
+    /// parents-first, else each entry's ancestors are walked once.
+    pub fn subtree_labels(&self, seeds: &HashMap<u32, u16>) -> Vec<u16> {
+        const UNSET: u16 = u16::MAX;
+        let n = self.parent.len();
+        let mut label = vec![UNSET; n];
+        let mut chain = Vec::new();
+        for i in 0..n {
+            if label[i] != UNSET {
+                continue;
+            }
+            // Walk up to a decided ancestor (or a seed, or the top).
+            let mut at = i;
+            let decided = loop {
+                if let Some(&l) = seeds.get(&(at as u32)) {
+                    break l;
+                }
+                if label[at] != UNSET {
+                    break label[at];
+                }
+                chain.push(at);
+                match self.parent[at] {
+                    NO_PARENT => break 0,
+                    p if (p as usize) < n && self.kind[at] != HOLE => at = p as usize,
+                    _ => break 0,
+                }
+            };
+            if let Some(&l) = seeds.get(&(at as u32)) {
+                label[at] = l;
+            }
+            for c in chain.drain(..) {
+                label[c] = decided;
+            }
+        }
+        label
     }
 
     pub fn entry_depth(&self, i: u32) -> u16 {

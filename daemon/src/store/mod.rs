@@ -17,6 +17,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::{Critical, Error};
 
+pub mod content;
 pub mod lookup;
 pub use lookup::{RootRow, resolve, root_of, roots};
 
@@ -26,6 +27,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (1, include_str!("../../../migrations/0001_entries.sql")),
     (2, include_str!("../../../migrations/0002_hashes.sql")),
     (3, include_str!("../../../migrations/0003_unlisted.sql")),
+    (4, include_str!("../../../migrations/0004_content.sql")),
 ];
 
 /// The newest schema this binary knows.
@@ -274,6 +276,14 @@ pub enum Op {
     Shutdown,
     /// Content hashes computed for duplicate finding (cached per inode).
     PutHashes(Vec<HashRow>),
+    /// What files say: their rows replace the content index's.
+    PutContent(Vec<content::ContentRow>),
+    /// Files to read for the content index.
+    QueueContent(Vec<i64>),
+    /// Files whose content leaves the index (and the queue).
+    DropContent(Vec<i64>),
+    /// A root's content flag (`fsctl roots add PATH --content`).
+    SetRootContent { root_id: i64, on: bool },
     /// Bulk work is over: checkpoint the WAL (so it does not stay large)
     /// and give the page cache back.
     Idle,
@@ -800,6 +810,19 @@ fn apply_batch(
                             h.hashed_ns
                         ])?;
                     }
+                }
+                Op::PutContent(rows) => {
+                    for row in &rows {
+                        content::put(&tx, row)?;
+                    }
+                }
+                Op::QueueContent(ids) => content::queue(&tx, &ids)?,
+                Op::DropContent(ids) => content::drop(&tx, &ids)?,
+                Op::SetRootContent { root_id, on } => {
+                    tx.execute(
+                        "UPDATE roots SET content=?2 WHERE id=?1",
+                        params![root_id, on],
+                    )?;
                 }
                 Op::Barrier(ack) => acks.push(ack),
                 Op::Shutdown | Op::Idle => {}

@@ -1,0 +1,176 @@
+//! The content index's tables (migration 0004): `content_fts` (contentless
+//! FTS5, rowid = entry id), `content_state` (what was extracted from which
+//! state of each file, so nothing is extracted twice) and `content_queue`
+//! (files waiting to be read, persistent across restarts). Writes go
+//! through the single writer ([`super::Op`]); this module holds the SQL.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, params};
+
+use crate::Error;
+
+/// What was extracted from one file, to be written by the writer.
+#[derive(Clone, Debug)]
+pub struct ContentRow {
+    pub entry_id: i64,
+    /// The file's size and mtime when it was read.
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub extractor: String,
+    pub version: u32,
+    /// `ok`, or the failure's reason (`too_big`, `timeout`, `parse`, ...).
+    pub status: String,
+    pub detail: String,
+    /// The text to index (`None` when the file has none).
+    pub text: Option<String>,
+    pub truncated: bool,
+    pub at: i64,
+}
+
+/// The state a file's content row was made from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Made {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub version: u32,
+}
+
+/// Every content row's state, by entry id.
+pub fn states(conn: &Connection) -> Result<HashMap<u32, Made>, Error> {
+    let mut stmt =
+        conn.prepare_cached("SELECT entry_id, size, mtime_ns, version FROM content_state")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)? as u32,
+            Made {
+                size: r.get::<_, i64>(1)? as u64,
+                mtime_ns: r.get(2)?,
+                version: r.get(3)?,
+            },
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Up to `n` queued entry ids.
+pub fn queued(conn: &Connection, n: usize) -> Result<Vec<i64>, Error> {
+    let mut stmt = conn.prepare_cached("SELECT entry_id FROM content_queue LIMIT ?1")?;
+    let rows = stmt.query_map([n as i64], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Every queued entry id.
+pub fn all_queued(conn: &Connection) -> Result<Vec<i64>, Error> {
+    queued(conn, usize::MAX >> 1)
+}
+
+/// The files whose text holds `words` in that order (a phrase), with their
+/// bm25 scores (lower is better).
+pub fn matching(conn: &Connection, words: &str) -> Result<HashMap<u32, f64>, Error> {
+    let phrase = format!("\"{}\"", words.replace('"', "\"\""));
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid, bm25(content_fts) FROM content_fts WHERE content_fts MATCH ?1",
+    )?;
+    let rows = stmt.query_map([phrase], |r| {
+        Ok((r.get::<_, i64>(0)? as u32, r.get::<_, f64>(1)?))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One row per content state: (entry id, status, text bytes).
+pub fn outcomes(conn: &Connection) -> Result<Vec<(u32, String, u64)>, Error> {
+    let mut stmt = conn.prepare_cached("SELECT entry_id, status, text_bytes FROM content_state")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)? as u32,
+            r.get(1)?,
+            r.get::<_, i64>(2)? as u64,
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Bytes the FTS index takes in the database file.
+pub fn fts_bytes(conn: &Connection) -> Result<u64, Error> {
+    let n: Option<i64> = conn.query_row(
+        "SELECT SUM(pgsize) FROM dbstat WHERE name IN ('content_fts_data', 'content_fts_idx', 'content_fts_config', 'content_fts_docsize')",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(n.unwrap_or(0) as u64)
+}
+
+/// Writes one file's content row (in the writer's transaction): its text
+/// replaces what the index held for it, and it leaves the queue.
+pub fn put(tx: &Connection, row: &ContentRow) -> Result<(), Error> {
+    // A file that left the index meanwhile gets no row.
+    let exists: bool = tx
+        .prepare_cached("SELECT 1 FROM entries WHERE id=?1")?
+        .exists([row.entry_id])?;
+    if !exists {
+        tx.prepare_cached("DELETE FROM content_queue WHERE entry_id=?1")?
+            .execute([row.entry_id])?;
+        return Ok(());
+    }
+    tx.prepare_cached("DELETE FROM content_fts WHERE rowid=?1")?
+        .execute([row.entry_id])?;
+    let bytes = row.text.as_ref().map_or(0, |t| t.len());
+    if let Some(text) = &row.text
+        && !text.is_empty()
+    {
+        tx.prepare_cached("INSERT INTO content_fts (rowid, body) VALUES (?1, ?2)")?
+            .execute(params![row.entry_id, text])?;
+    }
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO content_state
+         (entry_id, size, mtime_ns, extractor, version, status, detail, text_bytes, truncated, extracted_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        row.entry_id,
+        row.size as i64,
+        row.mtime_ns,
+        row.extractor,
+        row.version,
+        row.status,
+        row.detail,
+        bytes as i64,
+        row.truncated,
+        row.at
+    ])?;
+    tx.prepare_cached("DELETE FROM content_queue WHERE entry_id=?1")?
+        .execute([row.entry_id])?;
+    Ok(())
+}
+
+/// Queues files to be read.
+pub fn queue(tx: &Connection, ids: &[i64]) -> Result<(), Error> {
+    let mut stmt =
+        tx.prepare_cached("INSERT OR IGNORE INTO content_queue (entry_id) VALUES (?1)")?;
+    for id in ids {
+        stmt.execute([id])?;
+    }
+    Ok(())
+}
+
+/// Forgets files' content (content turned off for them, or they became
+/// sensitive): their text leaves the index.
+pub fn drop(tx: &Connection, ids: &[i64]) -> Result<(), Error> {
+    for id in ids {
+        tx.prepare_cached("DELETE FROM content_fts WHERE rowid=?1")?
+            .execute([id])?;
+        tx.prepare_cached("DELETE FROM content_state WHERE entry_id=?1")?
+            .execute([id])?;
+        tx.prepare_cached("DELETE FROM content_queue WHERE entry_id=?1")?
+            .execute([id])?;
+    }
+    Ok(())
+}
+
+/// Roots added with `--content`.
+pub fn content_roots(conn: &Connection) -> Result<Vec<Vec<u8>>, Error> {
+    let mut stmt = conn.prepare_cached("SELECT path FROM roots WHERE content <> 0")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
