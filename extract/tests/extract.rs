@@ -467,10 +467,11 @@ fn zip_bomb_docx() {
 #[cfg(unix)]
 #[test]
 fn fifo_is_never_read() {
-    use rustix::fs::{CWD, FileType, Mode, mknodat};
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("notes.txt");
-    mknodat(CWD, &p, FileType::Fifo, Mode::RUSR | Mode::WUSR, 0).unwrap();
+    // mkfifo(1): rustix's mknodat is not on every Unix, and this test has
+    // no unsafe code.
+    assert!(Command::new("mkfifo").arg(&p).status().unwrap().success());
     let t = Instant::now();
     let f = extract_file(&p, Kind::Text, &Limits::default()).unwrap_err();
     assert_eq!(f, Failure::NotRegular("fifo".into()));
