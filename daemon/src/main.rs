@@ -30,6 +30,14 @@ struct Args {
     /// Config file (default: the instance's config.toml).
     #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
+    /// Index what the files say (for `content:` queries) under every
+    /// `--root` of this run.
+    #[arg(long)]
+    content: bool,
+    /// Serve content extraction on stdin and stdout (the daemon starts
+    /// itself this way as a sandboxed child).
+    #[arg(long, hide = true)]
+    extract: bool,
     /// Do not watch for changes (the index changes only on rescans).
     #[arg(long)]
     no_watch: bool,
@@ -69,6 +77,10 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if args.extract {
+        // Before anything else: stdout is the protocol.
+        fsindex_extract::child_main();
+    }
     if args.print_config {
         print!(
             "{}",
@@ -314,13 +326,21 @@ fn run(args: Args) -> anyhow::Result<()> {
         events,
     )?;
     engine.set_hashing(Reloader::hashing(&config, args.hashing))?;
+    engine.set_content(fsindexd::engine::ContentSettings::from_config(
+        &config,
+        &args.roots,
+        args.content,
+    ))?;
     let reloader = Arc::new(Reloader::new(
         config_path.clone(),
         paths.clone(),
         config,
         engine.clone(),
-        args.roots.clone(),
-        args.hashing,
+        fsindexd::engine::reload::CommandLine {
+            roots: args.roots.clone(),
+            hashing: args.hashing,
+            content: args.content,
+        },
         Some(set_log),
     ));
     let service = IndexService::new(engine.clone())

@@ -153,6 +153,8 @@ impl Engine {
 
     /// The folders with content on or off, roots added with `--content`
     /// included.
+    /// Only folders under a root count (the default Documents folder of a
+    /// daemon that indexes something else is not one).
     fn content_folders(&self) -> Result<BTreeMap<PathBuf, bool>, Error> {
         let settings = self.content.settings.read_ok().clone();
         let mut folders = settings.folders.clone();
@@ -161,6 +163,8 @@ impl Engine {
                 .entry(crate::platform::bytes::path_buf(&r))
                 .or_insert(true);
         }
+        let roots = self.store.read(crate::store::roots)?;
+        folders.retain(|f, _| crate::store::root_of(&roots, f).is_some());
         Ok(folders)
     }
 

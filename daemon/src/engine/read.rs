@@ -36,6 +36,8 @@ pub struct Listed {
     pub size: u64,
     pub mtime_ns: i64,
     pub sensitive: bool,
+    /// For a `content:` query: the passage that matched, words marked.
+    pub snippet: String,
 }
 
 /// A page of search results and the total that matched.
@@ -157,6 +159,9 @@ fn hide_tree(node: &mut browse::Node, path: Vec<u8>, closed: &[access::Closed]) 
     }
 }
 
+/// Results of a page that get a snippet (each reads its file again).
+const SNIPPETS: usize = 10;
+
 /// How long a read waits for `--sync`.
 const SYNC_WAIT: Duration = Duration::from_secs(10);
 
@@ -221,6 +226,17 @@ impl Engine {
         if args.sync {
             self.sync(SYNC_WAIT)?;
         }
+        if query.has_content() {
+            query.resolve_content(|words| {
+                Ok(crate::queries::query::ContentHits {
+                    words: words.to_owned(),
+                    scores: self
+                        .store
+                        .read(|c| crate::store::content::matching(c, words))?,
+                })
+            })?;
+        }
+        let reader = view.as_ref().map(|v| v.caller.clone());
         let rules = self.rules();
         let t = Instant::now();
         let snapshot = self.snapshot.read_ok();
@@ -245,16 +261,41 @@ impl Engine {
         drop(snapshot);
         let elapsed_us = t.elapsed().as_micros() as u64;
         tracing::debug!(us = elapsed_us, total, "search");
+        let words = query.content_words();
         let entries = found
             .into_iter()
-            .map(|f| Listed {
-                sensitive: rules
-                    .is_sensitive(crate::platform::bytes::path(&f.path), f.kind == Kind::Dir),
-                path: f.path,
-                name: f.name,
-                kind: f.kind,
-                size: f.size,
-                mtime_ns: f.mtime_ns,
+            .enumerate()
+            .map(|(k, f)| {
+                let path = crate::platform::bytes::path(&f.path);
+                // Only files that matched the content index were read for it
+                // (never a sensitive one), and only a caller who may read
+                // the file sees what it says.
+                let snippet = if k < SNIPPETS
+                    && !words.is_empty()
+                    && query.content_score(f.id).is_some()
+                    && reader.as_ref().is_none_or(|c| c.may(path, access::R))
+                {
+                    self.text_of(path)
+                        .and_then(|t| {
+                            crate::queries::snippet::snippet(
+                                &t,
+                                &words,
+                                crate::queries::snippet::WIDTH,
+                            )
+                        })
+                        .unwrap_or_default()
+                } else {
+                    String::new()
+                };
+                Listed {
+                    sensitive: rules.is_sensitive(path, f.kind == Kind::Dir),
+                    snippet,
+                    path: f.path,
+                    name: f.name,
+                    kind: f.kind,
+                    size: f.size,
+                    mtime_ns: f.mtime_ns,
+                }
             })
             .collect();
         Ok(SearchPage {
@@ -353,6 +394,7 @@ impl Engine {
                     kind: r.kind,
                     size: r.size,
                     mtime_ns: r.mtime_ns,
+                    snippet: String::new(),
                 }
             })
             .collect())

@@ -4,7 +4,7 @@
 //! invalid file is refused with its line and reason, and the running
 //! configuration stays. A valid one is applied without losing the index:
 //! roots are added and removed (a new root is scanned at once), hashing
-//! modes and the log level change in place. What needs a restart (the
+//! modes, content folders and the log level change in place. What needs a restart (the
 //! listen address, watch settings) is named in the answer.
 
 use crate::LockOk;
@@ -20,16 +20,24 @@ use crate::queries::dupes::HashMode;
 /// Changes the log filter (`info`, `fsindexd=debug`).
 pub type SetLog = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
+/// What the command line set, which a reload keeps.
+#[derive(Clone, Debug, Default)]
+pub struct CommandLine {
+    /// Roots given with `--root`: they stay whatever the file says.
+    pub roots: Vec<PathBuf>,
+    /// `--hashing`, which wins over the file's default.
+    pub hashing: Option<HashMode>,
+    /// `--content`: content on under every `--root`.
+    pub content: bool,
+}
+
 /// What the daemon was started with, and the config in force.
 pub struct Reloader {
     path: PathBuf,
     paths: Paths,
     current: Mutex<Config>,
     engine: Arc<Engine>,
-    /// Roots given with `--root`: they stay whatever the file says.
-    cli_roots: Vec<PathBuf>,
-    /// `--hashing`, which wins over the file's default.
-    cli_hashing: Option<HashMode>,
+    cli: CommandLine,
     set_log: Option<SetLog>,
 }
 
@@ -47,8 +55,7 @@ impl Reloader {
         paths: Paths,
         current: Config,
         engine: Arc<Engine>,
-        cli_roots: Vec<PathBuf>,
-        cli_hashing: Option<HashMode>,
+        cli: CommandLine,
         set_log: Option<SetLog>,
     ) -> Reloader {
         Reloader {
@@ -56,8 +63,7 @@ impl Reloader {
             paths,
             current: Mutex::new(current),
             engine,
-            cli_roots,
-            cli_hashing,
+            cli,
             set_log,
         }
     }
@@ -93,7 +99,7 @@ impl Reloader {
         // roots; a file without roots leaves them as they are.
         if !new.roots.is_empty() {
             let mut wanted = BTreeSet::new();
-            for r in self.cli_roots.iter().chain(&new.roots) {
+            for r in self.cli.roots.iter().chain(&new.roots) {
                 let canon = crate::ingest::scan::canonical_root(r).map_err(|e| {
                     Error::InvalidArgument(format!(
                         "{}: root {}: {e}",
@@ -116,7 +122,7 @@ impl Reloader {
                 changes.push(format!("removed root {}", gone.display()));
             }
             for added in add {
-                self.engine.add_root(&added)?;
+                self.engine.add_root(&added, false)?;
                 changes.push(format!("added root {} (scanning)", added.display()));
             }
         }
@@ -134,10 +140,20 @@ impl Reloader {
             );
         }
 
-        let hashing = Self::hashing(&new, self.cli_hashing);
-        if hashing != Self::hashing(&current, self.cli_hashing) {
+        let hashing = Self::hashing(&new, self.cli.hashing);
+        if hashing != Self::hashing(&current, self.cli.hashing) {
             self.engine.set_hashing(hashing)?;
             changes.push("hashing modes updated".into());
+        }
+
+        let content = |c: &Config| {
+            crate::engine::ContentSettings::from_config(c, &self.cli.roots, self.cli.content)
+        };
+        let wanted = content(&new);
+        if wanted != content(&current) {
+            self.engine.set_content(wanted)?;
+            changes
+                .push("content folders updated: reading what is new, dropping what is off".into());
         }
 
         if new.log_level != current.log_level

@@ -57,14 +57,17 @@ impl Engine {
                         tracing::error!("applying file-system events failed: {e}; rescanning");
                         self.rescan_all_now();
                     }
+                    self.content_due();
                     continue;
                 }
                 Job::Poll => {
                     self.poll_unwatched();
+                    self.content_due();
                     continue;
                 }
             };
             let result = self.run_job(&job);
+            self.content_due();
             let mut roots = self.roots.lock_ok();
             if let Some(rt) = roots.get_mut(&job.root_id) {
                 match &result {
@@ -228,13 +231,25 @@ impl Engine {
         }
     }
     /// Adds a root and queues its first scan.
-    pub fn add_root(&self, path: &Path) -> Result<(), Error> {
+    ///
+    /// With `content`, what its files say is indexed too (kept across
+    /// restarts); given for a root that exists, it turns content on there.
+    pub fn add_root(&self, path: &Path, content: bool) -> Result<(), Error> {
         let canon = scan::canonical_root(path)?;
         let roots = self.store.read(crate::store::roots)?;
-        if roots
+        if let Some(r) = roots
             .iter()
-            .any(|r| r.path == crate::platform::bytes::vec(&canon))
+            .find(|r| r.path == crate::platform::bytes::vec(&canon))
         {
+            if content {
+                self.writer.send(vec![Op::SetRootContent {
+                    root_id: r.id,
+                    on: true,
+                }])?;
+                self.writer.flush()?;
+                self.content_due();
+                return Ok(());
+            }
             return Err(Error::InvalidArgument(format!(
                 "{} is already a root",
                 canon.display()
@@ -247,6 +262,12 @@ impl Engine {
         all.push(canon.clone());
         check_no_nesting(&all)?;
         let id = self.add_root_row(&canon)?;
+        if content {
+            self.writer.send(vec![Op::SetRootContent {
+                root_id: id,
+                on: true,
+            }])?;
+        }
         self.queue_scan(id, None, None)?;
         Ok(())
     }

@@ -34,6 +34,11 @@ pub struct Status {
     pub hashing: HashFigures,
     /// `None`: watching is off.
     pub watch: Option<WatchFigures>,
+    /// Per folder with content on.
+    pub content: Vec<super::ContentFigures>,
+    pub fts_bytes: u64,
+    pub extracted: u64,
+    pub extract_failed: u64,
 }
 
 /// The daemon's resident memory and CPU time (ms) since start.
@@ -77,6 +82,7 @@ impl Engine {
                 0.0
             }
         };
+        let mut view_for_content = view.as_ref().map(|v| View::new(v.caller.clone()));
         let roots = self.roots_seen(view)?;
         let stats = &self.hashing.stats;
         Ok(Status {
@@ -99,6 +105,16 @@ impl Engine {
                 last_pass: self.hashing.last_pass.lock_ok().clone(),
             },
             watch: self.watcher.as_ref().map(|w| w.figures()),
+            content: {
+                let mut c = self.content_status();
+                if let Some(v) = view_for_content.as_mut() {
+                    c.retain(|f| v.sees(crate::platform::bytes::of(&f.path)));
+                }
+                c
+            },
+            fts_bytes: self.store.read(crate::store::content::fts_bytes)?,
+            extracted: self.content.extracted.load(Ordering::Relaxed),
+            extract_failed: self.content.failed.load(Ordering::Relaxed),
         })
     }
 }

@@ -1,7 +1,8 @@
 //! Answering questions from the index, never from the file system: name
 //! search and its query language ([`search`], [`query`], [`fold`]), disk
 //! usage ([`du`]), duplicates ([`dupes`]), the condensed map ([`fsmap`]),
-//! browsing ([`browse`]) and what a caller may see ([`access`]).
+//! browsing ([`browse`]), what a caller may see ([`access`]) and content
+//! snippets ([`snippet`]).
 
 pub mod access;
 pub mod browse;
@@ -11,3 +12,4 @@ pub mod fold;
 pub mod fsmap;
 pub mod query;
 pub mod search;
+pub mod snippet;

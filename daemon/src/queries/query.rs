@@ -85,6 +85,8 @@ pub enum Item {
 /// The files whose text matches one `content:` item.
 #[derive(Clone, Debug, Default)]
 pub struct ContentHits {
+    /// The words asked for (`content:` value).
+    pub words: String,
     /// Entry id to bm25 score (negative; lower ranks higher).
     pub scores: std::collections::HashMap<u32, f64>,
 }
@@ -148,6 +150,7 @@ impl Query {
             .flatten()
             .filter_map(|i| match i {
                 Item::Content(w) => Some(w.as_str()),
+                Item::ContentHits(h) => Some(h.words.as_str()),
                 _ => None,
             })
             .collect()

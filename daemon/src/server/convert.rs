@@ -84,6 +84,7 @@ pub fn entry(l: Listed) -> pb::Entry {
         size: l.size,
         mtime_ns: l.mtime_ns,
         sensitive: l.sensitive,
+        snippet: l.snippet,
     }
 }
 
@@ -340,5 +341,24 @@ pub fn change_event(e: ChangeEvent) -> pb::ChangeEvent {
         from_path: e.from,
         r#type: entry_type(e.entry),
         missed: 0,
+    }
+}
+
+pub fn content_status(s: &crate::engine::Status) -> pb::ContentStatus {
+    pb::ContentStatus {
+        folders: s
+            .content
+            .iter()
+            .map(|f| pb::ContentFolder {
+                path: crate::platform::bytes::vec(&f.path),
+                indexed: f.indexed,
+                queued: f.queued,
+                failed: f.failed.clone().into_iter().collect(),
+                text_bytes: f.text_bytes,
+            })
+            .collect(),
+        fts_bytes: s.fts_bytes,
+        extracted: s.extracted,
+        failed: s.extract_failed,
     }
 }

@@ -114,6 +114,7 @@ impl pb::index_server::Index for IndexService {
         let view = self.view(&req);
         let s = self.blocking(move |e| e.status(view)).await?;
         Ok(Response::new(pb::StatusResponse {
+            content: Some(convert::content_status(&s)),
             version: env!("CARGO_PKG_VERSION").into(),
             protocol: pb::Protocol::V1 as i32,
             state: if s.ready { "ready" } else { "scanning" }.into(),
@@ -225,13 +226,14 @@ impl pb::index_server::Index for IndexService {
             self.owner_only(&req, "changing the roots")?;
         }
         let view = self.view(&req);
-        let path = req.into_inner().path;
+        let req = req.into_inner();
+        let (path, content) = (req.path, req.content);
         let roots = self
             .blocking(move |e| {
                 let p = crate::platform::bytes::path(&path);
                 match action {
                     pb::RootsAction::Unspecified | pb::RootsAction::List => {}
-                    pb::RootsAction::Add => e.add_root(p)?,
+                    pb::RootsAction::Add => e.add_root(p, content)?,
                     pb::RootsAction::Remove => e.remove_root(p)?,
                 }
                 e.roots_seen(view)

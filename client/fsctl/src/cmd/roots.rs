@@ -20,22 +20,31 @@ enum Action {
     /// List the roots and their state.
     List,
     /// Add a folder as a root; its scan starts at once.
-    Add { path: PathBuf },
+    Add {
+        path: PathBuf,
+        /// Also index what its files say, for `content:` queries (on an
+        /// existing root: turn that on).
+        #[arg(long)]
+        content: bool,
+    },
     /// Remove a root and everything indexed under it.
     Remove { path: PathBuf },
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
-    let (action, path) = match &a.action {
-        Action::List => (pb::RootsAction::List, Vec::new()),
-        Action::Add { path } => (pb::RootsAction::Add, path_bytes(&absolute(path)?)),
-        Action::Remove { path } => (pb::RootsAction::Remove, path_bytes(&absolute(path)?)),
+    let (action, path, content) = match &a.action {
+        Action::List => (pb::RootsAction::List, Vec::new(), false),
+        Action::Add { path, content } => {
+            (pb::RootsAction::Add, path_bytes(&absolute(path)?), *content)
+        }
+        Action::Remove { path } => (pb::RootsAction::Remove, path_bytes(&absolute(path)?), false),
     };
     let mut client = g.client().await?;
     let r = client
         .roots(pb::RootsRequest {
             action: action as i32,
             path,
+            content,
         })
         .await?
         .into_inner();

@@ -138,6 +138,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
                     "size": e.size,
                     "mtime": rfc3339(e.mtime_ns),
                     "sensitive": e.sensitive,
+                    "snippet": (!e.snippet.is_empty()).then_some(&e.snippet),
                 }))?;
                 line.push(b'\n');
                 out.write_all(&line)?;
@@ -147,6 +148,11 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
                     out.write_all(SENSITIVE_MARK.as_bytes())?;
                 }
                 out.write_all(b"\n")?;
+                // What the file says, under its path, for a person only: a
+                // pipe still gets one path per line.
+                if tty && !e.snippet.is_empty() {
+                    writeln!(out, "    {}", e.snippet)?;
+                }
             }
         }
     }

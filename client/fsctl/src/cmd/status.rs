@@ -70,6 +70,18 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
                     "background": h.last_pass_background,
                 })),
             })),
+            "content": s.content.as_ref().map(|c| json!({
+                "folders": c.folders.iter().map(|f| json!({
+                    "path": lossy(&f.path),
+                    "indexed": f.indexed,
+                    "queued": f.queued,
+                    "failed": f.failed,
+                    "text_bytes": f.text_bytes,
+                })).collect::<Vec<_>>(),
+                "fts_bytes": c.fts_bytes,
+                "extracted": c.extracted,
+                "failed": c.failed,
+            })),
             "watch": s.watch.as_ref().map(|w| json!({
                 "enabled": w.enabled,
                 "backend": w.backend,
@@ -192,6 +204,35 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
             count(h.files_read),
             size(h.bytes_read),
         );
+    }
+    if let Some(c) = &s.content {
+        for f in &c.folders {
+            let mut failed: Vec<String> = f
+                .failed
+                .iter()
+                .map(|(reason, n)| format!("{} {reason}", count(*n)))
+                .collect();
+            failed.sort();
+            println!(
+                "content  {}: {} files indexed ({} of text), {} queued{}",
+                lossy(&f.path),
+                count(f.indexed),
+                size(f.text_bytes),
+                count(f.queued),
+                if failed.is_empty() {
+                    String::new()
+                } else {
+                    format!(", not read: {}", failed.join(", "))
+                }
+            );
+        }
+        if !c.folders.is_empty() {
+            println!(
+                "content  full-text index {}; {} files read since start",
+                size(c.fts_bytes),
+                count(c.extracted)
+            );
+        }
     }
     for n in &s.notices {
         println!("notice   {n}");

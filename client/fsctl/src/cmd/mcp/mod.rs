@@ -44,7 +44,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let roots = client
         .roots(pb::RootsRequest {
             action: pb::RootsAction::List as i32,
-            path: Vec::new(),
+            ..Default::default()
         })
         .await?
         .into_inner()

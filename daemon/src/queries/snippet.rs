@@ -1,0 +1,156 @@
+//! Snippets: the passage of a file's text that best shows why it matched a
+//! `content:` query, the words marked `**like this**`. The content index
+//! keeps no text (a contentless FTS5 table), so the text is read again for
+//! the few results that show a snippet.
+//!
+//! Words are compared as the index compares them: case-insensitively and
+//! without accents (`resume` marks `Résumé`).
+
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
+
+/// Characters of context in a snippet.
+pub const WIDTH: usize = 160;
+
+/// `c` as the index folds it: lowercase, accents dropped.
+fn fold(c: char) -> impl Iterator<Item = char> {
+    std::iter::once(c)
+        .nfd()
+        .filter(|c| !is_combining_mark(*c))
+        .flat_map(char::to_lowercase)
+}
+
+/// The folded words of `s` (runs of letters and digits).
+fn words(s: &str) -> Vec<String> {
+    let folded: String = s.chars().flat_map(fold).collect();
+    folded
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The best passage of `text` for `queries` (each a word or a phrase), at
+/// most about `width` characters, the matching words marked; `None` when no
+/// word of the queries occurs.
+pub fn snippet(text: &str, queries: &[&str], width: usize) -> Option<String> {
+    let wanted: Vec<String> = queries.iter().flat_map(|q| words(q)).collect();
+    if wanted.is_empty() {
+        return None;
+    }
+    // Each word of the text: its byte span in `text` and its folded form.
+    let mut spans: Vec<(usize, usize, usize)> = Vec::new(); // (start, end, wanted index + 1 or 0)
+    let mut start = None;
+    let mut folded = String::new();
+    let close = |s: usize, e: usize, folded: &mut String, spans: &mut Vec<_>| {
+        let hit = wanted.iter().position(|w| w == folded).map_or(0, |k| k + 1);
+        spans.push((s, e, hit));
+        folded.clear();
+    };
+    for (i, c) in text.char_indices() {
+        if c.is_alphanumeric() {
+            start.get_or_insert(i);
+            folded.extend(fold(c));
+        } else if let Some(s) = start.take() {
+            close(s, i, &mut folded, &mut spans);
+        }
+    }
+    if let Some(s) = start {
+        close(s, text.len(), &mut folded, &mut spans);
+    }
+    // The window of `width` bytes holding the most distinct wanted words
+    // (ties: the earliest).
+    let hits: Vec<usize> = (0..spans.len()).filter(|&k| spans[k].2 > 0).collect();
+    let mut best: Option<(usize, usize)> = None; // (distinct, first hit)
+    for (a, &h) in hits.iter().enumerate() {
+        let mut seen = std::collections::HashSet::new();
+        for &k in &hits[a..] {
+            if spans[k].1 - spans[h].0 > width {
+                break;
+            }
+            seen.insert(spans[k].2);
+        }
+        if best.is_none_or(|(n, _)| seen.len() > n) {
+            best = Some((seen.len(), h));
+        }
+    }
+    let (_, first) = best?;
+    // Some context before the first hit, whole words only.
+    let lead = width / 4;
+    let mut from = first;
+    while from > 0 && spans[first].0 - spans[from - 1].0 <= lead {
+        from -= 1;
+    }
+    let begin = spans[from].0;
+    let mut out = String::new();
+    if begin > 0 {
+        out.push('…');
+    }
+    let mut at = begin;
+    let mut k = from;
+    while k < spans.len() && spans[k].1 - begin <= width {
+        let (s, e, hit) = spans[k];
+        push_spaced(&mut out, &text[at..s]);
+        if hit > 0 {
+            out.push_str("**");
+            out.push_str(&text[s..e]);
+            out.push_str("**");
+        } else {
+            out.push_str(&text[s..e]);
+        }
+        at = e;
+        k += 1;
+    }
+    if k < spans.len() {
+        out.push('…');
+    }
+    Some(out.trim().to_owned())
+}
+
+/// Appends the text between two words with every run of whitespace made
+/// one space (a snippet is one line).
+fn push_spaced(out: &mut String, between: &str) {
+    let mut space = false;
+    for c in between.chars() {
+        if c.is_whitespace() || c.is_control() {
+            space = true;
+        } else {
+            if space {
+                out.push(' ');
+                space = false;
+            }
+            out.push(c);
+        }
+    }
+    if space {
+        out.push(' ');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_the_words_case_and_accent_insensitively() {
+        let text = "Dear client,\n\nplease find the Résumé attached.\nTotal   due: 1,240.00";
+        assert_eq!(
+            snippet(text, &["resume"], 160).unwrap(),
+            "Dear client, please find the **Résumé** attached. Total due: 1,240.00"
+        );
+        assert_eq!(
+            snippet(text, &["total due"], 160).unwrap(),
+            "Dear client, please find the Résumé attached. **Total** **due**: 1,240.00"
+        );
+        assert_eq!(snippet(text, &["invoice"], 160), None);
+    }
+
+    #[test]
+    fn picks_the_window_with_the_most_words() {
+        let filler = "lorem ipsum ".repeat(40);
+        let text = format!("alpha {filler} alpha beta gamma {filler}");
+        let s = snippet(&text, &["alpha", "beta", "gamma"], 60).unwrap();
+        assert!(s.contains("**alpha** **beta** **gamma**"), "{s}");
+        assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
+    }
+}
