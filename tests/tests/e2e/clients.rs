@@ -622,14 +622,11 @@ fn fsctl_offers_on_a_terminal_to_restart_an_older_daemon() {
     assert!(alive(), "a no leaves the daemon running");
     let accepted = on_terminal("y\n");
     assert!(accepted.contains(&offer), "the offer: {accepted:?}");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while alive() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "a yes stops the old daemon: {accepted:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::util::eventually(
+        Duration::from_secs(10),
+        &format!("a yes stops the old daemon: {accepted:?}"),
+        || !alive(),
+    );
 }
 
 /// The `:authority` forms gRPC clients send on a unix socket (hyperium/h2#487):

@@ -5,11 +5,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::util::{Instance, Runner, json_lines, make_unreadable};
+use crate::util::{self, Instance, Runner, json_lines, make_unreadable, write_file};
 
 /// Deterministic bytes (xorshift), so content is incompressible and
 /// distinct per seed.
@@ -25,54 +25,48 @@ fn noise(seed: u64, len: usize) -> Vec<u8> {
         .collect()
 }
 
-fn write(p: &Path, data: &[u8]) {
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, data).unwrap();
-}
-
 /// A tree with known duplicate groups and near-misses. Returns the path of
 /// the file made unreadable later.
 fn dupes_tree(t: &Path) -> PathBuf {
     const MIB: usize = 1 << 20;
     // One byte, three copies.
     for p in ["one/a", "one/b", "two/c"] {
-        write(&t.join(p), b"x");
+        write_file(t, p, b"x");
     }
-    write(&t.join("one/other-byte"), b"y");
+    write_file(t, "one/other-byte", b"y");
     // 100 bytes: two copies and a same-size stranger.
-    write(&t.join("small/r1.txt"), &noise(1, 100));
-    write(&t.join("small/deep/er/r2.txt"), &noise(1, 100));
-    write(&t.join("small/stranger.txt"), &noise(2, 100));
+    write_file(t, "small/r1.txt", &noise(1, 100));
+    write_file(t, "small/deep/er/r2.txt", &noise(1, 100));
+    write_file(t, "small/stranger.txt", &noise(2, 100));
     // Between one block and the partial-hash threshold.
-    write(&t.join("mid/m1"), &noise(3, 5000));
-    write(&t.join("mid/m2"), &noise(3, 5000));
+    write_file(t, "mid/m1", &noise(3, 5000));
+    write_file(t, "mid/m2", &noise(3, 5000));
     // 1 MiB: three copies (one with a hard link), and a file with the same
     // head and tail but a different middle byte.
     let big = noise(4, MIB);
-    write(&t.join("big/b1.bin"), &big);
-    write(&t.join("big/b2.bin"), &big);
-    write(&t.join("elsewhere/b3.bin"), &big);
+    write_file(t, "big/b1.bin", &big);
+    write_file(t, "big/b2.bin", &big);
+    write_file(t, "elsewhere/b3.bin", &big);
     std::fs::hard_link(t.join("big/b1.bin"), t.join("elsewhere/b1-link.bin")).unwrap();
     let mut middle = big.clone();
     middle[MIB / 2] ^= 0xff;
-    write(&t.join("big/middle-differs.bin"), &middle);
+    write_file(t, "big/middle-differs.bin", &middle);
     // 3 MiB: two copies.
     let huge = noise(5, 3 * MIB);
-    write(&t.join("huge/h1"), &huge);
-    write(&t.join("huge/h2 with space"), &huge);
+    write_file(t, "huge/h1", &huge);
+    write_file(t, "huge/h2 with space", &huge);
     // A file and its hard link only: one copy, not a duplicate.
-    write(&t.join("linked/solo"), &noise(6, 777));
+    write_file(t, "linked/solo", &noise(6, 777));
     std::fs::hard_link(t.join("linked/solo"), t.join("linked/solo-link")).unwrap();
     // Empty files: left out unless asked for.
     for p in ["empty/e1", "empty/e2", "empty/e3"] {
-        write(&t.join(p), b"");
+        write_file(t, p, b"");
     }
     // A symlink to a duplicate is not followed.
     std::os::unix::fs::symlink("b2.bin", t.join("big/link-to-b2")).unwrap();
     // An unreadable copy of the 100-byte content.
-    let locked = t.join("small/locked.txt");
-    write(&locked, &noise(1, 100));
-    locked
+    write_file(t, "small/locked.txt", &noise(1, 100));
+    t.join("small/locked.txt")
 }
 
 /// Paths per (dev, ino).
@@ -154,7 +148,9 @@ fn files_read(inst: &Instance) -> u64 {
 }
 
 /// A hash is trusted by later runs only when taken 2 s after the file's
-/// last change (the racy window): let the tree settle first.
+/// last change (the racy window): let the tree settle first. This sleep is
+/// the point: the window is measured on the clock, and nothing the daemon
+/// reports says that it has passed.
 fn settle() {
     std::thread::sleep(Duration::from_millis(2100));
 }
@@ -264,10 +260,7 @@ fn background_hashing_answers_from_the_cache_and_off_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
     for i in 0..20u64 {
-        write(
-            &tree.join(format!("d{}/f{i}", i % 4)),
-            &noise(i % 5, 20_000),
-        );
+        write_file(&tree, format!("d{}/f{i}", i % 4), &noise(i % 5, 20_000));
     }
     settle();
     let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
@@ -276,16 +269,13 @@ fn background_hashing_answers_from_the_cache_and_off_refuses() {
     assert_eq!(inst.status()["roots"][0]["hashing"], "background");
 
     // The daemon hashes on its own once idle...
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let h = inst.status()["hashing"].clone();
+    let mut h = Value::Null;
+    let passed = util::poll_until(Duration::from_secs(60), || {
+        h = inst.status()["hashing"].clone();
         let last = &h["last_pass"];
-        if last["background"] == true && last["candidates"] == 20 && last["read"] == 20 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "no background pass: {h}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+        last["background"] == true && last["candidates"] == 20 && last["read"] == 20
+    });
+    assert!(passed, "no background pass: {h}");
     // ...so dupes answers without reading anything.
     let before = files_read(&inst);
     let (groups, _, stderr) = dupes(&inst, &[]);
@@ -298,7 +288,7 @@ fn background_hashing_answers_from_the_cache_and_off_refuses() {
     let (again, _, _) = dupes(&inst, &[]);
     assert_eq!(again, groups);
     // (The log is written by a background thread: wait for the line.)
-    crate::util::eventually(
+    util::eventually(
         Duration::from_secs(10),
         "no reused=true in the daemon's log",
         || daemon_log(&inst).contains("reused=true"),

@@ -5,13 +5,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{Instance, Runner, diff, find_oracle, gnu_du, json_lines, lossy};
-
-fn write(root: &Path, rel: &str, content: &[u8]) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, content).unwrap();
-}
+use crate::util::{
+    Instance, Runner, diff, find_oracle, gnu_du, json_lines, lossy, sync, verify_clean, write_file,
+};
 
 /// The bytes of every SQLite file of the instance: the database, its WAL
 /// and its shared-memory index.
@@ -34,26 +30,6 @@ fn db_bytes(inst: &Instance) -> Vec<u8> {
 
 fn holds(hay: &[u8], needle: &str) -> bool {
     hay.windows(needle.len()).any(|w| w == needle.as_bytes())
-}
-
-fn verify_clean(inst: &Instance) {
-    let out = inst.fsctl(&["verify"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "the index differs from the disk:\n{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-}
-
-/// Waits until every change made so far is applied (the `--sync` cookies).
-fn sync(inst: &Instance) {
-    let out = inst.fsctl(&["search", "--sync", "--limit", "1", "sync-probe"]);
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// Every indexed path under the roots (a wildcard matches every name).
@@ -94,10 +70,10 @@ fn blocked_names_never_reach_the_database_files() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
     for b in BLOCKED {
-        write(&tree, b, b"private");
+        write_file(&tree, b, b"private");
     }
-    write(&tree, ".ssh/sub/authorized_keys", b"private");
-    write(&tree, "visible-marker-one.txt", b"public");
+    write_file(&tree, ".ssh/sub/authorized_keys", b"private");
+    write_file(&tree, "visible-marker-one.txt", b"public");
     let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
     inst.start();
 
@@ -134,13 +110,13 @@ fn blocked_names_never_reach_the_database_files() {
 
     // Created (in watched folders and in new ones), and renamed to a
     // blocked name, while the daemon watches.
-    write(&tree, "new-server.pem", b"private");
-    write(&tree, ".ssh/zq-late-key", b"private");
-    write(&tree, "later/id_ed25519", b"private");
-    write(&tree, "later/.ssh/zq-ssh-config", b"private");
-    write(&tree, "newhome/.aws/credentials", b"private");
-    write(&tree, "later/deploy.key", b"private");
-    write(&tree, "plain-before-rename.txt", b"x");
+    write_file(&tree, "new-server.pem", b"private");
+    write_file(&tree, ".ssh/zq-late-key", b"private");
+    write_file(&tree, "later/id_ed25519", b"private");
+    write_file(&tree, "later/.ssh/zq-ssh-config", b"private");
+    write_file(&tree, "newhome/.aws/credentials", b"private");
+    write_file(&tree, "later/deploy.key", b"private");
+    write_file(&tree, "plain-before-rename.txt", b"x");
     sync(&inst);
     assert_eq!(inst.search0(&["plain-before-rename"]).len(), 1);
     std::fs::rename(
@@ -148,7 +124,7 @@ fn blocked_names_never_reach_the_database_files() {
         tree.join("renamed-away.pem"),
     )
     .unwrap();
-    write(&tree, "later/visible-marker-two.txt", b"public");
+    write_file(&tree, "later/visible-marker-two.txt", b"public");
     sync(&inst);
     let db = db_bytes(&inst);
     assert!(holds(&db, "visible-marker-two.txt"));
@@ -180,11 +156,11 @@ fn blocked_names_never_reach_the_database_files() {
 fn skip_files_are_never_listed_but_info_answers_them_by_exact_path() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
-    write(&tree, "app/.env", &[b'x'; 5000]);
-    write(&tree, "app/config.toml", b"port = 1");
-    write(&tree, "app/credentials.json", b"{}");
-    write(&tree, "secrets/inner.txt", b"line one\nline two\n");
-    write(&tree, "secrets/id_rsa", b"private");
+    write_file(&tree, "app/.env", &[b'x'; 5000]);
+    write_file(&tree, "app/config.toml", b"port = 1");
+    write_file(&tree, "app/credentials.json", b"{}");
+    write_file(&tree, "secrets/inner.txt", b"line one\nline two\n");
+    write_file(&tree, "secrets/id_rsa", b"private");
     let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
     inst.start();
 
@@ -251,8 +227,8 @@ fn skip_files_are_never_listed_but_info_answers_them_by_exact_path() {
     assert_eq!(info_error(&inst, &tree.join("app/.env.nothere")), missing);
 
     // Created while watching: still unlisted.
-    write(&tree, "app/.env.production", b"KEY=1");
-    write(&tree, "app/visible.txt", b"ok");
+    write_file(&tree, "app/.env.production", b"KEY=1");
+    write_file(&tree, "app/visible.txt", b"ok");
     sync(&inst);
     assert_eq!(inst.search0(&["visible"]).len(), 1);
     assert!(inst.search0(&["production"]).is_empty());
@@ -264,9 +240,9 @@ fn skip_files_are_never_listed_but_info_answers_them_by_exact_path() {
 fn warn_files_are_found_and_flagged() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
-    write(&tree, "my_password.txt", b"hunter2");
-    write(&tree, "docs/API-Token-notes.md", b"x");
-    write(&tree, "docs/notes.md", b"x");
+    write_file(&tree, "my_password.txt", b"hunter2");
+    write_file(&tree, "docs/API-Token-notes.md", b"x");
+    write_file(&tree, "docs/notes.md", b"x");
     let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
     inst.start();
 
@@ -315,13 +291,13 @@ fn warn_files_are_found_and_flagged() {
 fn user_excludes_keep_trees_out_and_verify_stays_clean() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
-    write(&tree, "proj/node_modules/pkg/index.js", b"x");
-    write(&tree, "proj/src/node_modules", b"a file, not a folder");
-    write(&tree, "proj/build/a.o", b"x");
-    write(&tree, "proj/build/a.c", b"x");
-    write(&tree, "proj/build/sub/b.o", b"x");
-    write(&tree, "scratch/x.txt", b"x");
-    write(&tree, "other/scratch/y.txt", b"x");
+    write_file(&tree, "proj/node_modules/pkg/index.js", b"x");
+    write_file(&tree, "proj/src/node_modules", b"a file, not a folder");
+    write_file(&tree, "proj/build/a.o", b"x");
+    write_file(&tree, "proj/build/a.c", b"x");
+    write_file(&tree, "proj/build/sub/b.o", b"x");
+    write_file(&tree, "scratch/x.txt", b"x");
+    write_file(&tree, "other/scratch/y.txt", b"x");
     let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
     config(
         &inst,
@@ -342,10 +318,10 @@ fn user_excludes_keep_trees_out_and_verify_stays_clean() {
     verify_clean(&inst);
 
     // Watcher events obey them too, and excluded folders are not watched.
-    write(&tree, "proj/node_modules/pkg2/lib.js", b"x");
-    write(&tree, "app2/node_modules/dep/x.js", b"x");
-    write(&tree, "proj/build/c.o", b"x");
-    write(&tree, "proj/build/c.c", b"x");
+    write_file(&tree, "proj/node_modules/pkg2/lib.js", b"x");
+    write_file(&tree, "app2/node_modules/dep/x.js", b"x");
+    write_file(&tree, "proj/build/c.o", b"x");
+    write_file(&tree, "proj/build/c.c", b"x");
     sync(&inst);
     let mut hidden = hidden.to_vec();
     hidden.push(tree.join("app2/node_modules"));
@@ -393,7 +369,7 @@ fn a_bad_pattern_stops_the_daemon_with_the_reason() {
 fn the_index_folder_inside_a_root_is_not_indexed() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
-    write(&tree, "docs/a.txt", b"x");
+    write_file(&tree, "docs/a.txt", b"x");
     let home = tree.join("state/fsindex");
     let mut inst = Instance::new(home.clone(), &[&tree], Runner::current());
     inst.start();
@@ -403,7 +379,7 @@ fn the_index_folder_inside_a_root_is_not_indexed() {
     assert!(got.contains(tree.join("state").as_os_str().as_encoded_bytes()));
     // Its own writes (database, log, cookies) never show up, and `--sync`
     // still works in a root that holds the instance.
-    write(&tree, "docs/b.txt", b"x");
+    write_file(&tree, "docs/b.txt", b"x");
     sync(&inst);
     assert_eq!(inst.search0(&["b.txt"]).len(), 1);
     assert!(inst.search0(&["index.db"]).is_empty());
@@ -416,10 +392,10 @@ fn trash_and_cache_are_excluded_unless_default_excludes_is_off() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
     let home = tree.join("home");
-    write(&home, ".local/share/Trash/files/deleted.txt", b"x");
-    write(&home, ".cache/not-the-cache-dir.txt", b"x");
-    write(&tree, "xdg-cache/pip/wheel.whl", b"x");
-    write(&home, "Documents/kept.txt", b"x");
+    write_file(&home, ".local/share/Trash/files/deleted.txt", b"x");
+    write_file(&home, ".cache/not-the-cache-dir.txt", b"x");
+    write_file(&tree, "xdg-cache/pip/wheel.whl", b"x");
+    write_file(&home, "Documents/kept.txt", b"x");
     let mut inst = Instance::new(tmp.path().join("fsindex"), &[&tree], Runner::current());
     inst.env = vec![
         ("HOME".into(), home.display().to_string()),
@@ -478,8 +454,8 @@ fn one_filesystem_per_root_overrides_the_global_setting() {
     let tmp = tempfile::tempdir().unwrap();
     let crossing = tmp.path().join("crossing");
     let staying = tmp.path().join("staying");
-    write(&crossing, "local.txt", b"x");
-    write(&staying, "local.txt", b"x");
+    write_file(&crossing, "local.txt", b"x");
+    write_file(&staying, "local.txt", b"x");
     let Some(m1) = Mount::tmpfs(&crossing.join("mnt")) else {
         eprintln!("skipped: cannot mount a tmpfs here (not root, or no permission)");
         return;
@@ -488,9 +464,9 @@ fn one_filesystem_per_root_overrides_the_global_setting() {
         eprintln!("skipped: cannot mount a tmpfs here");
         return;
     };
-    write(&crossing, "mnt/inner.txt", b"x");
-    write(&crossing, "mnt/.Trash-0/files/gone.txt", b"x");
-    write(&staying, "mnt/inner.txt", b"x");
+    write_file(&crossing, "mnt/inner.txt", b"x");
+    write_file(&crossing, "mnt/.Trash-0/files/gone.txt", b"x");
+    write_file(&staying, "mnt/inner.txt", b"x");
     let mut inst = Instance::new(
         tmp.path().join("home"),
         &[&crossing, &staying],
@@ -512,8 +488,8 @@ fn one_filesystem_per_root_overrides_the_global_setting() {
     verify_clean(&inst);
 
     // The watcher follows the same rule.
-    write(&crossing, "mnt/new.txt", b"x");
-    write(&staying, "mnt/new.txt", b"x");
+    write_file(&crossing, "mnt/new.txt", b"x");
+    write_file(&staying, "mnt/new.txt", b"x");
     sync(&inst);
     let new = inst.search0(&["new.txt"]);
     assert_eq!(

@@ -16,6 +16,7 @@ mod restart;
 mod search;
 mod security;
 mod service;
+mod snapshots;
 mod util;
 mod verify;
 mod watch;

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::util::{Instance, Runner, diff, json_lines, lossy};
+use crate::util::{Instance, Runner, diff, fold, json_lines, lossy};
 
 /// One entry as `find -printf` reports it.
 #[derive(Debug)]
@@ -52,12 +52,6 @@ fn walk(root: &Path) -> Vec<Seen> {
             }
         })
         .collect()
-}
-
-fn fold(s: &str) -> String {
-    use unicode_normalization::UnicodeNormalization;
-    let nfc: String = s.nfc().collect();
-    caseless::default_case_fold_str(&nfc).nfc().collect()
 }
 
 fn build(root: &Path) {

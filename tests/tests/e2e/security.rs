@@ -4,12 +4,12 @@
 
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::util::{self, Instance, Runner, free_port, json_lines, text};
+use crate::util::{self, Instance, Runner, Watch, free_port, json_lines, text, write_file};
 
 /// Names that must never reach the unprivileged caller.
 const HIDDEN: [&str; 3] = ["zqhidden-report", "zqhidden-inner", "zqhidden-copy"];
@@ -49,11 +49,7 @@ fn machine_wide_mode_never_shows_a_user_what_is_inside_a_folder_they_cannot_open
     let t = tempfile::tempdir().unwrap();
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let root = t.path().join("tree");
-    let w = |p: &str, data: &[u8]| {
-        let path = root.join(p);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, data).unwrap();
-    };
+    let w = |p: &str, data: &[u8]| write_file(&root, p, data);
     let same = vec![42u8; 20_000];
     w("pub/notes.txt", b"open to all");
     w("pub/copy-one.bin", &same);
@@ -180,40 +176,21 @@ fn machine_wide_mode_never_shows_a_user_what_is_inside_a_folder_they_cannot_open
 
     // watch: a change inside the private folder is not streamed, one
     // beside it is.
-    let mut watch = visitor
-        .cmd(&["watch", &r(""), "--json"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let mut watch = Watch::subscribe(visitor.cmd(&["watch", &r(""), "--json"]));
     std::fs::write(private.join("zqhidden-new.txt"), b"x").unwrap();
     std::fs::write(root.join("pub/visible-new.txt"), b"x").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut stdout = watch.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::Read;
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stdout.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                break;
-            }
-        }
+    let path_has = |ev: &Value, name: &str| ev["path"].as_str().is_some_and(|p| p.contains(name));
+    watch.until(Duration::from_secs(10), "event for visible-new", |ev| {
+        path_has(ev, "visible-new")
     });
-    let mut streamed = Vec::new();
-    while Instant::now() < deadline && !String::from_utf8_lossy(&streamed).contains("visible-new") {
-        if let Ok(chunk) = rx.recv_timeout(Duration::from_millis(100)) {
-            streamed.extend(chunk);
-        }
-    }
-    // Give a wrongly streamed private event the time to arrive too.
-    std::thread::sleep(Duration::from_millis(300));
-    while let Ok(chunk) = rx.try_recv() {
-        streamed.extend(chunk);
-    }
-    let _ = watch.kill();
-    let _ = watch.wait();
-    let streamed = String::from_utf8_lossy(&streamed).into_owned();
+    // Events stream in the order they are applied, so once a change made
+    // after both writes has come through, a wrongly streamed private event
+    // would have come before it (no sleep on a guess).
+    std::fs::write(root.join("pub/visible-barrier.txt"), b"x").unwrap();
+    watch.until(Duration::from_secs(10), "event for visible-barrier", |ev| {
+        path_has(ev, "visible-barrier")
+    });
+    let streamed: String = watch.seen.iter().map(|e| format!("{e}\n")).collect();
     assert!(streamed.contains("visible-new"), "{streamed}");
     seen.push_str(&streamed);
 

@@ -345,11 +345,7 @@ impl Drop for Instance {
 /// of the folder that is made unreadable (callers chmod it last, after any
 /// chown).
 pub fn odd_tree(root: &Path) -> PathBuf {
-    let w = |p: &str, content: &[u8]| {
-        let path = root.join(p);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    };
+    let w = |p: &str, content: &[u8]| write_file(root, p, content);
     w("Taxes/2025/w2.pdf", b"wages");
     w("Taxes/2024/w2.pdf", b"old wages");
     w("2025_tax_return.pdf", &[7u8; 5000]);
@@ -455,7 +451,8 @@ pub fn search_oracle(all: &BTreeSet<Vec<u8>>, root: &Path, terms: &[&str]) -> BT
         .collect()
 }
 
-fn fold(s: &str) -> String {
+/// `s` in NFC with full case folding: how search compares names and terms.
+pub fn fold(s: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     let nfc: String = s.nfc().collect();
     caseless::default_case_fold_str(&nfc).nfc().collect()
@@ -492,11 +489,131 @@ pub fn json_lines(out: &Output) -> Vec<Value> {
 
 /// Polls `done` every 50 ms until it holds; fails with `what` after
 /// `limit` (no sleeps on a guess).
-pub fn eventually(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+pub fn eventually(limit: Duration, what: &str, done: impl FnMut() -> bool) {
+    assert!(poll_until(limit, done), "{what}");
+}
+
+/// Polls `done` every 50 ms until it holds or `limit` has passed, and says
+/// whether it held. For waits whose failure is reported afterwards, with
+/// what the caller last saw (see [`eventually`] for a plain failure).
+pub fn poll_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < deadline, "{what}");
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Asserts that `fsctl verify` finds the index equal to the disk, showing
+/// its differences otherwise.
+pub fn verify_clean(inst: &Instance) {
+    let out = inst.fsctl(&["verify"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the index differs from the disk:\n{}",
+        text(&out)
+    );
+}
+
+/// Waits until every change made on disk so far is applied: a search with
+/// `--sync` writes a cookie file in each root and answers once its event
+/// has come back through the watcher (the read-after-write barrier).
+pub fn sync(inst: &Instance) {
+    let out = inst.fsctl(&["search", "--sync", "--limit", "1", "sync-probe"]);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "fsctl search --sync failed: {}",
+        text(&out)
+    );
+}
+
+/// Writes `content` to `rel` under `root`, making folders as needed.
+pub fn write_file(root: &Path, rel: impl AsRef<Path>, content: &[u8]) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, content).unwrap();
+}
+
+/// A running `fsctl watch --json` (or any command printing one JSON
+/// object per line): its lines arrive on a channel read by a thread of its
+/// own, so the test can wait for an event with a deadline. Killed on drop.
+pub struct Watch {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<Value>,
+    /// Every event received so far, in order, `subscribed` first.
+    pub seen: Vec<Value>,
+}
+
+impl Watch {
+    /// Spawns `cmd` with its stdout piped and waits for the `subscribed`
+    /// event the daemon sends once the subscription is in place: from then
+    /// on no change is missed, so the test needs no sleep before changing
+    /// the tree.
+    pub fn subscribe(mut cmd: Command) -> Watch {
+        let mut child = cmd.stdout(Stdio::piped()).spawn().expect("spawn watch");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("watch printed a line that is not JSON ({e}): {line}")
+                });
+                if tx.send(v).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut w = Watch {
+            child,
+            lines,
+            seen: Vec::new(),
+        };
+        let first = w
+            .lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("no `subscribed` event from watch in 10 s");
+        assert_eq!(first["kind"], "subscribed", "{first}");
+        w.seen.push(first);
+        w
+    }
+
+    /// Receives events until one satisfies `want`, which is returned (every
+    /// event received lands in [`Watch::seen`]); fails with `what` and
+    /// what came instead after `limit`.
+    pub fn until(
+        &mut self,
+        limit: Duration,
+        what: &str,
+        mut want: impl FnMut(&Value) -> bool,
+    ) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(ev) = self.lines.recv_timeout(left) else {
+                panic!("no {what} within {limit:?}; got {:#?}", self.seen);
+            };
+            self.seen.push(ev.clone());
+            if want(&ev) {
+                return ev;
+            }
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -3,9 +3,11 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::util::{Instance, Runner, diff, find_oracle, search_oracle};
+use crate::util::{
+    self, Instance, Runner, Watch, diff, find_oracle, search_oracle, sync, verify_clean,
+};
 
 /// A small deterministic RNG (xorshift64*), so a failing seed replays.
 struct Rng(u64);
@@ -148,25 +150,6 @@ fn start_tree(root: &Path) {
     }
 }
 
-fn verify_clean(inst: &Instance) {
-    let out = inst.fsctl(&["verify"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "the index differs from the disk:\n{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-}
-
-fn sync(inst: &Instance) {
-    let out = inst.fsctl(&["search", "--sync", "--limit", "1", "seed"]);
-    assert!(
-        out.status.code() == Some(0) || out.status.code() == Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 fn assert_search_matches(inst: &Instance, root: &Path) {
     let all = find_oracle(&inst.runner, root);
     for terms in [
@@ -276,15 +259,16 @@ fn beyond_the_watch_limit_folders_are_polled() {
     for (i, d) in dirs.iter().enumerate() {
         std::fs::write(d.join(format!("late{i}.txt")), b"late").unwrap();
     }
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while inst.search0(&["late"]).len() < dirs.len() {
-        assert!(
-            Instant::now() < deadline,
-            "polled folders did not catch up: {:?}",
-            inst.search0(&["late"]).len()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut found = 0;
+    let caught_up = util::poll_until(Duration::from_secs(15), || {
+        found = inst.search0(&["late"]).len();
+        found >= dirs.len()
+    });
+    assert!(
+        caught_up,
+        "polled folders did not catch up: {found} of {}",
+        dirs.len()
+    );
     verify_clean(&inst);
 }
 
@@ -297,7 +281,12 @@ fn killed_during_churn_then_restart_is_exact() {
     inst.start();
     let t = tree.clone();
     let worker = std::thread::spawn(move || churn(&t, 0x5EED_0002, 3000));
-    std::thread::sleep(Duration::from_millis(300));
+    // Kill it once it is applying the churn, not before it has seen any.
+    util::eventually(
+        Duration::from_secs(10),
+        "the daemon saw no event of the churn",
+        || inst.status()["watch"]["events"].as_u64() > Some(0),
+    );
     inst.kill9();
     worker.join().unwrap();
     inst.start();
@@ -308,33 +297,13 @@ fn killed_during_churn_then_restart_is_exact() {
 
 #[test]
 fn fsctl_watch_prints_a_scripted_sequence_in_order() {
-    use std::io::BufRead;
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
     start_tree(&tree);
     let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
     inst.start();
-    let mut child = inst
-        .fsctl_cmd(&["watch", tree.to_str().unwrap(), "--json"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<serde_json::Value>();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
-                return;
-            }
-        }
-    });
-    let first = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("subscribed");
-    assert_eq!(first["kind"], "subscribed");
+    // The first event is `subscribed` (Watch::subscribe checks it).
+    let mut watch = Watch::subscribe(inst.fsctl_cmd(&["watch", tree.to_str().unwrap(), "--json"]));
 
     // Each step is its own batch: --sync waits until it is applied.
     let a = tree.join("a.txt");
@@ -358,24 +327,17 @@ fn fsctl_watch_prints_a_scripted_sequence_in_order() {
         ("created", s(&tree.join("sub")), None),
         ("deleted", s(&b), None),
     ];
-    let mut next = 0;
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while next < expected.len() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Ok(ev) = rx.recv_timeout(left) else {
-            panic!("missing {:?}; got {seen:#?}", expected[next]);
-        };
-        let (kind, path, from) = &expected[next];
-        if ev["kind"] == *kind
-            && ev["path"] == *path
-            && from.as_ref().is_none_or(|f| ev["from"] == *f)
-        {
-            next += 1;
-        }
-        seen.push(ev);
+    for (kind, path, from) in &expected {
+        watch.until(
+            Duration::from_secs(10),
+            &format!("{kind} {path} (from {from:?})"),
+            |ev| {
+                ev["kind"] == *kind
+                    && ev["path"] == *path
+                    && from.as_ref().is_none_or(|f| ev["from"] == *f)
+            },
+        );
     }
+    let seen = &watch.seen;
     assert!(seen.iter().all(|e| e["kind"] != "missed"), "{seen:#?}");
-    let _ = child.kill();
-    let _ = child.wait();
 }

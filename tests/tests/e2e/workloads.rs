@@ -22,7 +22,9 @@ use std::time::Duration;
 use fsindex_proto::v1 as pb;
 use serde_json::Value;
 
-use crate::util::{Instance, Runner, diff_first, gnu_du, grpc, indexed_rel, lossy, sh, text};
+use crate::util::{
+    self, Instance, Runner, diff_first, gnu_du, grpc, indexed_rel, lossy, sh, text, write_file,
+};
 
 /// What GNU find says about one entry (`%y %s %n %i %T@ %m`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -437,12 +439,6 @@ impl Case {
     }
 }
 
-fn write(root: &Path, rel: &str, content: &[u8]) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, content).unwrap();
-}
-
 /// Bytes of a varied, deterministic size.
 fn bytes(seed: usize) -> Vec<u8> {
     vec![b'a' + (seed % 26) as u8; (seed * 7919) % 23_000]
@@ -572,11 +568,7 @@ fn git_commit_checkout_between_branches_and_gc() {
     git("checkout -q -b feature");
     // Other sizes, deletions, a new folder.
     for f in 0..20 {
-        write(
-            &repo,
-            &format!("pkg03/lib/file{f:03}.dat"),
-            &bytes(f + 5000),
-        );
+        write_file(&repo, format!("pkg03/lib/file{f:03}.dat"), &bytes(f + 5000));
     }
     sh(&repo, "rm -r pkg04 pkg05/src/file01*");
     populate(&repo.join("feature-only"), 4, 15, 99);
@@ -624,10 +616,10 @@ fn rsync_delete_twice_with_different_sources() {
     let c = Case::start(|_| {});
     let one = c.outside("one");
     populate(&one, 12, 40, 0);
-    write(&one, "only-in-one/keep.txt", b"one");
+    write_file(&one, "only-in-one/keep.txt", b"one");
     let two = c.outside("two");
     populate(&two, 9, 50, 31);
-    write(&two, "only-in-two/new.txt", b"two");
+    write_file(&two, "only-in-two/new.txt", b"two");
     symlink("pkg00", two.join("link-to-pkg00")).unwrap();
 
     std::fs::create_dir(c.p("mirror")).unwrap();
@@ -663,7 +655,7 @@ fn rsync_delete_twice_with_different_sources() {
             one.display()
         ),
     );
-    write(
+    write_file(
         &one,
         "pkg00/lib/changed.dat",
         b"only in the second snapshot",
@@ -730,8 +722,8 @@ fn hard_links_made_removed_and_moved_keep_du_exact() {
 #[test]
 fn a_link_made_and_removed_outside_the_root() {
     let c = Case::start(|root| {
-        write(root, "proj/node_modules/dep/index.js", &[b'j'; 3000]);
-        write(root, "proj/src/main.js", b"require('dep')");
+        write_file(root, "proj/node_modules/dep/index.js", &[b'j'; 3000]);
+        write_file(root, "proj/src/main.js", b"require('dep')");
     });
     let elsewhere = c.outside("store/index.js");
     std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
@@ -766,10 +758,10 @@ fn writes_through_one_hard_link_show_under_every_name() {
     // The links exist before the daemon starts, so the scan knows them;
     // only writes happen while watching.
     let c = Case::start(|root| {
-        write(root, "a/shared.log", &[b'x'; 1000]);
+        write_file(root, "a/shared.log", &[b'x'; 1000]);
         std::fs::create_dir(root.join("b")).unwrap();
         std::fs::hard_link(root.join("a/shared.log"), root.join("b/twin.log")).unwrap();
-        write(root, "a/other.bin", &[b'o'; 5000]);
+        write_file(root, "a/other.bin", &[b'o'; 5000]);
         std::fs::hard_link(root.join("a/other.bin"), root.join("a/other-twin.bin")).unwrap();
     });
     c.check("a scan of a tree with hard links", NONE, &["a", "b"]);
@@ -798,7 +790,7 @@ fn writes_through_one_hard_link_show_under_every_name() {
 fn editor_saves_replace_files_by_rename() {
     let c = Case::start(|root| {
         for i in 0..40 {
-            write(root, &format!("notes/note{i:02}.md"), &bytes(i));
+            write_file(root, format!("notes/note{i:02}.md"), &bytes(i));
         }
     });
     let notes = c.p("notes");
@@ -881,15 +873,15 @@ fn sqlite_database_in_wal_mode_written_in_a_loop() {
 fn folder_moved_out_and_back_and_case_only_renames() {
     let c = Case::start(|root| {
         populate(&root.join("proj"), 6, 20, 11);
-        write(root, "proj/Readme.md", b"readme");
-        write(root, "proj/Docs/guide.md", b"guide");
+        write_file(root, "proj/Readme.md", b"readme");
+        write_file(root, "proj/Docs/guide.md", b"guide");
     });
     let away = c.outside("proj-away");
     std::fs::create_dir_all(away.parent().unwrap()).unwrap();
     std::fs::rename(c.p("proj"), &away).unwrap();
     c.check("a folder moved out of the root", NONE, &[]);
     // Changed while away: none of it may leak in, all of it must come back.
-    write(&away, "changed-while-away.txt", b"x");
+    write_file(&away, "changed-while-away.txt", b"x");
     std::fs::rename(&away, c.p("proj-back")).unwrap();
     c.check(
         "the folder moved back under another name",
@@ -983,8 +975,8 @@ fn chmod_000_on_a_folder_and_back() {
     let c = Case::start_with(
         |root| {
             populate(&root.join("open"), 3, 10, 5);
-            write(root, "open/locked-later/inner.txt", b"inside");
-            write(root, "open/locked-later/sub/deeper.txt", b"deeper");
+            write_file(root, "open/locked-later/inner.txt", b"inside");
+            write_file(root, "open/locked-later/sub/deeper.txt", b"deeper");
         },
         None,
         |_| Vec::new(),
@@ -1396,17 +1388,17 @@ fn paths_longer_than_path_max() {
 #[test]
 fn sensitive_files_count_in_du_but_are_never_listed() {
     let c = Case::start(|root| {
-        write(root, "keys/id_rsa", &[b'k'; 3000]);
-        write(root, "keys/.env", &[b'e'; 10_000]);
-        write(root, "keys/notes.txt", b"plain");
-        write(root, ".ssh/id_rsa", &[b'k'; 2600]);
-        write(root, ".ssh/known_hosts", &[b'h'; 9000]);
-        write(root, ".ssh/config", b"Host *");
+        write_file(root, "keys/id_rsa", &[b'k'; 3000]);
+        write_file(root, "keys/.env", &[b'e'; 10_000]);
+        write_file(root, "keys/notes.txt", b"plain");
+        write_file(root, ".ssh/id_rsa", &[b'k'; 2600]);
+        write_file(root, ".ssh/known_hosts", &[b'h'; 9000]);
+        write_file(root, ".ssh/config", b"Host *");
         // Whole folders of the tiers: SKIP `secrets*`, BLOCK `.ssh/*`.
-        write(root, "app/secrets-store/db.txt", &[b's'; 7000]);
-        write(root, "app/secrets-store/more/api.txt", &[b's'; 70_000]);
-        write(root, "app/main.py", b"print()");
-        write(root, ".ssh/old-keys/one", &[b'1'; 5000]);
+        write_file(root, "app/secrets-store/db.txt", &[b's'; 7000]);
+        write_file(root, "app/secrets-store/more/api.txt", &[b's'; 70_000]);
+        write_file(root, "app/main.py", b"print()");
+        write_file(root, ".ssh/old-keys/one", &[b'1'; 5000]);
     });
     let hidden: &[&[u8]] = &[
         b"keys/id_rsa",
@@ -1423,14 +1415,14 @@ fn sensitive_files_count_in_du_but_are_never_listed() {
         &["keys", ".ssh", "app"],
     );
 
-    write(&c.root, "keys/id_ed25519", &[b'k'; 400]);
-    write(&c.root, "keys/zq-deploy.key", &[b'k'; 900]);
-    write(&c.root, "keys/.env.production", &[b'p'; 50_000]);
+    write_file(&c.root, "keys/id_ed25519", &[b'k'; 400]);
+    write_file(&c.root, "keys/zq-deploy.key", &[b'k'; 900]);
+    write_file(&c.root, "keys/.env.production", &[b'p'; 50_000]);
     std::fs::write(c.p("keys/.env"), [b'e'; 30_000]).unwrap();
     std::fs::remove_file(c.p("keys/id_rsa")).unwrap();
-    write(&c.root, ".ssh/authorized_keys", &[b'a'; 12_000]);
-    write(&c.root, "app/secrets-store/more/new.txt", &[b'n'; 40_000]);
-    write(&c.root, "app/secrets-2/x.txt", &[b'x'; 9000]);
+    write_file(&c.root, ".ssh/authorized_keys", &[b'a'; 12_000]);
+    write_file(&c.root, "app/secrets-store/more/new.txt", &[b'n'; 40_000]);
+    write_file(&c.root, "app/secrets-2/x.txt", &[b'x'; 9000]);
     std::fs::remove_dir_all(c.p(".ssh/old-keys")).unwrap();
     let hidden: &[&[u8]] = &[
         b"keys/id_ed25519",
@@ -1524,22 +1516,18 @@ fn an_excluded_cache_hard_linked_into_a_project() {
     );
     let mut problems = Vec::new();
     c.listing("a scan", &[b"home/.cache"], &mut problems);
-    // Give the low-priority measuring walk its moment after ready.
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    // Give the low-priority measuring walk its moment after ready (the du
+    // checks below report it if it never comes).
     let cache = c.p("home/.cache");
-    while std::time::Instant::now() < deadline {
+    util::poll_until(Duration::from_secs(15), || {
         let v = c.du_json(&c.p("home")).unwrap_or(Value::Null);
-        let measured = v["children"].as_array().is_some_and(|rows| {
+        v["children"].as_array().is_some_and(|rows| {
             rows.iter().any(|r| {
                 r["path"] == cache.to_str().unwrap()
                     && r.get("measured_at").is_some_and(|m| !m.is_null())
             })
-        });
-        if measured {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        })
+    });
     for d in ["home", "home/proj", "home/proj/.venv", ""] {
         c.du(
             "a scan of a cache hard-linked into a project",
@@ -1555,15 +1543,15 @@ fn excluded_folders_are_du_rows_of_their_own() {
     let c = Case::start_with(
         |root| {
             populate(&root.join("home/.cache/pip"), 3, 20, 40);
-            write(
+            write_file(
                 root,
                 "home/.local/share/Trash/files/old.iso",
                 &[b't'; 300_000],
             );
-            write(root, "home/.local/share/kept.txt", b"kept");
-            write(root, "home/Documents/a.txt", b"a");
+            write_file(root, "home/.local/share/kept.txt", b"kept");
+            write_file(root, "home/Documents/a.txt", b"a");
             populate(&root.join("proj/build-out"), 2, 25, 70);
-            write(root, "proj/main.c", b"int main;");
+            write_file(root, "proj/main.c", b"int main;");
         },
         Some("excludes = [\"build-out/\"]\n"),
         home_in_root,
@@ -1596,18 +1584,16 @@ fn excluded_folders_are_du_rows_of_their_own() {
             .unwrap_or(Value::Null);
         (row, v["children"].clone())
     };
-    // Measured by a low-priority walk: give it a moment after ready.
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while std::time::Instant::now() < deadline
-        && !pairs.iter().all(|(p, ch)| {
+    // Measured by a low-priority walk: give it a moment after ready (a
+    // row still unmeasured after that is a problem reported below).
+    util::poll_until(Duration::from_secs(15), || {
+        pairs.iter().all(|(p, ch)| {
             row(p, ch)
                 .0
                 .get("measured_at")
                 .is_some_and(|m| !m.is_null())
         })
-    {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    });
     for (parent, child) in pairs {
         let (row, rows) = row(parent, child);
         if row.get("measured_at").is_none_or(Value::is_null) {
