@@ -131,15 +131,19 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
                 out.write_all(&e.path)?;
                 out.write_all(b"\0")?;
             } else if g.json {
-                let mut line = serde_json::to_vec(&json!({
+                let mut v = json!({
                     "path": lossy(&e.path),
                     "name": lossy(&e.name),
                     "type": type_name(e.r#type),
                     "size": e.size,
                     "mtime": rfc3339(e.mtime_ns),
                     "sensitive": e.sensitive,
-                    "snippet": (!e.snippet.is_empty()).then_some(&e.snippet),
-                }))?;
+                });
+                // A `content:` query's results carry the passage that matched.
+                if !e.snippet.is_empty() {
+                    v["snippet"] = e.snippet.clone().into();
+                }
+                let mut line = serde_json::to_vec(&v)?;
                 line.push(b'\n');
                 out.write_all(&line)?;
             } else {
