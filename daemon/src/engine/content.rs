@@ -93,6 +93,8 @@ pub struct ContentRuntime {
     due: Mutex<bool>,
     wake: std::sync::Condvar,
     started: AtomicBool,
+    /// The worker is sweeping or reading.
+    busy: AtomicBool,
     /// Files read since start (extracted or failed).
     pub extracted: std::sync::atomic::AtomicU64,
     pub failed: std::sync::atomic::AtomicU64,
@@ -196,6 +198,7 @@ impl Engine {
             if self.cancel.load(Ordering::Relaxed) {
                 return;
             }
+            self.content.busy.store(true, Ordering::SeqCst);
             if sweep {
                 // At most two sweeps a second: a burst of batches is one.
                 let since = worker.last_sweep.elapsed();
@@ -205,6 +208,7 @@ impl Engine {
                 worker.last_sweep = Instant::now();
                 if let Err(e) = self.sweep(&mut worker) {
                     tracing::error!("content sweep failed: {e}");
+                    self.content.busy.store(false, Ordering::SeqCst);
                     continue;
                 }
             }
@@ -214,6 +218,7 @@ impl Engine {
             if let Err(e) = self.content_figures() {
                 tracing::error!("content figures failed: {e}");
             }
+            self.content.busy.store(false, Ordering::SeqCst);
         }
     }
 
@@ -450,6 +455,18 @@ impl Engine {
             .collect();
         *self.content.figures.lock_ok() = figures;
         Ok(())
+    }
+
+    /// Files waiting to be read for content search; `None` when the worker
+    /// has nothing to do (nothing queued, no sweep due or under way).
+    pub fn content_pending(&self) -> Result<Option<u64>, Error> {
+        let queued = self.store.read(|c| {
+            Ok(c.query_row("SELECT COUNT(*) FROM content_queue", [], |r| {
+                r.get::<_, i64>(0)
+            })?)
+        })? as u64;
+        let working = *self.content.due.lock_ok() || self.content.busy.load(Ordering::SeqCst);
+        Ok((queued > 0 || working).then_some(queued))
     }
 
     /// Per content folder: files indexed, queued, failed by reason, text

@@ -38,12 +38,20 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let mut last = pb::ScanProgress::default();
     while let Some(p) = stream.message().await? {
         if let Some(b) = &bar {
-            b.set_message(format!(
-                "{} entries walked, {} changes, {} errors",
-                count(p.scanned),
-                count(p.written),
-                count(p.errors)
-            ));
+            b.set_message(if p.content_queued > 0 {
+                format!(
+                    "{} entries walked; reading files for content search: {} to go",
+                    count(p.scanned),
+                    count(p.content_queued)
+                )
+            } else {
+                format!(
+                    "{} entries walked, {} changes, {} errors",
+                    count(p.scanned),
+                    count(p.written),
+                    count(p.errors)
+                )
+            });
         }
         last = p;
     }

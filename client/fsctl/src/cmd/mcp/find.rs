@@ -41,7 +41,9 @@ pub struct FindParams {
     /// (case-insensitive substrings), "phrases", a|b, !not, wildcards
     /// (*.pdf), ext:pdf;docx, size:>10mb, dm:2025 / dm:thisweek /
     /// dm:2025-01..2025-03, kind:document|image|audio|video|archive|code|text|folder,
-    /// in:FOLDER, path:Taxes/2025, regex:^IMG_\d+\.jpg$, case:README.
+    /// in:FOLDER, path:Taxes/2025, regex:^IMG_\d+\.jpg$, case:README,
+    /// content:invoice / content:"total due" (what files say, PDF and Office
+    /// included, in folders with content search on).
     pub query: Option<String>,
     /// Only under this folder (default: every allowed directory).
     pub path: Option<String>,

@@ -157,7 +157,7 @@ impl FsIndexServer {
     }
 
     #[tool(
-        description = "Lines matching a regex (or literal text) in files' content. There is no content index yet: the index selects the candidate files (text and code, by kind and `include`, up to 8 MiB) and they are read in parallel, stopping at maxResults or a 10 s time budget, and the answer says where it stopped.",
+        description = "Lines matching a regex (or literal text) in files' content: the index selects the candidate files (text and code, by kind and `include`, up to 8 MiB) and they are read in parallel, stopping at maxResults or a 10 s time budget, and the answer says where it stopped. To find which documents (PDF, Office, mail included) mention words, in folders with content search on, find_files with query content:WORD or content:\"a phrase\" answers from the full-text index at once.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ContentAnswer>()
     )]
