@@ -44,7 +44,7 @@ for side in A B; do
     cmds=()
     for q in "${QUERIES[@]}"; do cmds+=("$dir/fsctl search --limit 0 $q"); done
     cmds+=("$dir/fsctl du $TREE --top 20")
-    hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$WORK/$side.json" --output=null "${cmds[@]}" >&2
+    hyperfine -N -i --warmup 3 --runs "$RUNS" --export-json "$WORK/$side.json" --output=null "${cmds[@]}" >&2
     i=0
     while read -r ms; do MS[$side,$i]=$ms; i=$((i + 1)); done < <(python3 -c '
 import json,sys
