@@ -32,14 +32,14 @@
 #   REPS        latency repetitions (default 15)
 #   MIN_RUNS    hyperfine --min-runs (default 10)
 #   QUIET_WAIT  seconds to wait for no compiler running before timing (default 120)
-#   NO_BUILD=1  skip `cargo build --release --bins`; KEEP=1 keep the work folder
+#   NO_BUILD=1  skip `cargo build --release -p fsindexd -p fsctl --bins`; KEEP=1 keep the work folder
 set -euo pipefail
 
 BASE=${BASE:-/tmp/content-bench}
 REPS=${REPS:-15}
 MIN_RUNS=${MIN_RUNS:-10}
 QUIET_WAIT=${QUIET_WAIT:-120}
-RARE=${RARE:-frobnicate}
+RARE=${RARE:-xyzzy}
 COMMON=${COMMON:-license}
 PHRASE=${PHRASE:-memory barrier}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -55,8 +55,8 @@ for t in hyperfine rg python3; do
     command -v "$t" >/dev/null || die "$t not found (apt-get install hyperfine ripgrep)"
 done
 if [[ -z ${NO_BUILD:-} ]]; then
-    log "cargo build --release --bins"
-    (cd "$REPO" && cargo build --release --bins >&2) || die "build failed"
+    log "cargo build --release -p fsindexd -p fsctl --bins"
+    (cd "$REPO" && cargo build --release -p fsindexd -p fsctl --bins >&2) || die "build failed"
 fi
 [[ -x $FSINDEXD && -x $FSCTL ]] || die "no release binaries in $CARGO_TARGET_DIR"
 
