@@ -272,7 +272,6 @@ fn formats_tree(root: &Path) -> Vec<Doc> {
         html.as_bytes(),
         "Garden notes\nTomatoes & basil\nPlant in März, water daily.",
     );
-    drop(text);
 
     let mut doc = |rel: &str, said: &str| {
         docs.push(Doc {
