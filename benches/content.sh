@@ -141,7 +141,11 @@ while :; do
 import json, sys
 c = json.loads(sys.argv[1])["content"]
 f = c["folders"]
-sys.exit(0 if len(f) >= int(sys.argv[2]) and all(x["queued"] == 0 for x in f) else 1)' "$s" "$n_roots"; then
+# Done: nothing queued, and every file counted was read in this run (the
+# figures of a pass made before the first read show nothing queued too).
+n = sum(x["indexed"] + sum(x["failed"].values()) for x in f)
+ok = len(f) >= int(sys.argv[2]) and all(x["queued"] == 0 for x in f) and n > 0 and c["extracted"] >= n
+sys.exit(0 if ok else 1)' "$s" "$n_roots"; then
         break
     fi
 done
