@@ -6,6 +6,7 @@ mod bad_input;
 mod browse;
 mod clients;
 mod config;
+mod content;
 mod du;
 mod dupes;
 mod exclude;
