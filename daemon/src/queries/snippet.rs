@@ -140,7 +140,8 @@ mod tests {
         );
         assert_eq!(
             snippet(text, &["total due"], 160).unwrap(),
-            "Dear client, please find the Résumé attached. **Total** **due**: 1,240.00"
+            // A quarter of the width of context before the first word.
+            "…please find the Résumé attached. **Total** **due**: 1,240.00"
         );
         assert_eq!(snippet(text, &["invoice"], 160), None);
     }

@@ -311,13 +311,10 @@ fn mcp_lists_every_tool_read_only_with_schemas() {
         .iter()
         .find(|t| t.name == "search_file_content")
         .unwrap();
+    let said = search.description.as_deref().unwrap();
     assert!(
-        search
-            .description
-            .as_deref()
-            .unwrap()
-            .contains("no content index"),
-        "search_file_content must say it scans"
+        said.contains("read in parallel") && said.contains("content:"),
+        "search_file_content must say it scans, and point at content: for the index: {said}"
     );
 }
 
