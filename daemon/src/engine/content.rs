@@ -127,6 +127,11 @@ pub struct ContentFigures {
 struct Worker {
     made: HashMap<u32, Made>,
     last_sweep: Instant,
+    /// The content folders and every entry's label, as of the last sweep:
+    /// the drain and the status figures use them instead of working them
+    /// out again.
+    folders: Vec<(PathBuf, bool)>,
+    labels: Vec<u16>,
 }
 
 /// How many queued files are read between writer commits.
@@ -175,6 +180,8 @@ impl Engine {
         let mut worker = Worker {
             made: HashMap::new(),
             last_sweep: Instant::now() - Duration::from_secs(1),
+            folders: Vec::new(),
+            labels: Vec::new(),
         };
         match self.store.read(content::states) {
             Ok(m) => worker.made = m,
@@ -212,10 +219,17 @@ impl Engine {
                     continue;
                 }
             }
-            if let Err(e) = self.drain(&mut worker) {
-                tracing::error!("content extraction failed: {e}");
-            }
-            if let Err(e) = self.content_figures() {
+            let read = match self.drain(&mut worker) {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::error!("content extraction failed: {e}");
+                    0
+                }
+            };
+            // Figures change only with a sweep or files read.
+            if (sweep || read > 0)
+                && let Err(e) = self.content_figures(&worker)
+            {
                 tracing::error!("content figures failed: {e}");
             }
             self.content.busy.store(false, Ordering::SeqCst);
@@ -242,6 +256,13 @@ impl Engine {
     /// rows of files that left content folders.
     fn sweep(&self, worker: &mut Worker) -> Result<(), Error> {
         let folders: Vec<(PathBuf, bool)> = self.content_folders()?.into_iter().collect();
+        worker.folders = folders.clone();
+        // Content on nowhere and nothing indexed: no pass over every entry
+        // after each watcher batch.
+        if !folders.iter().any(|(_, on)| *on) && worker.made.is_empty() {
+            worker.labels.clear();
+            return Ok(());
+        }
         let snapshot = self.snapshot.read_ok();
         let labels = self.content_labels(&snapshot, &folders)?;
         let mut queue = Vec::new();
@@ -265,6 +286,7 @@ impl Engine {
             }
         }
         drop(snapshot);
+        worker.labels = labels;
         let gone: Vec<i64> = worker
             .made
             .keys()
@@ -286,17 +308,20 @@ impl Engine {
 
     /// Reads the queued files, a chunk at a time, until the queue is empty
     /// or a sweep is due.
-    fn drain(&self, worker: &mut Worker) -> Result<(), Error> {
+    /// Returns how many files it read.
+    fn drain(&self, worker: &mut Worker) -> Result<usize, Error> {
         let rules = self.rules();
+        let mut read = 0;
         loop {
             if self.cancel.load(Ordering::Relaxed) || *self.content.due.lock_ok() {
-                return Ok(());
+                return Ok(read);
             }
             let ids = self.store.read(|c| content::queued(c, CHUNK))?;
             if ids.is_empty() {
-                return Ok(());
+                return Ok(read);
             }
-            let folders: Vec<(PathBuf, bool)> = self.content_folders()?.into_iter().collect();
+            read += ids.len();
+            let folders = worker.folders.clone();
             let mut rows = Vec::new();
             let mut dropped = Vec::new();
             for id in ids {
@@ -415,11 +440,8 @@ impl Engine {
     }
 
     /// Recounts the figures `status` shows, per content folder.
-    fn content_figures(&self) -> Result<(), Error> {
-        let folders: Vec<(PathBuf, bool)> = self.content_folders()?.into_iter().collect();
-        let snapshot = self.snapshot.read_ok();
-        let labels = self.content_labels(&snapshot, &folders)?;
-        drop(snapshot);
+    fn content_figures(&self, worker: &Worker) -> Result<(), Error> {
+        let (folders, labels) = (&worker.folders, &worker.labels);
         let mut figures: Vec<ContentFigures> = folders
             .iter()
             .map(|(p, _)| ContentFigures {
@@ -449,7 +471,7 @@ impl Engine {
         }
         let figures = figures
             .into_iter()
-            .zip(&folders)
+            .zip(folders)
             .filter(|(_, (_, on))| *on)
             .map(|(f, _)| f)
             .collect();
