@@ -90,6 +90,10 @@ pub struct Config {
     pub cross_filesystems: bool,
     /// Watch roots for changes (on by default).
     pub watch: Option<bool>,
+    /// Which watcher: "auto" (inotify on Linux, notify elsewhere),
+    /// "inotify", "notify" (FSEvents, ReadDirectoryChangesW) or "poll"
+    /// (nothing watched: every root rescanned each `poll_interval_secs`).
+    pub watch_backend: Option<crate::ingest::watch::BackendKind>,
     /// At most this many folder watches (0: as many as the OS allows);
     /// folders beyond are polled.
     pub max_watches: usize,

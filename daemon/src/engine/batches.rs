@@ -15,6 +15,9 @@ impl Engine {
         };
         let mut coalescer = Coalescer::new(rx, self.watch.debounce, self.watch.ceiling);
         let mut next_poll = Instant::now() + self.watch.poll_interval;
+        // Where the backend can lose events silently: every root, this often.
+        let reconcile = watcher.reconcile_every();
+        let mut next_reconcile = reconcile.map(|every| Instant::now() + every);
         loop {
             if self.cancel.load(Ordering::Relaxed) {
                 return;
@@ -30,9 +33,20 @@ impl Engine {
             }
             if Instant::now() >= next_poll {
                 if !watcher.polled_tops().is_empty() {
-                    self.send_job(Job::Poll);
+                    self.send_job(Job::Poll(None));
                 }
                 next_poll = Instant::now() + self.watch.poll_interval;
+            }
+            if let (Some(at), Some(every)) = (next_reconcile, reconcile)
+                && Instant::now() >= at
+            {
+                tracing::info!(
+                    "periodic reconcile of every root (the watcher cannot report lost events)"
+                );
+                let mut all = Batch::default();
+                all.rescan_all = true;
+                self.send_job(Job::Apply(all));
+                next_reconcile = Some(Instant::now() + every);
             }
         }
     }

@@ -59,8 +59,11 @@ impl Engine {
                     }
                     continue;
                 }
-                Job::Poll => {
+                Job::Poll(done) => {
                     self.poll_unwatched();
+                    if let Some(tx) = done {
+                        let _ = tx.send(());
+                    }
                     continue;
                 }
             };

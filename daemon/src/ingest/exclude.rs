@@ -94,8 +94,14 @@ const PSEUDO_FS: &[&str] = &[
     "selinuxfs",
     "rpc_pipefs",
     "nsfs",
+    // macOS's /dev.
+    "devfs",
 ];
 const NETWORK_FS: &[&str] = &[
+    // macOS (getmntinfo) and Windows (a network drive letter).
+    "afpfs",
+    "webdav",
+    "remote",
     "cifs",
     "smb3",
     "smbfs",

@@ -66,11 +66,8 @@ impl IndexService {
         if !self.system {
             return None;
         }
-        let cred = req
-            .extensions()
-            .get::<tonic::transport::server::UdsConnectInfo>()?
-            .peer_cred?;
-        (cred.uid() != 0).then(|| View::new(Caller::from_peer(cred.uid(), cred.gid(), cred.pid())))
+        let peer = crate::platform::peer::of(req)?;
+        (peer.uid != 0).then(|| View::new(Caller::from_peer(peer.uid, peer.gid, peer.pid)))
     }
 
     /// Refuses what only the daemon's owner may do (change roots, reload).
