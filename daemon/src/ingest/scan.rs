@@ -1240,6 +1240,22 @@ pub struct Scope<'a> {
     pub watcher: Option<&'a Watcher>,
 }
 
+/// Where the default file systems ignore case (APFS, NTFS): a name that is
+/// new to the index is checked against the folder's listing before it is
+/// added, since a stat answers for any spelling.
+const MAYBE_CASE_INSENSITIVE: bool = cfg!(any(target_os = "macos", windows));
+
+/// True when `dir` lists `name` byte for byte (listed once into `cache`).
+fn listed(cache: &mut Option<HashSet<Vec<u8>>>, dir: &Path, name: &[u8]) -> bool {
+    let names = cache.get_or_insert_with(|| {
+        pfs::open_dir(dir)
+            .and_then(pfs::list)
+            .map(|(names, _)| names.into_iter().map(|(n, _)| n).collect())
+            .unwrap_or_default()
+    });
+    names.contains(name)
+}
+
 /// Reconciles single entries of one folder (paths from watcher events) and
 /// the folder's own row. Returns the folders that are new: the caller scans
 /// them whole. The changes are sent; the caller flushes. Entries with
@@ -1282,6 +1298,8 @@ pub fn apply_names(
     ))?;
     let folder = rules.folder(dir);
     let mut hidden_changed = false;
+    // The folder's names, listed once when a new name needs checking.
+    let mut listing: Option<HashSet<Vec<u8>>> = None;
     for name in names {
         if is_cookie(name) {
             continue;
@@ -1319,6 +1337,12 @@ pub fn apply_names(
                 continue;
             }
         };
+        if old.is_none() && MAYBE_CASE_INSENSITIVE && !listed(&mut listing, dir, &bytes) {
+            // Another spelling of a name the folder holds: on a
+            // case-insensitive file system the stat answered for that one
+            // (it is indexed under its own name).
+            continue;
+        }
         if folder.verdict(name, meta.is_dir()).hides() {
             // Kept out; what the index had of it (from before the rules
             // changed) goes, and its bytes are counted afresh.
