@@ -193,9 +193,15 @@ pub fn check_protocol(status: &pb::StatusResponse) -> Result<(), ProtocolMismatc
 /// [`connect_or_spawn`] adds).
 pub async fn connect(target: &Target) -> anyhow::Result<Client> {
     #[cfg(not(unix))]
-    if let Target::Socket(path) = target {
-        return connect(&loopback_target(path)?).await;
-    }
+    let loopback;
+    #[cfg(not(unix))]
+    let target = match target {
+        Target::Socket(path) => {
+            loopback = loopback_target(path)?;
+            &loopback
+        }
+        other => other,
+    };
     let channel = match target {
         #[cfg(unix)]
         Target::Socket(path) => {

@@ -456,6 +456,7 @@ mod tests {
     }
 
     /// GNU du's allocated and apparent bytes of `path`: the oracle.
+    #[cfg(unix)]
     fn gnu_du(path: &Path) -> (u64, u64) {
         let get = |flag: &str| -> u64 {
             let out = std::process::Command::new("du")
@@ -473,6 +474,7 @@ mod tests {
         (get("-B1"), get("-b"))
     }
 
+    #[cfg(unix)]
     fn du_of(engine: &Engine, path: &Path) -> (u64, u64) {
         let r = engine
             .store
@@ -485,6 +487,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn du_equals_gnu_du_with_deep_paths_hard_links_and_what_the_rules_keep_out() {
         use std::os::unix::fs::symlink;
         let tmp = tempfile::tempdir().unwrap();

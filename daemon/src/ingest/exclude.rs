@@ -1077,6 +1077,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn names_that_are_not_utf8_are_judged_by_their_bytes() {
         use std::os::unix::ffi::OsStrExt;
         let r = defaults();

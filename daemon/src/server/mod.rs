@@ -445,6 +445,7 @@ impl pb::index_server::Index for IndexService {
 
 /// Serves the index service, health and reflection on the unix socket
 /// until `shutdown` completes.
+#[cfg(unix)]
 pub async fn serve(
     service: IndexService,
     listener: tokio::net::UnixListener,

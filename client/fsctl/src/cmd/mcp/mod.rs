@@ -20,7 +20,7 @@ mod plan;
 mod server;
 mod text;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
