@@ -16,11 +16,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use fsindex_proto::v1 as pb;
 use fsindex_proto::v1::index_client::IndexClient;
+#[cfg(unix)]
 use hyper_util::rt::TokioIo;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint, Uri};
+#[cfg(unix)]
+use tonic::transport::Uri;
+use tonic::transport::{Channel, Endpoint};
 
 /// A connected client: every request carries the bearer token, if any.
 pub type Client = IndexClient<InterceptedService<Channel, Auth>>;
