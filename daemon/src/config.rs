@@ -12,6 +12,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::queries::dupes::HashMode;
 
+/// The name of the instance's socket: a unix socket, or on Windows a file
+/// holding the loopback TCP address the daemon listens on (clients read it
+/// and send the token). Must agree with `fsindex_client::SOCKET_FILE`.
+#[cfg(unix)]
+pub const SOCKET_FILE: &str = "fsindexd.sock";
+/// See the Unix one.
+#[cfg(not(unix))]
+pub const SOCKET_FILE: &str = "fsindexd.addr";
+
 /// Where one instance keeps its files.
 #[derive(Clone, Debug)]
 pub struct Paths {
@@ -42,7 +51,7 @@ impl Paths {
                     config: d.config_dir().join("config.toml"),
                     token: d.config_dir().join("token"),
                     db: data.join("index.db"),
-                    socket: runtime.join("fsindexd.sock"),
+                    socket: runtime.join(SOCKET_FILE),
                     lock: data.join("fsindexd.lock"),
                     logs: data.join("logs"),
                 }
@@ -72,7 +81,7 @@ impl Paths {
             config: home.join("config.toml"),
             token: home.join("token"),
             db: home.join("index.db"),
-            socket: home.join("fsindexd.sock"),
+            socket: home.join(SOCKET_FILE),
             lock: home.join("fsindexd.lock"),
             logs: home.join("logs"),
         }
@@ -90,6 +99,10 @@ pub struct Config {
     pub cross_filesystems: bool,
     /// Watch roots for changes (on by default).
     pub watch: Option<bool>,
+    /// Which watcher: "auto" (inotify on Linux, notify elsewhere),
+    /// "inotify", "notify" (FSEvents, ReadDirectoryChangesW) or "poll"
+    /// (nothing watched: every root rescanned each `poll_interval_secs`).
+    pub watch_backend: Option<crate::ingest::watch::BackendKind>,
     /// At most this many folder watches (0: as many as the OS allows);
     /// folders beyond are polled.
     pub max_watches: usize,

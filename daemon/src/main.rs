@@ -41,6 +41,11 @@ struct Args {
     /// Do not watch for changes (the index changes only on rescans).
     #[arg(long)]
     no_watch: bool,
+    /// Which watcher: auto (inotify on Linux, notify elsewhere), inotify,
+    /// notify (FSEvents on macOS, ReadDirectoryChangesW on Windows) or poll
+    /// (nothing watched; every root rescanned each poll interval).
+    #[arg(long, value_name = "NAME")]
+    watch_backend: Option<fsindexd::ingest::watch::BackendKind>,
     /// At most N folder watches; folders beyond are polled (0: OS limit).
     #[arg(long, value_name = "N")]
     max_watches: Option<usize>,
@@ -144,13 +149,19 @@ fn dir_with_mode(dir: &std::path::Path, mode: u32) -> std::io::Result<()> {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode))
 }
 
+/// Creates `dir` (and its parents). Windows: the folders are in the user's
+/// profile, whose ACL already keeps other users out; no mode to set.
+#[cfg(not(unix))]
+fn dir_with_mode(dir: &std::path::Path, _mode: u32) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
 /// The bearer token for TCP clients: read, or made at first start (32
-/// random bytes as hex) and stored with mode 0600.
-#[cfg(unix)]
+/// random bytes as hex) and stored with mode 0600 (Windows: in the user's
+/// profile, which only the user can read).
 fn token(path: &std::path::Path) -> anyhow::Result<String> {
     use anyhow::Context;
-    use std::io::{Read, Write};
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::io::Write;
     if let Ok(t) = std::fs::read_to_string(path) {
         let t = t.trim().to_owned();
         if t.len() >= 32 {
@@ -158,19 +169,19 @@ fn token(path: &std::path::Path) -> anyhow::Result<String> {
         }
     }
     let mut raw = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut raw))
-        .context("reading /dev/urandom for a token")?;
+    getrandom::fill(&mut raw)
+        .map_err(|e| anyhow::anyhow!("the OS gave no random bytes for a token: {e}"))?;
     let t: String = raw.iter().map(|b| format!("{b:02x}")).collect();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
     let tmp = path.with_extension("new");
     let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut f = options
         .open(&tmp)
         .with_context(|| format!("writing {}", tmp.display()))?;
     writeln!(f, "{t}")?;
@@ -226,6 +237,11 @@ fn logging(
 
 fn run(args: Args) -> anyhow::Result<()> {
     use anyhow::Context;
+    if args.system && cfg!(windows) {
+        anyhow::bail!(
+            "--system (one index answering each user with what they may see) is not available on Windows yet: run one fsindexd per user"
+        );
+    }
     if args.system && !running_as_root() {
         anyhow::bail!(
             "--system serves every user and must run as root (it reads everything and answers each caller with what they may see)"
@@ -262,13 +278,11 @@ fn run(args: Args) -> anyhow::Result<()> {
 
     // One daemon per instance.
     let lock = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&paths.lock)
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        options.open(&paths.lock)
     }
     .with_context(|| format!("opening {}", paths.lock.display()))?;
     if lock.try_lock().is_err() {
@@ -283,14 +297,20 @@ fn run(args: Args) -> anyhow::Result<()> {
         config = %config_path.display(),
         "fsindexd starting"
     );
+    // Windows serves its local clients on loopback TCP too: always a token.
     let token = match listen {
         Some(_) => Some(token(&paths.token)?),
+        None if cfg!(windows) => Some(token(&paths.token)?),
         None => None,
     };
 
     let defaults = WatchOptions::default();
     let watch = WatchOptions {
         enabled: !args.no_watch && config.watch.unwrap_or(true),
+        backend: args
+            .watch_backend
+            .or(config.watch_backend)
+            .unwrap_or_default(),
         max_watches: args.max_watches.unwrap_or(config.max_watches),
         poll_interval: args
             .poll_interval
@@ -354,14 +374,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     rt.block_on(async {
         // We hold the lock, so any socket file left here is stale.
         let _ = std::fs::remove_file(&socket);
-        let unix = tokio::net::UnixListener::bind(&socket)
-            .with_context(|| format!("listening on {}", socket.display()))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = if args.system { 0o666 } else { 0o600 };
-            std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(mode))?;
-        }
+        let local = local_listener(&socket, args.system).await?;
         tracing::info!(socket = %socket.display(), "listening");
         let tcp = match listen {
             Some(addr) => {
@@ -377,7 +390,10 @@ fn run(args: Args) -> anyhow::Result<()> {
             Some(l) => service.with_listen(l.local_addr()?.to_string()),
             None => service,
         };
+        #[cfg(unix)]
         tokio::spawn(reload_on_hangup(reloader));
+        #[cfg(not(unix))]
+        drop(reloader);
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             shutdown_signal().await;
@@ -395,7 +411,11 @@ fn run(args: Args) -> anyhow::Result<()> {
         // systemd (Type=notify): ready once the sockets listen; watchdog pings.
         fsindexd::platform::service::ready(&format!("listening on {}", socket.display()));
         let _watchdog = fsindexd::platform::service::spawn_watchdog();
-        fsindexd::server::serve(service, unix, stopped(stop_rx)).await?;
+        #[cfg(unix)]
+        fsindexd::server::serve(service, local, stopped(stop_rx)).await?;
+        #[cfg(not(unix))]
+        fsindexd::server::serve_tcp(service, local, token.unwrap_or_default(), stopped(stop_rx))
+            .await?;
         if let Some(t) = tcp_task {
             t.await??;
         }
@@ -410,14 +430,61 @@ fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Effective uid 0 (the owner of our own /proc entry).
+/// The instance's local listener. Unix: a unix socket at `socket` (mode
+/// 0600, or 0666 in machine-wide mode, where callers are told apart by
+/// their credentials).
+#[cfg(unix)]
+async fn local_listener(
+    socket: &std::path::Path,
+    system: bool,
+) -> anyhow::Result<tokio::net::UnixListener> {
+    use anyhow::Context;
+    use std::os::unix::fs::PermissionsExt;
+    let unix = tokio::net::UnixListener::bind(socket)
+        .with_context(|| format!("listening on {}", socket.display()))?;
+    let mode = if system { 0o666 } else { 0o600 };
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(mode))?;
+    Ok(unix)
+}
+
+/// The instance's local listener. Windows: loopback TCP on a port the OS
+/// picks, written into the `socket` file for clients, every request
+/// guarded by the token beside config.toml (the TCP transport's, already
+/// used for `--listen`).
+#[cfg(not(unix))]
+async fn local_listener(
+    socket: &std::path::Path,
+    _system: bool,
+) -> anyhow::Result<tokio::net::TcpListener> {
+    use anyhow::Context;
+    let l = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .context("listening on loopback TCP")?;
+    let tmp = socket.with_extension("new");
+    std::fs::write(&tmp, format!("{}\n", l.local_addr()?))
+        .and_then(|()| std::fs::rename(&tmp, socket))
+        .with_context(|| format!("writing {}", socket.display()))?;
+    Ok(l)
+}
+
+/// Effective uid 0.
+#[cfg(unix)]
+#[allow(unsafe_code)]
 fn running_as_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Machine-wide mode needs peer credentials, which the Windows transport
+/// (loopback TCP with a token) does not give: refused there.
+#[cfg(not(unix))]
+fn running_as_root() -> bool {
+    false
 }
 
 /// `SIGHUP`: re-read config.toml; a bad file is logged with its line and
 /// the running configuration stays.
+#[cfg(unix)]
 async fn reload_on_hangup(reloader: Arc<Reloader>) {
     use tokio::signal::unix::{SignalKind, signal};
     let Ok(mut hup) = signal(SignalKind::hangup()) else {
@@ -436,11 +503,19 @@ async fn reload_on_hangup(reloader: Arc<Reloader>) {
 }
 
 async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+            _ = fsindexd::platform::service::stop_requested() => {}
+        }
+    }
+    #[cfg(not(unix))]
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
         _ = fsindexd::platform::service::stop_requested() => {}
     }
     fsindexd::platform::service::stopping();

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use fsindexd::config::{Config, RootOptions};
+use fsindexd::ingest::watch::BackendKind;
 use fsindexd::queries::dupes::HashMode;
 
 const EXAMPLE: &str = include_str!("../../packaging/config.example.toml");
@@ -48,6 +49,10 @@ fn config_example_as_shipped_is_the_defaults() {
     assert_eq!(c.cross_filesystems, d.cross_filesystems);
     assert_eq!(c.watch.unwrap_or(true), d.watch.unwrap_or(true));
     assert_eq!(c.max_watches, d.max_watches);
+    assert_eq!(
+        c.watch_backend.unwrap_or_default(),
+        d.watch_backend.unwrap_or_default()
+    );
     assert_eq!(c.hashing.unwrap_or_default(), d.hashing.unwrap_or_default());
     assert_eq!(c.listen, None);
     assert!(!c.allow_remote);
@@ -65,6 +70,7 @@ fn config_example_with_every_example_line_parses() {
     );
     assert!(c.excludes.contains(&"node_modules".to_string()));
     assert_eq!(c.listen.as_deref(), Some("127.0.0.1:7700"));
+    assert_eq!(c.watch_backend, Some(BackendKind::Poll));
     assert!(
         c.sensitive.block.is_some() && c.sensitive.skip.is_some() && c.sensitive.warn.is_some()
     );

@@ -2,6 +2,12 @@
 //! `connect` for unix sockets and TCP, starting the daemon when none is
 //! listening (the way Watchman's clients do), and the version handshake that
 //! refuses a daemon speaking another protocol.
+//!
+//! On Windows the instance's "socket" is a file holding the loopback TCP
+//! address the daemon listens on; every request carries the instance's
+//! token (see [`SOCKET_FILE`]). Unix sockets are not used there: tokio has
+//! none on Windows, and the TCP transport with its token is the one the
+//! daemon already serves for `--listen`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -10,11 +16,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use fsindex_proto::v1 as pb;
 use fsindex_proto::v1::index_client::IndexClient;
+#[cfg(unix)]
 use hyper_util::rt::TokioIo;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint, Uri};
+#[cfg(unix)]
+use tonic::transport::Uri;
+use tonic::transport::{Channel, Endpoint};
 
 /// A connected client: every request carries the bearer token, if any.
 pub type Client = IndexClient<InterceptedService<Channel, Auth>>;
@@ -41,6 +50,17 @@ impl Interceptor for Auth {
     }
 }
 
+/// The name of an instance's socket: a unix socket, or on Windows a file
+/// holding the daemon's loopback address. Must agree with the daemon's
+/// `Paths`.
+#[cfg(unix)]
+pub const SOCKET_FILE: &str = "fsindexd.sock";
+/// The name of an instance's socket: a unix socket, or on Windows a file
+/// holding the daemon's loopback address. Must agree with the daemon's
+/// `Paths`.
+#[cfg(not(unix))]
+pub const SOCKET_FILE: &str = "fsindexd.addr";
+
 /// The socket of the machine-wide daemon (`fsindexd --system`).
 pub const SYSTEM_SOCKET: &str = "/run/fsindex/fsindexd.sock";
 
@@ -50,7 +70,7 @@ const SPAWN_DEADLINE: Duration = Duration::from_secs(30);
 /// The default socket of this instance: `$FSINDEX_HOME/fsindexd.sock`, or
 /// the per-user runtime directory. Must agree with the daemon's `Paths`.
 pub fn default_socket() -> PathBuf {
-    instance_file("fsindexd.sock", |d| {
+    instance_file(SOCKET_FILE, |d| {
         d.runtime_dir().unwrap_or_else(|| d.data_dir())
     })
 }
@@ -175,7 +195,18 @@ pub fn check_protocol(status: &pb::StatusResponse) -> Result<(), ProtocolMismatc
 /// Connects once, without retrying and without the [`handshake`] (which
 /// [`connect_or_spawn`] adds).
 pub async fn connect(target: &Target) -> anyhow::Result<Client> {
+    #[cfg(not(unix))]
+    let loopback;
+    #[cfg(not(unix))]
+    let target = match target {
+        Target::Socket(path) => {
+            loopback = loopback_target(path)?;
+            &loopback
+        }
+        other => other,
+    };
     let channel = match target {
+        #[cfg(unix)]
         Target::Socket(path) => {
             let path = path.clone();
             Endpoint::try_from("http://[::]:50051")?
@@ -189,6 +220,8 @@ pub async fn connect(target: &Target) -> anyhow::Result<Client> {
                 }))
                 .await?
         }
+        #[cfg(not(unix))]
+        Target::Socket(_) => unreachable!("turned into a URL above"),
         Target::Url { url, .. } => Endpoint::from_shared(url.clone())?.connect().await?,
     };
     let auth = match target {
@@ -198,6 +231,18 @@ pub async fn connect(target: &Target) -> anyhow::Result<Client> {
         _ => Auth::default(),
     };
     Ok(IndexClient::with_interceptor(channel, auth).max_decoding_message_size(64 << 20))
+}
+
+/// Windows: the loopback address the daemon wrote into its socket file,
+/// with the instance's token.
+#[cfg(not(unix))]
+fn loopback_target(file: &Path) -> anyhow::Result<Target> {
+    let addr = std::fs::read_to_string(file)
+        .with_context(|| format!("no fsindexd address in {}", file.display()))?;
+    Ok(Target::Url {
+        url: format!("http://{}", addr.trim()),
+        token: find_token(None)?,
+    })
 }
 
 /// Finds `fsindexd`: beside the running executable first, then on PATH.
@@ -240,7 +285,8 @@ async fn connect_or_spawn_unchecked(target: &Target, spawn: bool) -> anyhow::Res
         }
     };
     // No daemon of this user, but a machine-wide one: ask that one.
-    if *socket == default_socket()
+    if cfg!(unix)
+        && *socket == default_socket()
         && std::env::var_os("FSINDEX_HOME").is_none()
         && let Ok(c) = connect(&Target::Socket(SYSTEM_SOCKET.into())).await
     {
@@ -270,6 +316,15 @@ async fn connect_or_spawn_unchecked(target: &Target, spawn: bool) -> anyhow::Res
         use std::os::unix::process::CommandExt;
         // Its own process group: a Ctrl-C meant for fsctl must not stop it.
         cmd.process_group(0);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        // Detached: no console window, and a Ctrl-C (or closing the
+        // console) meant for fsctl does not reach it.
+        const DETACHED_PROCESS: u32 = 0x0000_0008;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
     }
     let mut child = cmd
         .spawn()

@@ -21,10 +21,24 @@ pub fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-#[cfg(unix)]
+/// A path as the daemon takes it (Unix: its bytes; Windows: its encoded
+/// bytes, UTF-8 for any valid name).
 pub fn path_bytes(p: &Path) -> Vec<u8> {
+    p.as_os_str().as_encoded_bytes().to_vec()
+}
+
+/// A path from the daemon's bytes. Unix: any bytes. Windows: the daemon
+/// sends UTF-8 for every valid name; anything else is shown lossily.
+#[cfg(unix)]
+pub fn path_from_bytes(b: &[u8]) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
-    p.as_os_str().as_bytes().to_vec()
+    PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+/// See the Unix one.
+#[cfg(not(unix))]
+pub fn path_from_bytes(b: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
 /// An absolute form of a path the user typed, without following a symlink

@@ -15,6 +15,9 @@ impl Engine {
         };
         let mut coalescer = Coalescer::new(rx, self.watch.debounce, self.watch.ceiling);
         let mut next_poll = Instant::now() + self.watch.poll_interval;
+        // Where the backend can lose events silently: every root, this often.
+        let reconcile = watcher.reconcile_every();
+        let mut next_reconcile = reconcile.map(|every| Instant::now() + every);
         loop {
             if self.cancel.load(Ordering::Relaxed) {
                 return;
@@ -30,9 +33,20 @@ impl Engine {
             }
             if Instant::now() >= next_poll {
                 if !watcher.polled_tops().is_empty() {
-                    self.send_job(Job::Poll);
+                    self.send_job(Job::Poll(None));
                 }
                 next_poll = Instant::now() + self.watch.poll_interval;
+            }
+            if let (Some(at), Some(every)) = (next_reconcile, reconcile)
+                && Instant::now() >= at
+            {
+                tracing::info!(
+                    "periodic reconcile of every root (the watcher cannot report lost events)"
+                );
+                let mut all = Batch::default();
+                all.rescan_all = true;
+                self.send_job(Job::Apply(all));
+                next_reconcile = Some(Instant::now() + every);
             }
         }
     }
@@ -53,6 +67,15 @@ impl Engine {
         }
         let roots = self.store.read(crate::store::roots)?;
         let rules = self.rules();
+        // 0. Case-only renames reported as two changed paths (FSEvents):
+        // on a case-insensitive file system both names stat as the same
+        // file, so only the folder's listing tells which one is there.
+        let indexed = |p: &Path| self.store.read(|c| crate::store::resolve(c, p)).is_ok();
+        for (from, to) in case_only_renames(&b.changed, listed_exactly, indexed) {
+            b.changed.remove(&from);
+            b.changed.remove(&to);
+            b.moves.push((from, to));
+        }
         // 1. Renames seen whole: one row each, the subtree follows. A
         // rename to a name the rules keep out is a delete (the new name
         // never reaches the index); one from such a name is a create.
@@ -242,11 +265,84 @@ impl Engine {
     }
 }
 
+/// Pairs of changed paths in one folder whose names differ only in case,
+/// where the index has the one the folder no longer lists and the folder
+/// lists the other: a case-only rename, applied as a rename (one row keeps
+/// its id and its subtree). Each `listed` call lists a folder, so only
+/// such pairs ask it.
+pub(super) fn case_only_renames(
+    changed: &std::collections::BTreeSet<PathBuf>,
+    listed: impl Fn(&Path) -> bool,
+    indexed: impl Fn(&Path) -> bool,
+) -> Vec<(PathBuf, PathBuf)> {
+    let mut by_folded: std::collections::BTreeMap<(PathBuf, String), Vec<&PathBuf>> =
+        Default::default();
+    for p in changed {
+        if let (Some(dir), Some(name)) = (p.parent(), p.file_name()) {
+            let folded = name.to_string_lossy().to_lowercase();
+            by_folded
+                .entry((dir.to_owned(), folded))
+                .or_default()
+                .push(p);
+        }
+    }
+    let mut pairs = Vec::new();
+    for paths in by_folded.into_values().filter(|v| v.len() == 2) {
+        let (a, b) = (paths[0], paths[1]);
+        for (from, to) in [(a, b), (b, a)] {
+            if indexed(from) && !indexed(to) && listed(to) && !listed(from) {
+                pairs.push((from.clone(), to.clone()));
+                break;
+            }
+        }
+    }
+    pairs
+}
+
+/// True when the folder of `p` lists `p`'s name byte for byte (a stat
+/// would answer for any spelling on a case-insensitive file system).
+fn listed_exactly(p: &Path) -> bool {
+    let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
+        return false;
+    };
+    let name = crate::platform::bytes::of(Path::new(name));
+    crate::platform::fs::open_dir(dir)
+        .and_then(crate::platform::fs::list)
+        .is_ok_and(|(names, _)| names.iter().any(|(n, _)| n == name))
+}
+
 /// `p` with its prefix `from` replaced by `to` (unchanged when not under `from`).
 pub(super) fn rebase(p: PathBuf, from: &Path, to: &Path) -> PathBuf {
     match p.strip_prefix(from) {
         Ok(rest) if rest.as_os_str().is_empty() => p,
         Ok(rest) => to.join(rest),
         Err(_) => p,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A case-only rename reported as two changed paths becomes one
+    /// rename; the oracle is the folder's own listing (a real folder).
+    #[test]
+    fn a_case_only_rename_seen_as_two_changes_is_a_rename() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        std::fs::write(d.join("Report.TXT"), b"x").unwrap();
+        std::fs::rename(d.join("Report.TXT"), d.join("report.txt")).unwrap();
+        std::fs::write(d.join("other"), b"y").unwrap();
+        let changed: std::collections::BTreeSet<PathBuf> =
+            [d.join("Report.TXT"), d.join("report.txt"), d.join("other")].into();
+        let indexed = |p: &Path| p.ends_with("Report.TXT") || p.ends_with("other");
+        assert_eq!(
+            case_only_renames(&changed, listed_exactly, indexed),
+            vec![(d.join("Report.TXT"), d.join("report.txt"))]
+        );
+        // Both spellings present (a case-sensitive file system): two files,
+        // no rename.
+        std::fs::write(d.join("Report.TXT"), b"x").unwrap();
+        assert!(case_only_renames(&changed, listed_exactly, indexed).is_empty());
     }
 }

@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use crate::ingest::exclude::{Rules, Verdict};
 use crate::ingest::scan::{self, Outcome, Progress, ScanTarget};
-use crate::ingest::watch::{Batch, COOKIE_PREFIX, Notice, Watcher, is_cookie};
+use crate::ingest::watch::{BackendKind, Batch, COOKIE_PREFIX, Notice, Watcher, is_cookie};
 use crate::queries::du;
 use crate::queries::dupes::{self, HashMode, HashStats, RootMode};
 use crate::queries::search::{ChangeEvent, Snapshot};
@@ -69,6 +69,8 @@ pub struct RootRuntime {
 #[derive(Clone, Debug)]
 pub struct WatchOptions {
     pub enabled: bool,
+    /// Which watcher (`auto`: this platform's own).
+    pub backend: BackendKind,
     /// At most this many watches (0: as many as the OS allows).
     pub max_watches: usize,
     /// How often folders left unwatched are rescanned.
@@ -83,6 +85,7 @@ impl Default for WatchOptions {
     fn default() -> Self {
         WatchOptions {
             enabled: true,
+            backend: BackendKind::Auto,
             max_watches: 0,
             poll_interval: Duration::from_secs(30),
             debounce: Duration::from_millis(20),
@@ -120,7 +123,8 @@ pub struct RootView {
 enum Job {
     Scan(ScanJob),
     Apply(Batch),
-    Poll,
+    /// Rescan the polled folders; tell `done` (a `--sync` caller) after.
+    Poll(Option<mpsc::Sender<()>>),
 }
 
 struct ScanJob {
@@ -190,7 +194,12 @@ impl Engine {
             .unwrap_or(1 << 16);
         let (notices_tx, notices_rx) = mpsc::sync_channel::<Notice>(capacity);
         let watcher = if watch.enabled {
-            match Watcher::start(watch.max_watches, notices_tx) {
+            match Watcher::start(
+                watch.backend,
+                watch.max_watches,
+                watch.poll_interval,
+                notices_tx,
+            ) {
                 Ok(w) => Some(w),
                 Err(e) => {
                     let msg = format!(
@@ -365,12 +374,31 @@ mod tests {
             snapshot,
             Some(vec![tree.to_owned()]),
             rules,
-            WatchOptions::default(),
+            test_watch_options(),
             events,
         )
         .unwrap();
         wait_ready(&engine);
         (engine, writer)
+    }
+
+    /// The watch backend under test: `FSINDEX_TEST_WATCH_BACKEND` (CI runs
+    /// these tests once per backend), polled every second for `poll`.
+    fn test_watch_options() -> WatchOptions {
+        let backend = std::env::var("FSINDEX_TEST_WATCH_BACKEND")
+            .ok()
+            .filter(|b| !b.is_empty())
+            .map(|b| b.parse().unwrap())
+            .unwrap_or_default();
+        WatchOptions {
+            backend,
+            poll_interval: Duration::from_secs(1),
+            ..WatchOptions::default()
+        }
+    }
+
+    fn polling() -> bool {
+        test_watch_options().backend == BackendKind::Poll
     }
 
     fn wait_ready(engine: &Engine) {
@@ -402,19 +430,26 @@ mod tests {
                 .read(|c| crate::store::resolve(c, &tree.join(p)))
                 .is_ok()
         };
-        let watches = || engine.watcher.as_ref().map(|w| w.watch_count());
+        // The poll backend watches nothing.
+        let watches = || {
+            engine
+                .watcher
+                .as_ref()
+                .map(|w| w.watch_count() + if polling() { 1000 } else { 0 })
+        };
+        let n = |n: u64| Some(if polling() { 1000 } else { n });
         assert!(has("keep/a.txt") && !has("drop") && has("x.log"));
         // The root and keep/.
-        assert_eq!(watches(), Some(2));
+        assert_eq!(watches(), n(2));
 
         engine.set_rules(rules(&["*.log"])).unwrap();
         wait_ready(&engine);
         assert!(has("keep/a.txt") && has("drop/b.txt") && !has("x.log"));
-        assert_eq!(watches(), Some(3));
+        assert_eq!(watches(), n(3));
 
         // A folder kept out is no longer watched, before its rescan even ends.
         engine.set_rules(rules(&["keep/"])).unwrap();
-        assert_eq!(watches(), Some(2));
+        assert_eq!(watches(), n(2));
         wait_ready(&engine);
         assert!(!has("keep") && has("drop/b.txt") && has("x.log"));
         let verified = engine.verify(None, false).unwrap();
@@ -426,6 +461,7 @@ mod tests {
     }
 
     /// GNU du's allocated and apparent bytes of `path`: the oracle.
+    #[cfg(unix)]
     fn gnu_du(path: &Path) -> (u64, u64) {
         let get = |flag: &str| -> u64 {
             let out = std::process::Command::new("du")
@@ -443,6 +479,7 @@ mod tests {
         (get("-B1"), get("-b"))
     }
 
+    #[cfg(unix)]
     fn du_of(engine: &Engine, path: &Path) -> (u64, u64) {
         let r = engine
             .store
@@ -455,6 +492,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn du_equals_gnu_du_with_deep_paths_hard_links_and_what_the_rules_keep_out() {
         use std::os::unix::fs::symlink;
         let tmp = tempfile::tempdir().unwrap();

@@ -60,9 +60,12 @@ impl Engine {
                     self.content_due();
                     continue;
                 }
-                Job::Poll => {
+                Job::Poll(done) => {
                     self.poll_unwatched();
                     self.content_due();
+                    if let Some(tx) = done {
+                        let _ = tx.send(());
+                    }
                     continue;
                 }
             };

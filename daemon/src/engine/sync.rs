@@ -41,8 +41,18 @@ impl Engine {
     /// cookie file is written in each root and its event waited for
     /// (Watchman's cookies).
     pub fn sync(&self, timeout: Duration) -> Result<(), Error> {
-        if self.watcher.is_none() {
+        let Some(watcher) = &self.watcher else {
             return Ok(());
+        };
+        if watcher.polls_everything() {
+            // No events to wait for: a poll now, on the scanner thread.
+            let (tx, rx) = mpsc::channel();
+            self.send_job(Job::Poll(Some(tx)));
+            return rx.recv_timeout(timeout).map_err(|_| {
+                Error::Timeout(format!(
+                    "--sync: the rescan of every root did not end within {timeout:?}"
+                ))
+            });
         }
         let roots = self.store.read(crate::store::roots)?;
         let deadline = Instant::now() + timeout;

@@ -94,8 +94,14 @@ const PSEUDO_FS: &[&str] = &[
     "selinuxfs",
     "rpc_pipefs",
     "nsfs",
+    // macOS's /dev.
+    "devfs",
 ];
 const NETWORK_FS: &[&str] = &[
+    // macOS (getmntinfo) and Windows (a network drive letter).
+    "afpfs",
+    "webdav",
+    "remote",
     "cifs",
     "smb3",
     "smbfs",
@@ -1073,6 +1079,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn names_that_are_not_utf8_are_judged_by_their_bytes() {
         use std::os::unix::ffi::OsStrExt;
         let r = defaults();

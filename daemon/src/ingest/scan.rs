@@ -29,7 +29,6 @@
 use crate::LockOk;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
-use std::os::unix::io::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -39,7 +38,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::Error;
 use crate::ingest::exclude::{Rules, Verdict};
 use crate::ingest::watch::{Watcher, is_cookie};
-use crate::platform::fs::{self as pfs, Stat};
+use crate::platform::fs::{self as pfs, DirRef, Stat};
 use crate::store::{
     EntryRow, FLAG_UNREADABLE, Kind, Op, Store, Totals, Unlisted, WriteHandle, unix_now,
 };
@@ -617,7 +616,7 @@ pub(crate) fn refresh_links(
 struct DirJob {
     /// The parent's open handle (kept open until this folder is opened)
     /// and the folder's name in it; `None` for the start folder.
-    parent: Option<(Arc<rustix::fs::Dir>, Vec<u8>)>,
+    parent: Option<(Arc<pfs::Listing>, Vec<u8>)>,
     path: PathBuf,
     /// The folder's own row as its parent's `lstat` saw it, and what the
     /// index had; emitted once the folder is opened (or found unreadable).
@@ -809,10 +808,9 @@ impl Walk<'_> {
         } = job;
         let mut found = Vec::new();
         let opened = match &parent {
-            Some((pdir, name)) => pdir
-                .fd()
-                .map_err(std::io::Error::from)
-                .and_then(|pfd| pfs::open_dir_at(pfd, pfs::os(name))),
+            Some((pdir, name)) => {
+                pfs::listing_fd(pdir).and_then(|pfd| pfs::open_dir_at(pfd, pfs::os(name)))
+            }
             None => {
                 self.progress.scanned.fetch_add(1, Ordering::Relaxed);
                 pfs::open_dir(&path)
@@ -825,9 +823,9 @@ impl Walk<'_> {
                 // this produces an event, whatever before is in the fstat
                 // and the listing that follow.
                 if let Some(w) = self.watcher {
-                    w.watch_dir_fd(&path, fd.as_fd());
+                    w.watch_dir_fd(&path, pfs::dir_ref(&fd));
                 }
-                if let Ok(s) = pfs::fstat(fd.as_fd())
+                if let Ok(s) = pfs::fstat(pfs::dir_ref(&fd))
                     && s.ino == row.ino
                 {
                     row.size = s.size;
@@ -842,11 +840,7 @@ impl Walk<'_> {
         };
         let (names, dir) = match listing {
             Ok(l) => l,
-            Err(e)
-                if e.kind() == std::io::ErrorKind::NotFound
-                    || e.raw_os_error() == Some(libc::ENOTDIR)
-                    || e.raw_os_error() == Some(libc::ELOOP) =>
-            {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || pfs::is_replaced(&e) => {
                 // Gone (or replaced) since its parent saw it: the event for
                 // that follows; the index forgets what it had.
                 tracing::debug!("scan: {} vanished during the scan", path.display());
@@ -884,7 +878,7 @@ impl Walk<'_> {
         let id = row.id;
         let existing = old.is_some();
         self.emit_row(&mut found, row, old.as_ref(), self.own_path(&path));
-        let dfd = dir.fd().map_err(std::io::Error::from)?;
+        let dfd = pfs::listing_fd(&dir)?;
         let mut known = if existing {
             load_children(conn, id)?
         } else {
@@ -1057,7 +1051,7 @@ struct Hidden {
 impl Hidden {
     fn add_measured(
         &mut self,
-        dfd: BorrowedFd<'_>,
+        dfd: DirRef<'_>,
         name: &[u8],
         v: Verdict,
         is_dir: bool,
@@ -1125,7 +1119,7 @@ fn file_totals(s: &Stat) -> Totals {
 /// no name kept: a sizes-only walk for what the index does not hold. Files
 /// with several links count unless already in `seen`, and are added to it.
 pub(crate) fn measure(
-    dfd: BorrowedFd<'_>,
+    dfd: DirRef<'_>,
     name: &[u8],
     s: &Stat,
     root_dev: u64,
@@ -1141,13 +1135,10 @@ pub(crate) fn measure(
     };
     // Folders to list, by their parent's listing handle and name: only
     // folders with subfolders still to open hold a handle.
-    let mut stack: Vec<(Option<Arc<rustix::fs::Dir>>, Vec<u8>)> = vec![(None, name.to_vec())];
+    let mut stack: Vec<(Option<Arc<pfs::Listing>>, Vec<u8>)> = vec![(None, name.to_vec())];
     while let Some((parent, name)) = stack.pop() {
         let opened = match &parent {
-            Some(p) => p
-                .fd()
-                .map_err(std::io::Error::from)
-                .and_then(|pfd| pfs::open_dir_at(pfd, pfs::os(&name))),
+            Some(p) => pfs::listing_fd(p).and_then(|pfd| pfs::open_dir_at(pfd, pfs::os(&name))),
             None => pfs::open_dir_at(dfd, pfs::os(&name)),
         };
         drop(parent);
@@ -1156,7 +1147,9 @@ pub(crate) fn measure(
             continue;
         };
         let dir = Arc::new(dir);
-        let Ok(sub_fd) = dir.fd() else { continue };
+        let Ok(sub_fd) = pfs::listing_fd(&dir) else {
+            continue;
+        };
         for (name, _) in names {
             let Ok(c) = pfs::lstat_at(sub_fd, pfs::os(&name)) else {
                 continue;
@@ -1247,6 +1240,22 @@ pub struct Scope<'a> {
     pub watcher: Option<&'a Watcher>,
 }
 
+/// Where the default file systems ignore case (APFS, NTFS): a name that is
+/// new to the index is checked against the folder's listing before it is
+/// added, since a stat answers for any spelling.
+const MAYBE_CASE_INSENSITIVE: bool = cfg!(any(target_os = "macos", windows));
+
+/// True when `dir` lists `name` byte for byte (listed once into `cache`).
+fn listed(cache: &mut Option<HashSet<Vec<u8>>>, dir: &Path, name: &[u8]) -> bool {
+    let names = cache.get_or_insert_with(|| {
+        pfs::open_dir(dir)
+            .and_then(pfs::list)
+            .map(|(names, _)| names.into_iter().map(|(n, _)| n).collect())
+            .unwrap_or_default()
+    });
+    names.contains(name)
+}
+
 /// Reconciles single entries of one folder (paths from watcher events) and
 /// the folder's own row. Returns the folders that are new: the caller scans
 /// them whole. The changes are sent; the caller flushes. Entries with
@@ -1289,6 +1298,8 @@ pub fn apply_names(
     ))?;
     let folder = rules.folder(dir);
     let mut hidden_changed = false;
+    // The folder's names, listed once when a new name needs checking.
+    let mut listing: Option<HashSet<Vec<u8>>> = None;
     for name in names {
         if is_cookie(name) {
             continue;
@@ -1326,6 +1337,12 @@ pub fn apply_names(
                 continue;
             }
         };
+        if old.is_none() && MAYBE_CASE_INSENSITIVE && !listed(&mut listing, dir, &bytes) {
+            // Another spelling of a name the folder holds: on a
+            // case-insensitive file system the stat answered for that one
+            // (it is indexed under its own name).
+            continue;
+        }
         if folder.verdict(name, meta.is_dir()).hides() {
             // Kept out; what the index had of it (from before the rules
             // changed) goes, and its bytes are counted afresh.
@@ -1379,7 +1396,7 @@ pub fn apply_names(
         let root_dev = dir_meta.dev;
         if let Ok(fd) = pfs::open_dir(dir)
             && let Ok((names, listing)) = pfs::list(fd)
-            && let Ok(dfd) = listing.fd()
+            && let Ok(dfd) = pfs::listing_fd(&listing)
         {
             let mut hidden = Hidden::default();
             for (name, hint) in names {

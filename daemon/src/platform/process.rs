@@ -1,7 +1,14 @@
 //! The daemon's own process: running background work at low priority and
-//! giving freed memory back to the operating system.
+//! giving freed memory back to the operating system. One function per
+//! concern, a body per OS.
 
 /// Lowers the calling thread's CPU and I/O priority (background hashing).
+///
+/// Linux: nice 19 and the idle I/O class. macOS: `PRIO_DARWIN_BG` (low CPU
+/// and throttled I/O) and `setiopolicy_np(IOPOL_THROTTLE)`. Windows:
+/// `THREAD_MODE_BACKGROUND_BEGIN` (the per-thread form of
+/// `PROCESS_MODE_BACKGROUND_BEGIN`: low CPU, I/O and memory priority, for
+/// this thread only, so queries stay responsive).
 #[allow(unsafe_code)]
 pub fn lower_thread_priority() {
     #[cfg(target_os = "linux")]
@@ -12,16 +19,57 @@ pub fn lower_thread_priority() {
         // IOPRIO_CLASS_IDLE (3) << IOPRIO_CLASS_SHIFT (13), who = this thread.
         libc::syscall(libc::SYS_ioprio_set, 1, tid as libc::c_long, 3 << 13);
     }
+    #[cfg(target_os = "macos")]
+    // SAFETY: plain calls on the calling thread with integer arguments.
+    unsafe {
+        libc::setpriority(libc::PRIO_DARWIN_THREAD, 0, libc::PRIO_DARWIN_BG);
+        libc::setiopolicy_np(
+            libc::IOPOL_TYPE_DISK,
+            libc::IOPOL_SCOPE_THREAD,
+            libc::IOPOL_THROTTLE,
+        );
+    }
+    #[cfg(windows)]
+    // SAFETY: the pseudo-handle of the calling thread; no pointers.
+    unsafe {
+        use windows_sys::Win32::System::Threading::{
+            GetCurrentThread, SetThreadPriority, THREAD_MODE_BACKGROUND_BEGIN,
+        };
+        SetThreadPriority(GetCurrentThread(), THREAD_MODE_BACKGROUND_BEGIN);
+    }
 }
 
 /// Returns freed heap pages to the OS. glibc keeps them otherwise, and a
 /// scan of a million entries frees a lot: without this the idle daemon's
 /// RSS stays at its scan-time peak.
+///
+/// Linux (glibc): `malloc_trim`. macOS: `malloc_zone_pressure_relief` on
+/// every zone. Windows: `HeapCompact` on the process heap (which Rust's
+/// allocator uses). Elsewhere (musl, the BSDs): nothing; their allocators
+/// return memory themselves.
 #[allow(unsafe_code)]
 pub fn release_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim takes no pointers; it only walks glibc's own arenas.
     unsafe {
         libc::malloc_trim(0);
+    }
+    #[cfg(target_os = "macos")]
+    {
+        unsafe extern "C" {
+            // <malloc/malloc.h>: a null zone means every zone; goal 0 means
+            // as much as possible.
+            fn malloc_zone_pressure_relief(zone: *mut std::ffi::c_void, goal: usize) -> usize;
+        }
+        // SAFETY: a null zone pointer is documented to mean all zones.
+        unsafe {
+            malloc_zone_pressure_relief(std::ptr::null_mut(), 0);
+        }
+    }
+    #[cfg(windows)]
+    // SAFETY: the process heap's handle, owned by the process; no pointers.
+    unsafe {
+        use windows_sys::Win32::System::Memory::{GetProcessHeap, HeapCompact};
+        HeapCompact(GetProcessHeap(), 0);
     }
 }

@@ -34,33 +34,13 @@ pub const X: u32 = 1;
 
 impl Caller {
     /// The caller behind a unix socket: its uid and gid from the socket,
-    /// its supplementary groups from `/proc/PID/status` (none when that
-    /// process is already gone: fewer rights, never more).
+    /// its supplementary groups as [`crate::platform::peer::groups`] finds
+    /// them (none when that process is already gone: fewer rights, never
+    /// more).
     pub fn from_peer(uid: u32, gid: u32, pid: Option<i32>) -> Caller {
         let mut gids = vec![gid];
-        if let Some(pid) = pid
-            && let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        {
-            let mut uid_matches = false;
-            for line in status.lines() {
-                if let Some(rest) = line.strip_prefix("Uid:") {
-                    // Real, effective, saved, fs: the socket's uid is the
-                    // effective one; a recycled pid of another user is ignored.
-                    uid_matches = rest
-                        .split_whitespace()
-                        .nth(1)
-                        .and_then(|u| u.parse::<u32>().ok())
-                        == Some(uid);
-                }
-                if let Some(rest) = line.strip_prefix("Groups:")
-                    && uid_matches
-                {
-                    gids.extend(
-                        rest.split_whitespace()
-                            .filter_map(|g| g.parse::<u32>().ok()),
-                    );
-                }
-            }
+        if let Some(pid) = pid {
+            gids.extend(crate::platform::peer::groups(pid, uid));
         }
         gids.sort_unstable();
         gids.dedup();
@@ -155,7 +135,8 @@ pub fn parent_bytes(p: &[u8]) -> Option<&[u8]> {
     }
 }
 
-#[cfg(test)]
+// Unix only: they check permission bits against real files' owners.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;

@@ -277,6 +277,5 @@ fn node(
 
 /// Bytes as a path (Unix: any bytes).
 fn as_path(b: &[u8]) -> &Path {
-    use std::os::unix::ffi::OsStrExt;
-    Path::new(std::ffi::OsStr::from_bytes(b))
+    crate::platform::bytes::path(b)
 }

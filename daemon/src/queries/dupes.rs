@@ -14,7 +14,6 @@ use crate::{LockOk, RwLockOk};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
@@ -369,11 +368,11 @@ fn read_hash(c: &Cand, whole: bool, stats: &HashStats) -> Outcome {
     let f = match open(&c.path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Changed,
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Outcome::Changed,
+        Err(e) if pfs::is_symlink_refused(&e) => return Outcome::Changed,
         Err(_) => return Outcome::Unreadable,
     };
     let same = |f: &File| {
-        pfs::fstat(std::os::unix::io::AsFd::as_fd(f))
+        pfs::fstat_file(f)
             .ok()
             .and_then(|m| state_if(&m, c.dev, c.ino, c.size))
             == Some(state)
@@ -401,8 +400,8 @@ fn read_hash(c: &Cand, whole: bool, stats: &HashStats) -> Outcome {
     } else {
         let mut head = vec![0u8; BLOCK as usize];
         let mut tail = vec![0u8; BLOCK as usize];
-        let ok = f.read_exact_at(&mut head, 0).is_ok()
-            && f.read_exact_at(&mut tail, c.size - BLOCK).is_ok();
+        let ok = pfs::read_exact_at(&f, &mut head, 0).is_ok()
+            && pfs::read_exact_at(&f, &mut tail, c.size - BLOCK).is_ok();
         hasher.update(&head);
         hasher.update(&tail);
         read = 2 * BLOCK;

@@ -66,11 +66,8 @@ impl IndexService {
         if !self.system {
             return None;
         }
-        let cred = req
-            .extensions()
-            .get::<tonic::transport::server::UdsConnectInfo>()?
-            .peer_cred?;
-        (cred.uid() != 0).then(|| View::new(Caller::from_peer(cred.uid(), cred.gid(), cred.pid())))
+        let peer = crate::platform::peer::of(req)?;
+        (peer.uid != 0).then(|| View::new(Caller::from_peer(peer.uid, peer.gid, peer.pid)))
     }
 
     /// Refuses what only the daemon's owner may do (change roots, reload).
@@ -476,6 +473,7 @@ impl pb::index_server::Index for IndexService {
 
 /// Serves the index service, health and reflection on the unix socket
 /// until `shutdown` completes.
+#[cfg(unix)]
 pub async fn serve(
     service: IndexService,
     listener: tokio::net::UnixListener,

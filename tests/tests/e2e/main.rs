@@ -1,6 +1,10 @@
 //! End-to-end tests: the real `fsindexd` and `fsctl` binaries, real SQLite
 //! files, real temp trees, gRPC over a real unix socket. Oracles are
 //! independent of fsindex: GNU `find` for the walk, GNU `du` for sizes.
+//!
+//! Linux only: the oracles, `setpriv` and the unix socket are Linux's
+//! (macOS and Windows are type-checked, see `.ci/xcheck.sh`).
+#![cfg(target_os = "linux")]
 
 mod bad_input;
 mod browse;

@@ -126,6 +126,20 @@ pub struct Instance {
     daemon: Option<Child>,
 }
 
+/// The watch backend under test: `FSINDEX_TEST_WATCH_BACKEND` (inotify,
+/// notify or poll), passed to every daemon as `--watch-backend`; CI runs
+/// the watch tests once per backend. `None`: the daemon's default.
+pub fn watch_backend() -> Option<String> {
+    std::env::var("FSINDEX_TEST_WATCH_BACKEND")
+        .ok()
+        .filter(|b| !b.is_empty())
+}
+
+/// True when the backend under test watches nothing (every root polled).
+pub fn polling() -> bool {
+    watch_backend().as_deref() == Some("poll")
+}
+
 impl Instance {
     /// Creates the instance directory without starting a daemon.
     pub fn new(home: PathBuf, roots: &[&Path], runner: Runner) -> Instance {
@@ -143,6 +157,22 @@ impl Instance {
         }
     }
 
+    /// `--watch-backend` for the backend under test (see [`watch_backend`]),
+    /// unless the test chose one; the poll backend polls every second.
+    fn backend_args(&self) -> Vec<String> {
+        let Some(b) = watch_backend() else {
+            return Vec::new();
+        };
+        if self.args.iter().any(|a| a == "--watch-backend") {
+            return Vec::new();
+        }
+        let mut args = vec!["--watch-backend".to_owned(), b.clone()];
+        if b == "poll" && !self.args.iter().any(|a| a == "--poll-interval") {
+            args.extend(["--poll-interval".to_owned(), "1".to_owned()]);
+        }
+        args
+    }
+
     /// Starts fsindexd with `--root` for every root and waits until ready.
     pub fn start(&mut self) {
         self.spawn();
@@ -156,6 +186,7 @@ impl Instance {
             cmd.arg("--root").arg(r);
         }
         cmd.args(&self.args);
+        cmd.args(self.backend_args());
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd.env("FSINDEX_HOME", &self.home)
             .env_remove("FSINDEX_SOCKET");
@@ -173,6 +204,7 @@ impl Instance {
             cmd.arg("--root").arg(r);
         }
         cmd.args(&self.args);
+        cmd.args(self.backend_args());
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd.env("FSINDEX_HOME", &self.home);
         let child = cmd

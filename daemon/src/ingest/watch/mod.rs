@@ -4,7 +4,10 @@
 //! The pieces, each in one place:
 //! - [`Backend`]: the seam to the operating system's watcher. A backend adds
 //!   and drops watches and turns its events into [`Notice`]s on the
-//!   [`Feed`]. Linux has its own ([`inotify`]).
+//!   [`Feed`]. Linux has its own ([`inotify`]); [`notify`] (FSEvents,
+//!   ReadDirectoryChangesW) is the default elsewhere; [`poll`] watches
+//!   nothing and rescans every root each poll interval. [`BackendKind`]
+//!   names them for config.toml and `--watch-backend`.
 //! - [`Watcher`]: what is the same for every backend: the daemon's watch cap,
 //!   the folders left to polling (and why), the figures `status` shows.
 //! - [`coalesce`]: notices become [`Batch`]es, closed after a quiet spell or
@@ -19,12 +22,66 @@
 pub mod coalesce;
 #[cfg(target_os = "linux")]
 pub mod inotify;
+pub mod notify;
+pub mod poll;
 
 use crate::LockOk;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+/// Which watcher to use (`watch_backend` in config.toml, `--watch-backend`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackendKind {
+    /// inotify on Linux, notify elsewhere.
+    #[default]
+    Auto,
+    /// Linux's inotify, used directly (Linux only).
+    Inotify,
+    /// The notify crate: FSEvents on macOS, ReadDirectoryChangesW on
+    /// Windows, inotify on Linux.
+    Notify,
+    /// No watches: every root is rescanned every poll interval.
+    Poll,
+}
+
+impl BackendKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Auto => "auto",
+            BackendKind::Inotify => "inotify",
+            BackendKind::Notify => "notify",
+            BackendKind::Poll => "poll",
+        }
+    }
+
+    /// What `auto` means here.
+    pub fn resolved(self) -> BackendKind {
+        match self {
+            BackendKind::Auto if cfg!(target_os = "linux") => BackendKind::Inotify,
+            BackendKind::Auto => BackendKind::Notify,
+            other => other,
+        }
+    }
+}
+
+impl std::str::FromStr for BackendKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(BackendKind::Auto),
+            "inotify" => Ok(BackendKind::Inotify),
+            "notify" => Ok(BackendKind::Notify),
+            "poll" => Ok(BackendKind::Poll),
+            _ => Err(format!(
+                "unknown watch backend `{s}`: use auto, inotify, notify or poll"
+            )),
+        }
+    }
+}
 
 /// Names of the files `--sync` writes in a root to learn that every earlier
 /// change has been applied. They are never indexed.
@@ -127,6 +184,9 @@ pub enum Watched {
     Gone,
     /// The OS's limit is reached; the reason says how to raise it.
     Full(String),
+    /// This backend does not watch this folder (the reason says why): it
+    /// is polled, and so is everything under it.
+    Poll(String),
 }
 
 /// The seam to an operating system's watcher. Every path is absolute.
@@ -148,13 +208,20 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn counts(&self) -> (u64, u64);
     /// The OS's limit on watches, when it has one and it can be read.
     fn os_limit(&self) -> Option<u64>;
+    /// Every root is reconciled this often, where the backend can lose
+    /// events without saying so.
+    fn reconcile_every(&self) -> Option<Duration> {
+        None
+    }
+    /// True when nothing is watched and every root is polled (no events:
+    /// `--sync` rescans instead of waiting for a cookie).
+    fn polls_everything(&self) -> bool {
+        false
+    }
 }
 
 /// An open folder, as the walker holds it.
-#[cfg(unix)]
-pub type FolderFd<'a> = std::os::unix::io::BorrowedFd<'a>;
-#[cfg(not(unix))]
-pub type FolderFd<'a> = std::marker::PhantomData<&'a ()>;
+pub type FolderFd<'a> = crate::platform::fs::DirRef<'a>;
 
 /// The watcher: a backend, and the bookkeeping every backend shares.
 pub struct Watcher {
@@ -166,6 +233,8 @@ pub struct Watcher {
     polled: Mutex<BTreeSet<PathBuf>>,
     /// Why folders are polled, with the advice to fix it.
     limit_note: Mutex<Option<String>>,
+    /// What the backend cannot do on this platform, and what is done instead.
+    backend_note: Option<String>,
 }
 
 impl std::fmt::Debug for Watcher {
@@ -178,16 +247,31 @@ impl std::fmt::Debug for Watcher {
 }
 
 impl Watcher {
-    /// Starts this platform's backend, which sends to `tx`.
-    pub fn start(cap: usize, tx: mpsc::SyncSender<Notice>) -> std::io::Result<Arc<Watcher>> {
+    /// Starts the backend `kind` (`auto`: this platform's own), which
+    /// sends to `tx`; `poll_interval` is what the poll backend reports.
+    pub fn start(
+        kind: BackendKind,
+        cap: usize,
+        poll_interval: Duration,
+        tx: mpsc::SyncSender<Notice>,
+    ) -> std::io::Result<Arc<Watcher>> {
         let feed = Feed::new(tx);
-        #[cfg(target_os = "linux")]
-        let backend = Box::new(inotify::Inotify::start(feed.clone())?);
-        #[cfg(not(target_os = "linux"))]
-        let backend: Box<dyn Backend> = {
-            return Err(std::io::Error::other(
-                "no file-system watcher for this platform yet",
-            ));
+        let mut note = None;
+        let backend: Box<dyn Backend> = match kind.resolved() {
+            #[cfg(target_os = "linux")]
+            BackendKind::Inotify => Box::new(inotify::Inotify::start(feed.clone())?),
+            #[cfg(not(target_os = "linux"))]
+            BackendKind::Inotify => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::Unsupported,
+                    "the inotify backend exists on Linux only; use watch_backend = \"notify\" or \"poll\"",
+                ));
+            }
+            BackendKind::Notify | BackendKind::Auto => {
+                note = notify::NotifyBackend::note();
+                Box::new(notify::NotifyBackend::start(feed.clone())?)
+            }
+            BackendKind::Poll => Box::new(poll::Poll::new(poll_interval)),
         };
         Ok(Arc::new(Watcher {
             backend,
@@ -195,7 +279,18 @@ impl Watcher {
             cap,
             polled: Mutex::new(BTreeSet::new()),
             limit_note: Mutex::new(None),
+            backend_note: note,
         }))
+    }
+
+    /// Every root is reconciled this often (see [`Backend::reconcile_every`]).
+    pub fn reconcile_every(&self) -> Option<Duration> {
+        self.backend.reconcile_every()
+    }
+
+    /// True when nothing is watched (see [`Backend::polls_everything`]).
+    pub fn polls_everything(&self) -> bool {
+        self.backend.polls_everything()
     }
 
     /// Watches one folder (idempotent). Returns false when it is left to
@@ -222,6 +317,7 @@ impl Watcher {
                     "the daemon's watch cap ({}) is reached; raise `max_watches` in config.toml",
                     self.cap
                 ),
+                true,
             );
             return false;
         }
@@ -235,7 +331,19 @@ impl Watcher {
             }
             Watched::Gone => true,
             Watched::Full(why) => {
-                self.poll_instead(path, why);
+                self.poll_instead(path, why, true);
+                false
+            }
+            Watched::Poll(why) => {
+                // Polling a folder rescans everything under it: one entry
+                // covers them all.
+                if !path
+                    .ancestors()
+                    .skip(1)
+                    .any(|a| self.polled.lock_ok().contains(a))
+                {
+                    self.poll_instead(path, why, false);
+                }
                 false
             }
         }
@@ -249,10 +357,16 @@ impl Watcher {
         }
     }
 
-    fn poll_instead(&self, path: &Path, why: String) {
+    /// Leaves `path` to polling; `limit`: because a limit on watches is
+    /// reached (else the backend does not watch it by design).
+    fn poll_instead(&self, path: &Path, why: String, limit: bool) {
         let mut note = self.limit_note.lock_ok();
         if note.is_none() {
-            tracing::warn!("{why}; folders beyond it are rescanned periodically instead");
+            if limit {
+                tracing::warn!("{why}; folders beyond it are rescanned periodically instead");
+            } else {
+                tracing::info!("{why}");
+            }
             *note = Some(why);
         }
         self.polled.lock_ok().insert(path.to_owned());
@@ -285,8 +399,13 @@ impl Watcher {
         self.backend.counts().0
     }
 
+    /// Why folders are polled, and what the backend cannot do here.
     pub fn limit_note(&self) -> Option<String> {
-        self.limit_note.lock_ok().clone()
+        let limit = self.limit_note.lock_ok().clone();
+        match (limit, &self.backend_note) {
+            (Some(l), Some(b)) => Some(format!("{l}; {b}")),
+            (l, b) => l.or_else(|| b.clone()),
+        }
     }
 
     /// The live counters (events, overflows, recrawls).

@@ -141,7 +141,8 @@ pub fn normalise(p: &Path) -> PathBuf {
     out
 }
 
-#[cfg(test)]
+// Unix only: the fixtures are symlinks.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

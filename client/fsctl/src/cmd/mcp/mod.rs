@@ -20,8 +20,7 @@ mod plan;
 mod server;
 mod text;
 
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
@@ -51,7 +50,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         .roots;
     let roots: Vec<PathBuf> = roots
         .iter()
-        .map(|r| Path::new(std::ffi::OsStr::from_bytes(&r.path)))
+        .map(|r| crate::output::path_from_bytes(&r.path))
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
     let allowed = allowed_dirs(&roots, &a.allow)?;

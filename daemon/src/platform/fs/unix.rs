@@ -1,15 +1,4 @@
-//! File-system calls that work on paths of any length.
-//!
-//! The kernel refuses a path of `PATH_MAX` (4096) bytes or more with
-//! `ENAMETOOLONG`, yet trees deeper than that are legal and GNU find and du
-//! handle them: they walk relative to an open folder (`openat`, `fstatat`)
-//! and never hand the kernel a full path. The walker does the same
-//! ([`crate::ingest::scan`]); the calls here take a full path for everything else
-//! (watch events, `info`, hashing) and, when the path is too long for one
-//! system call, open its folders one `openat` at a time.
-//!
-//! Each call is one system call for an ordinary path, so nothing pays for
-//! the long-path support until it needs it.
+//! The Unix bodies: `openat`, `fstatat` and `getdents` through rustix.
 
 use std::ffi::OsStr;
 use std::io;
@@ -19,33 +8,35 @@ use std::path::{Component, Path};
 
 use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags};
 
+use super::{Names, PATH_MAX, Stat};
 use crate::store::Kind;
 
-/// Paths this long or longer are refused by the kernel in one call.
-pub const PATH_MAX: usize = 4096;
+/// An open folder.
+pub type DirFd = OwnedFd;
+/// An open folder, borrowed.
+pub type DirRef<'a> = BorrowedFd<'a>;
+/// A folder being listed (it stays open for its children).
+pub type Listing = Dir;
 
-/// What `lstat` says of an entry, in the units the index stores.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stat {
-    pub kind: Kind,
-    pub size: u64,
-    /// 512-byte units, as `st_blocks`.
-    pub blocks: u64,
-    pub mtime_ns: i64,
-    pub ctime_ns: i64,
-    pub atime_ns: i64,
-    pub dev: u64,
-    pub ino: u64,
-    pub nlink: u64,
-    pub mode: u32,
-    pub uid: u32,
-    pub gid: u32,
+/// The open folder behind a listing.
+pub fn listing_fd(l: &Listing) -> io::Result<DirRef<'_>> {
+    Ok(l.fd()?)
 }
 
-impl Stat {
-    pub fn is_dir(&self) -> bool {
-        self.kind == Kind::Dir
-    }
+/// `d`, borrowed.
+pub fn dir_ref(d: &DirFd) -> DirRef<'_> {
+    d.as_fd()
+}
+
+/// True for "not a folder (any more)" or "a symlink where a folder was":
+/// what opening a folder that was just replaced gives.
+pub fn is_replaced(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ENOTDIR) || e.raw_os_error() == Some(libc::ELOOP)
+}
+
+/// True when an open was refused because the path is a symlink.
+pub fn is_symlink_refused(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ELOOP)
 }
 
 fn ns(secs: i64, nsec: i64) -> i64 {
@@ -94,6 +85,16 @@ pub fn lstat_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Stat> {
 /// `fstat` of an open file or folder.
 pub fn fstat(fd: BorrowedFd<'_>) -> io::Result<Stat> {
     Ok(from_raw(&rustix::fs::fstat(fd)?))
+}
+
+/// `fstat` of an open file.
+pub fn fstat_file(f: &std::fs::File) -> io::Result<Stat> {
+    fstat(f.as_fd())
+}
+
+/// Reads exactly `buf.len()` bytes at `offset` (the file position is not used).
+pub fn read_exact_at(f: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
 }
 
 /// Opens the folder `name` in the open folder `dir` (not through a symlink).
@@ -180,10 +181,6 @@ pub fn read_link(path: &Path) -> io::Result<Vec<u8>> {
         Ok(rustix::fs::readlinkat(dir, name, Vec::new())?.into_bytes())
     })
 }
-
-/// A folder's entries: each name, and whether it is a folder (`None`: the
-/// listing does not say).
-pub type Names = Vec<(Vec<u8>, Option<bool>)>;
 
 /// The entries of an open folder (without `.` and `..`): each name and
 /// whether the folder listing says it is a folder (`None`: it does not
