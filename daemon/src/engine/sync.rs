@@ -1,6 +1,6 @@
 //! `--sync`: returning once every change made before the call is in the
 //! index, by writing a cookie file in each root and waiting for its event
-//! (Watchman's cookies).
+//! (Watchman's cookies). Folders left to polling are rescanned instead.
 
 use super::*;
 
@@ -99,6 +99,18 @@ impl Engine {
                     )));
                 }
             }
+        }
+        // Folders the watcher could not watch (beyond the cap, or paths the
+        // backend cannot watch) have no events to wait for: poll them now.
+        if !watcher.polled_tops().is_empty() {
+            let (tx, rx) = mpsc::channel();
+            self.send_job(Job::Poll(Some(tx)));
+            rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .map_err(|_| {
+                    Error::Timeout(format!(
+                        "--sync: the rescan of the polled folders did not end within {timeout:?}"
+                    ))
+                })?;
         }
         Ok(())
     }

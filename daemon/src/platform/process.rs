@@ -20,14 +20,23 @@ pub fn lower_thread_priority() {
         libc::syscall(libc::SYS_ioprio_set, 1, tid as libc::c_long, 3 << 13);
     }
     #[cfg(target_os = "macos")]
-    // SAFETY: plain calls on the calling thread with integer arguments.
-    unsafe {
-        libc::setpriority(libc::PRIO_DARWIN_THREAD, 0, libc::PRIO_DARWIN_BG);
-        libc::setiopolicy_np(
-            libc::IOPOL_TYPE_DISK,
-            libc::IOPOL_SCOPE_THREAD,
-            libc::IOPOL_THROTTLE,
-        );
+    {
+        // <sys/resource.h>; the libc crate does not declare these.
+        const IOPOL_TYPE_DISK: libc::c_int = 0;
+        const IOPOL_SCOPE_THREAD: libc::c_int = 1;
+        const IOPOL_THROTTLE: libc::c_int = 3;
+        unsafe extern "C" {
+            fn setiopolicy_np(
+                iotype: libc::c_int,
+                scope: libc::c_int,
+                policy: libc::c_int,
+            ) -> libc::c_int;
+        }
+        // SAFETY: plain calls on the calling thread with integer arguments.
+        unsafe {
+            libc::setpriority(libc::PRIO_DARWIN_THREAD, 0, libc::PRIO_DARWIN_BG);
+            setiopolicy_np(IOPOL_TYPE_DISK, IOPOL_SCOPE_THREAD, IOPOL_THROTTLE);
+        }
     }
     #[cfg(windows)]
     // SAFETY: the pseudo-handle of the calling thread; no pointers.

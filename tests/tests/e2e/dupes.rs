@@ -288,11 +288,15 @@ fn background_hashing_answers_from_the_cache_and_off_refuses() {
     let (again, _, _) = dupes(&inst, &[]);
     assert_eq!(again, groups);
     // (The log is written by a background thread: wait for the line.)
-    util::eventually(
-        Duration::from_secs(10),
-        "no reused=true in the daemon's log",
-        || daemon_log(&inst).contains("reused=true"),
-    );
+    // Where every folder is polled, a change may not be seen yet, so an
+    // earlier answer is never reused.
+    if !util::polling() {
+        util::eventually(
+            Duration::from_secs(10),
+            "no reused=true in the daemon's log",
+            || daemon_log(&inst).contains("reused=true"),
+        );
+    }
     // One byte changed (same size) and the daemon idle again: the watcher
     // saw it, so the answer is computed afresh and the file left its group.
     let f0 = tree.join("d0/f0");

@@ -229,6 +229,9 @@ pub struct Watcher {
     feed: Arc<Feed>,
     /// At most this many watches (0: as many as the OS allows).
     cap: usize,
+    /// Held from the cap check to the backend's watch, so that the walk's
+    /// threads cannot both take the last place under the cap.
+    cap_gate: Mutex<()>,
     /// Folders that could not be watched; rescanned every poll interval.
     polled: Mutex<BTreeSet<PathBuf>>,
     /// Why folders are polled, with the advice to fix it.
@@ -277,6 +280,7 @@ impl Watcher {
             backend,
             feed,
             cap,
+            cap_gate: Mutex::new(()),
             polled: Mutex::new(BTreeSet::new()),
             limit_note: Mutex::new(None),
             backend_note: note,
@@ -310,6 +314,7 @@ impl Watcher {
     }
 
     fn watch(&self, path: &Path, fd: Option<FolderFd<'_>>) -> bool {
+        let gate = (self.cap > 0).then(|| self.cap_gate.lock_ok());
         if self.full() {
             self.poll_instead(
                 path,
@@ -321,7 +326,9 @@ impl Watcher {
             );
             return false;
         }
-        match self.backend.watch_dir(path, fd) {
+        let watched = self.backend.watch_dir(path, fd);
+        drop(gate);
+        match watched {
             Watched::Yes => {
                 let mut polled = self.polled.lock_ok();
                 if !polled.is_empty() {

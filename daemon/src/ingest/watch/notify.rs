@@ -144,6 +144,15 @@ fn io_error(e: ::notify::Error) -> std::io::Error {
 
 /// One event (or error) from notify, as notices.
 fn translate(feed: &Feed, renames: &mut Renames, res: ::notify::Result<::notify::Event>) {
+    // Reads change nothing, and counting them would make the daemon's own
+    // reads (scans, hashing, extraction) look like activity: busy, and a
+    // new generation for `dupes` each time.
+    if let Ok(ev) = &res
+        && matches!(ev.kind, EventKind::Access(kind) if kind != AccessKind::Close(AccessMode::Write))
+        && !ev.need_rescan()
+    {
+        return;
+    }
     feed.saw_event(now_ms());
     let ev = match res {
         Ok(ev) => ev,
