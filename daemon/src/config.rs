@@ -21,6 +21,15 @@ pub const SOCKET_FILE: &str = "fsindexd.sock";
 #[cfg(not(unix))]
 pub const SOCKET_FILE: &str = "fsindexd.addr";
 
+/// The machine-wide instance's folder on Windows: `%ProgramData%\fsindex`.
+#[cfg(not(unix))]
+pub fn system_dir() -> PathBuf {
+    let data = std::env::var_os("ProgramData")
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| r"C:\ProgramData".into());
+    Path::new(&data).join("fsindex")
+}
+
 /// Where one instance keeps its files.
 #[derive(Clone, Debug)]
 pub struct Paths {
@@ -66,14 +75,19 @@ impl Paths {
         if let Some(home) = std::env::var_os("FSINDEX_HOME").filter(|h| !h.is_empty()) {
             return Paths::under(Path::new(&home));
         }
-        Paths {
+        #[cfg(unix)]
+        return Paths {
             config: "/etc/fsindex/config.toml".into(),
             token: "/etc/fsindex/token".into(),
             db: "/var/lib/fsindex/index.db".into(),
             socket: "/run/fsindex/fsindexd.sock".into(),
             lock: "/var/lib/fsindex/fsindexd.lock".into(),
             logs: "/var/log/fsindex".into(),
-        }
+        };
+        // Windows: everything in %ProgramData%\fsindex, which the daemon
+        // closes to everyone but SYSTEM and Administrators (see main.rs).
+        #[cfg(not(unix))]
+        Paths::under(&system_dir())
     }
 
     pub fn under(home: &Path) -> Paths {

@@ -237,14 +237,14 @@ fn logging(
 
 fn run(args: Args) -> anyhow::Result<()> {
     use anyhow::Context;
-    if args.system && cfg!(windows) {
-        anyhow::bail!(
-            "--system (one index answering each user with what they may see) is not available on Windows yet: run one fsindexd per user"
-        );
-    }
     if args.system && !running_as_root() {
+        #[cfg(unix)]
         anyhow::bail!(
             "--system serves every user and must run as root (it reads everything and answers each caller with what they may see)"
+        );
+        #[cfg(not(unix))]
+        anyhow::bail!(
+            "--system reads everything and must run elevated (as the service `fsctl service install --system` registers, or from an administrator prompt)"
         );
     }
     let paths = if args.system {
@@ -274,6 +274,14 @@ fn run(args: Args) -> anyhow::Result<()> {
     if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
         let mode = if args.system { 0o755 } else { 0o700 };
         dir_with_mode(dir, mode).with_context(|| format!("creating {}", dir.display()))?;
+    }
+
+    // Windows has no caller identity on the loopback transport, so the
+    // machine-wide instance answers administrators only: its folder (token
+    // included) is closed to everyone else before the token is written.
+    #[cfg(not(unix))]
+    if args.system && std::env::var_os("FSINDEX_HOME").is_none() {
+        admins_only(&fsindexd::config::system_dir())?;
     }
 
     // One daemon per instance.
@@ -475,11 +483,70 @@ fn running_as_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Machine-wide mode needs peer credentials, which the Windows transport
-/// (loopback TCP with a token) does not give: refused there.
-#[cfg(not(unix))]
+/// Windows: the process token is elevated (an administrator prompt, or
+/// the service running as LocalSystem).
+#[cfg(windows)]
+#[allow(unsafe_code)]
+fn running_as_root() -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, HANDLE};
+    use windows_sys::Win32::Security::{
+        GetTokenInformation, TOKEN_ELEVATION, TOKEN_QUERY, TokenElevation,
+    };
+    use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
+    let mut token: HANDLE = std::ptr::null_mut();
+    let mut elevation = TOKEN_ELEVATION { TokenIsElevated: 0 };
+    let mut len = 0u32;
+    // SAFETY: the pseudo-handle of this process; `token` and `elevation`
+    // are live locals of the sizes passed; the token is closed once read.
+    unsafe {
+        if OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) == 0 {
+            return false;
+        }
+        let ok = GetTokenInformation(
+            token,
+            TokenElevation,
+            (&raw mut elevation).cast(),
+            std::mem::size_of::<TOKEN_ELEVATION>() as u32,
+            &mut len,
+        );
+        CloseHandle(token);
+        ok != 0 && elevation.TokenIsElevated != 0
+    }
+}
+
+/// Neither Unix nor Windows: no machine-wide mode.
+#[cfg(not(any(unix, windows)))]
 fn running_as_root() -> bool {
     false
+}
+
+/// Creates `dir` and gives it to SYSTEM and Administrators alone
+/// (inheritance cut, full control for both, by well-known SID so that a
+/// localized Windows names them its own way): the machine-wide instance's
+/// token, index and logs are then out of every other user's reach. Fails
+/// rather than run with a token others could read.
+#[cfg(not(unix))]
+fn admins_only(dir: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let out = std::process::Command::new("icacls.exe")
+        .arg(dir)
+        .args([
+            "/inheritance:r",
+            "/grant:r",
+            "*S-1-5-18:(OI)(CI)F",
+            "*S-1-5-32-544:(OI)(CI)F",
+        ])
+        .output()
+        .context("running icacls.exe")?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "cannot close {} to other users (icacls: {}); not starting with a token they could read",
+            dir.display(),
+            String::from_utf8_lossy(&out.stdout).trim()
+        );
+    }
+    Ok(())
 }
 
 /// `SIGHUP`: re-read config.toml; a bad file is logged with its line and

@@ -62,7 +62,21 @@ pub const SOCKET_FILE: &str = "fsindexd.sock";
 pub const SOCKET_FILE: &str = "fsindexd.addr";
 
 /// The socket of the machine-wide daemon (`fsindexd --system`).
-pub const SYSTEM_SOCKET: &str = "/run/fsindex/fsindexd.sock";
+#[cfg(unix)]
+pub fn system_socket() -> PathBuf {
+    "/run/fsindex/fsindexd.sock".into()
+}
+
+/// The socket of the machine-wide daemon (`fsindexd --system`): on
+/// Windows the address file in `%ProgramData%\fsindex`, beside the token
+/// only administrators can read. Must agree with the daemon's `Paths`.
+#[cfg(not(unix))]
+pub fn system_socket() -> PathBuf {
+    let data = std::env::var_os("ProgramData")
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| r"C:\ProgramData".into());
+    Path::new(&data).join("fsindex").join(SOCKET_FILE)
+}
 
 /// How long to wait for a spawned daemon to start listening.
 const SPAWN_DEADLINE: Duration = Duration::from_secs(30);
@@ -234,14 +248,27 @@ pub async fn connect(target: &Target) -> anyhow::Result<Client> {
 }
 
 /// Windows: the loopback address the daemon wrote into its socket file,
-/// with the instance's token.
+/// with the instance's token (for the machine-wide instance, the one in
+/// its folder, which only administrators can read).
 #[cfg(not(unix))]
 fn loopback_target(file: &Path) -> anyhow::Result<Target> {
     let addr = std::fs::read_to_string(file)
         .with_context(|| format!("no fsindexd address in {}", file.display()))?;
+    let token = if file == system_socket() {
+        let t = file.with_file_name("token");
+        let t = std::fs::read_to_string(&t).with_context(|| {
+            format!(
+                "reading {}: the machine-wide index on Windows answers administrators only (run fsctl from an administrator prompt; without one, fsctl starts and asks your own daemon)",
+                t.display()
+            )
+        })?;
+        Some(t.trim().to_owned())
+    } else {
+        find_token(None)?
+    };
     Ok(Target::Url {
         url: format!("http://{}", addr.trim()),
-        token: find_token(None)?,
+        token,
     })
 }
 
@@ -285,10 +312,9 @@ async fn connect_or_spawn_unchecked(target: &Target, spawn: bool) -> anyhow::Res
         }
     };
     // No daemon of this user, but a machine-wide one: ask that one.
-    if cfg!(unix)
-        && *socket == default_socket()
+    if *socket == default_socket()
         && std::env::var_os("FSINDEX_HOME").is_none()
-        && let Ok(c) = connect(&Target::Socket(SYSTEM_SOCKET.into())).await
+        && let Ok(c) = connect(&Target::Socket(system_socket())).await
     {
         return Ok(c);
     }

@@ -4,8 +4,9 @@
 //! Linux: `SO_PEERCRED` (uid, gid, pid). macOS: `getpeereid` (uid, gid; no
 //! pid, so no supplementary groups: a caller gets fewer rights, never
 //! more). Both come through tonic's `UdsConnectInfo`. Windows: the daemon
-//! serves loopback TCP guarded by its token (see `main.rs`), and
-//! machine-wide mode is refused there, so there is no peer to identify.
+//! serves loopback TCP guarded by its token (see `main.rs`), which tells no
+//! peer; there the machine-wide instance's token is readable by
+//! administrators alone, so every caller it answers is one.
 
 /// The caller's uid, gid and (where the OS tells) pid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
