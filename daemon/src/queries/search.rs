@@ -1075,14 +1075,18 @@ impl Snapshot {
 
     fn relevance(&self, i: u32, own: u32, terms: &[&str], content: Option<f64>) -> RelevanceKey {
         let name = self.folded_name(i as usize);
-        let exact = terms
-            .iter()
-            .enumerate()
-            .filter(|(t, term)| own & (1 << t) != 0 && is_word_match(name, term.as_bytes()))
-            .count();
+        let mut whole = 0;
+        let mut exact = 0;
+        for (t, term) in terms.iter().enumerate() {
+            if own & (1 << t) != 0 {
+                whole = whole.max(name_match(name, term.as_bytes()));
+                exact += u32::from(is_word_match(name, term.as_bytes()));
+            }
+        }
         (
             Reverse(own.count_ones()),
-            Reverse(exact as u32),
+            Reverse(whole),
+            Reverse(exact),
             // bm25 is negative, lower is better; no content score last.
             content.map_or(i64::MAX, |s| (s * 1e6) as i64),
             self.depth[i as usize],
@@ -1152,8 +1156,30 @@ fn add_grams(mask: &mut GramMask, names: &[u8]) {
     }
 }
 
-/// (own-name matches, exact word matches, depth, newer first, id).
-type RelevanceKey = (Reverse<u32>, Reverse<u32>, i64, u16, Reverse<i64>, u32);
+/// (own-name matches, whole-name match, word matches, bm25, depth, newer
+/// first, id).
+type RelevanceKey = (
+    Reverse<u32>,
+    Reverse<u8>,
+    Reverse<u32>,
+    i64,
+    u16,
+    Reverse<i64>,
+    u32,
+);
+
+/// How much of `name` the term is: 2 the whole name (`cargo.toml` for
+/// `Cargo.toml`), 1 the name without its extension (`readme.md` for
+/// `readme`), else 0.
+fn name_match(name: &[u8], term: &[u8]) -> u8 {
+    if name == term {
+        return 2;
+    }
+    match name.iter().rposition(|&b| b == b'.') {
+        Some(dot) if dot > 0 && &name[..dot] == term => 1,
+        _ => 0,
+    }
+}
 
 /// True when `term` occurs in `name` bounded by non-alphanumeric characters.
 fn is_word_match(name: &[u8], term: &[u8]) -> bool {
@@ -1520,6 +1546,15 @@ mod tests {
         s.compact();
         s.build_hi();
         check(&s, &mut rnd);
+    }
+
+    #[test]
+    fn whole_names_rank_above_names_that_contain_the_term() {
+        assert_eq!(name_match(b"cargo.toml", b"cargo.toml"), 2);
+        assert_eq!(name_match(b"cargo.toml.orig", b"cargo.toml"), 1);
+        assert_eq!(name_match(b"readme.md", b"readme"), 1);
+        assert_eq!(name_match(b"my readme.md", b"readme"), 0);
+        assert_eq!(name_match(b".bashrc", b""), 0);
     }
 
     #[test]

@@ -2,7 +2,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::util::{OddSetup, diff, find_oracle, json_lines, odd_instance, search_oracle};
+use crate::util::{
+    self, Instance, OddSetup, Runner, diff, find_oracle, json_lines, odd_instance, search_oracle,
+};
 
 /// (query as typed, the terms it means).
 const QUERIES: &[(&[&str], &[&str])] = &[
@@ -117,4 +119,64 @@ fn ranking_limit_sort_json_and_exit_codes() {
     let none = inst.fsctl(&["search", "zzz-no-such-name"]);
     assert_eq!(none.status.code(), Some(1));
     assert!(none.stdout.is_empty());
+}
+
+/// The order a person expects: a name that is the query beats one that
+/// only contains it, even deeper down; a whole word beats part of a word.
+#[test]
+fn exact_names_then_whole_words_then_parts_of_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    for f in [
+        "Cargo.toml.orig",
+        "MyCargo.toml",
+        "old/Cargo.toml.bak",
+        "a/b/c/d/Cargo.toml",
+        "syntax.rs",
+        "taxes.txt",
+        "x/y/z/tax.pdf",
+        "x/y/my tax notes.txt",
+        "readmes.txt",
+        "README-old.txt",
+        "deep/er/README.md",
+        "deep/er/still/README",
+    ] {
+        util::write_file(&tree, f, b"x");
+    }
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.start();
+    let names = |q: &str| -> Vec<String> {
+        inst.search0(&[q])
+            .iter()
+            .map(|p| {
+                let p = String::from_utf8_lossy(p).into_owned();
+                p.strip_prefix(&format!("{}/", tree.display()))
+                    .unwrap_or(&p)
+                    .to_owned()
+            })
+            .collect()
+    };
+    assert_eq!(
+        names("Cargo.toml"),
+        [
+            "a/b/c/d/Cargo.toml", // the whole name, four folders down
+            "Cargo.toml.orig",    // the name but its extension
+            "old/Cargo.toml.bak",
+            "MyCargo.toml", // part of a word
+        ]
+    );
+    let tax = names("tax");
+    assert_eq!(tax[0], "x/y/z/tax.pdf", "{tax:?}");
+    assert_eq!(tax[1], "x/y/my tax notes.txt", "{tax:?}");
+    let partial: BTreeSet<_> = tax[2..].iter().map(String::as_str).collect();
+    assert_eq!(partial, BTreeSet::from(["syntax.rs", "taxes.txt"]));
+    assert_eq!(
+        names("readme"),
+        [
+            "deep/er/still/README",
+            "deep/er/README.md",
+            "README-old.txt",
+            "readmes.txt"
+        ]
+    );
 }
