@@ -10,8 +10,8 @@
 # x86_64-apple-darwin) gets `zig cc` from PyPI's ziglang for C code such as the bundled sqlite3.c.
 # First use downloads ~1 GB and builds std (~1.5 min per target on one core).
 #
-#   ../shared/tools/xcheck.sh x86_64-pc-windows-gnu --workspace --all-targets
-#   ../shared/tools/xcheck.sh aarch64-apple-darwin --workspace
+#   .ci/xcheck.sh x86_64-pc-windows-gnu --workspace --all-targets
+#   .ci/xcheck.sh x86_64-pc-windows-gnu,aarch64-apple-darwin --workspace --all-targets
 #
 # Only checks (no linking for macOS: that needs Apple's SDK). XC_PREFIX sets the cache folder.
 set -euo pipefail
@@ -30,16 +30,22 @@ if [ ! -x "$P/root/usr/bin/cargo" ]; then
     for f in *.deb; do case $f in *mingw*) dpkg -x "$f" "$P/mingw";; *) dpkg -x "$f" "$P/root";; esac; done )
   ln -sf x86_64-w64-mingw32-gcc-win32 "$P/mingw/usr/bin/x86_64-w64-mingw32-gcc"
 fi
-T=${1:?usage: xcheck.sh TARGET-TRIPLE [cargo check args]}; shift
+# One or more triples, comma-separated: one cargo run checks them all, so
+# the host's build scripts and proc macros are built once, not per target.
+TS=${1:?usage: xcheck.sh TRIPLE[,TRIPLE...] [cargo check args]}; shift
 export LD_LIBRARY_PATH=$P/root/usr/lib/x86_64-linux-gnu:$P/root/usr/lib/rustlib/x86_64-unknown-linux-gnu/lib
 export PATH=$P/root/usr/bin:$P/mingw/usr/bin:$PATH RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR=${XC_TARGET_DIR:-${CARGO_TARGET_DIR:-$PWD/target}/xcheck}
-case $T in *apple-darwin)
-  [ -x "$P/venv/bin/python" ] || { python3 -m venv "$P/venv"; "$P/venv/bin/pip" install -q ziglang; }
-  Z=$("$P/venv/bin/python" -c 'import ziglang,os;print(os.path.join(os.path.dirname(ziglang.__file__),"zig"))')
-  arch=${T%%-*}; mkdir -p "$P/zbin"
-  printf '#!/usr/bin/env python3\nimport os,sys\nos.execv("%s",["%s","cc","-target","%s-macos"]+[a for a in sys.argv[1:] if not a.startswith("--target=")])\n' "$Z" "$Z" "$arch" > "$P/zbin/cc-$arch-macos"
-  printf '#!/bin/sh\nexec %s ar "$@"\n' "$Z" > "$P/zbin/zar"; chmod +x "$P/zbin/"*
-  v=${T//-/_}; export CC_$v="$P/zbin/cc-$arch-macos" AR_$v="$P/zbin/zar";;
-esac
-exec cargo check -Zbuild-std --target "$T" "$@"
+targets=()
+for T in ${TS//,/ }; do
+  targets+=(--target "$T")
+  case $T in *apple-darwin)
+    [ -x "$P/venv/bin/python" ] || { python3 -m venv "$P/venv"; "$P/venv/bin/pip" install -q ziglang; }
+    Z=$("$P/venv/bin/python" -c 'import ziglang,os;print(os.path.join(os.path.dirname(ziglang.__file__),"zig"))')
+    arch=${T%%-*}; mkdir -p "$P/zbin"
+    printf '#!/usr/bin/env python3\nimport os,sys\nos.execv("%s",["%s","cc","-target","%s-macos"]+[a for a in sys.argv[1:] if not a.startswith("--target=")])\n' "$Z" "$Z" "$arch" > "$P/zbin/cc-$arch-macos"
+    printf '#!/bin/sh\nexec %s ar "$@"\n' "$Z" > "$P/zbin/zar"; chmod +x "$P/zbin/"*
+    v=${T//-/_}; export CC_$v="$P/zbin/cc-$arch-macos" AR_$v="$P/zbin/zar";;
+  esac
+done
+exec cargo check -Zbuild-std "${targets[@]}" "$@"

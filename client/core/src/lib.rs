@@ -189,7 +189,10 @@ impl std::error::Error for ProtocolMismatch {}
 /// [`ProtocolMismatch`], a daemon whose protocol this client does not speak.
 /// Returns the daemon's status.
 pub async fn handshake(client: &mut Client) -> anyhow::Result<pb::StatusResponse> {
-    let status = client.status(pb::StatusRequest {}).await?.into_inner();
+    let status = client
+        .status(pb::StatusRequest { brief: true })
+        .await?
+        .into_inner();
     check_protocol(&status)?;
     Ok(status)
 }

@@ -606,7 +606,7 @@ async fn duplicates(mut client: Client, out: Out, generation: u64) {
 async fn poll_status(mut client: Client, out: Out) {
     loop {
         let answer = client
-            .status(pb::StatusRequest {})
+            .status(pb::StatusRequest::default())
             .await
             .map(|r| StatusInfo::from_proto(r.into_inner()))
             .map_err(|s| s.message().to_owned());

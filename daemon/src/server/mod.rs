@@ -108,6 +108,14 @@ impl pb::index_server::Index for IndexService {
         &self,
         req: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::StatusResponse>, Status> {
+        if req.get_ref().brief {
+            return Ok(Response::new(pb::StatusResponse {
+                version: env!("CARGO_PKG_VERSION").into(),
+                protocol: pb::Protocol::V1 as i32,
+                pid: std::process::id(),
+                ..Default::default()
+            }));
+        }
         let view = self.view(&req);
         let s = self.blocking(move |e| e.status(view)).await?;
         Ok(Response::new(pb::StatusResponse {

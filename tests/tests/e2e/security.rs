@@ -213,7 +213,7 @@ fn grpc_status(url: &str, token: Option<&str>) -> Result<(), tonic::Code> {
             token: token.map(str::to_owned),
         };
         let mut c = fsindex_client::connect(&target).await.unwrap();
-        c.status(fsindex_proto::v1::StatusRequest {})
+        c.status(fsindex_proto::v1::StatusRequest::default())
             .await
             .map(|_| ())
             .map_err(|s| s.code())

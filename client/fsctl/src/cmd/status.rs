@@ -37,7 +37,10 @@ pub fn root_json(r: &pb::RootStatus) -> serde_json::Value {
 
 pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
     let mut client = g.client().await?;
-    let s = client.status(pb::StatusRequest {}).await?.into_inner();
+    let s = client
+        .status(pb::StatusRequest::default())
+        .await?
+        .into_inner();
     if g.json {
         let v = json!({
             "state": s.state,
