@@ -49,7 +49,7 @@ pub fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
     let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
         return Ok(abs);
     };
-    match std::fs::canonicalize(parent) {
+    match fsindex_proto::paths::canonicalize(parent) {
         Ok(parent) => Ok(parent.join(name)),
         Err(_) => Ok(abs),
     }

@@ -81,7 +81,7 @@ fn default_content_folders() -> Vec<PathBuf> {
         .into_iter()
         .map(|(d, fallback)| d.map_or_else(|| home.join(fallback), Path::to_owned))
         .filter(|d| d != &home)
-        .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
+        .map(|d| fsindex_proto::paths::canonicalize(&d).unwrap_or(d))
         .collect()
 }
 

@@ -151,8 +151,8 @@ fn hide_tree(node: &mut browse::Node, path: Vec<u8>, closed: &[access::Closed]) 
     }
     for child in &mut node.children {
         let mut p = path.clone();
-        if p.last() != Some(&b'/') {
-            p.push(b'/');
+        if p.last() != Some(&crate::platform::bytes::SEP) {
+            p.push(crate::platform::bytes::SEP);
         }
         p.extend_from_slice(&child.name);
         hide_tree(child, p, closed);
@@ -381,8 +381,8 @@ impl Engine {
             .into_iter()
             .map(|r| {
                 let mut p = base.to_vec();
-                if p.last() != Some(&b'/') {
-                    p.push(b'/');
+                if p.last() != Some(&crate::platform::bytes::SEP) {
+                    p.push(crate::platform::bytes::SEP);
                 }
                 p.extend_from_slice(&r.name);
                 Listed {

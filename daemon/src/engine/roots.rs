@@ -277,7 +277,7 @@ impl Engine {
     /// Removes a root and its entries; searches stop returning them at once.
     pub fn remove_root(&self, path: &Path) -> Result<(), Error> {
         let roots = self.store.read(crate::store::roots)?;
-        let wanted = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        let wanted = fsindex_proto::paths::canonicalize(path).unwrap_or_else(|_| path.to_owned());
         let root = roots
             .iter()
             .find(|r| {

@@ -410,7 +410,7 @@ impl Default for Rules {
 }
 
 fn canonical(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned())
+    fsindex_proto::paths::canonicalize(p).unwrap_or_else(|_| p.to_owned())
 }
 
 fn is_volume_trash(name: &OsStr) -> bool {

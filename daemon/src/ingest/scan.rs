@@ -1218,7 +1218,7 @@ pub fn through_symlink(root: &Path, path: &Path) -> bool {
 
 /// Canonical absolute form of a root path.
 pub fn canonical_root(path: &Path) -> Result<PathBuf, Error> {
-    let p = std::fs::canonicalize(path).map_err(|e| {
+    let p = fsindex_proto::paths::canonicalize(path).map_err(|e| {
         Error::InvalidArgument(format!("cannot use {} as a root: {e}", path.display()))
     })?;
     if !p.is_dir() {

@@ -8,6 +8,10 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+/// The separator put between a folder's path and a child's name (a root's
+/// own entry holds its whole path; every other entry holds one name).
+pub const SEP: u8 = if cfg!(windows) { b'\\' } else { b'/' };
+
 /// The bytes of `p` as stored in the index.
 pub fn of(p: &Path) -> &[u8] {
     p.as_os_str().as_encoded_bytes()

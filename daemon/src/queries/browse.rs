@@ -249,7 +249,7 @@ fn node(
         shown += 1;
         let child_name = child
             .path
-            .rsplit(|&b| b == b'/')
+            .rsplit(|&b| b == crate::platform::bytes::SEP)
             .next()
             .unwrap_or(&child.path)
             .to_vec();

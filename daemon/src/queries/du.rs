@@ -330,8 +330,8 @@ pub fn disk_usage(
         while let Some(r) = rows.next()? {
             let (cid, name, mut u) = child_usage(r)?;
             let mut child_path = path.clone();
-            if child_path.last() != Some(&b'/') {
-                child_path.push(b'/');
+            if child_path.last() != Some(&crate::platform::bytes::SEP) {
+                child_path.push(crate::platform::bytes::SEP);
             }
             child_path.extend_from_slice(&name);
             u.path = child_path;
@@ -497,8 +497,8 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
         }
         let mut out = path.clone();
         for part in parts.into_iter().rev() {
-            if out.last() != Some(&b'/') {
-                out.push(b'/');
+            if out.last() != Some(&crate::platform::bytes::SEP) {
+                out.push(crate::platform::bytes::SEP);
             }
             out.extend_from_slice(part);
         }

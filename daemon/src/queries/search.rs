@@ -588,8 +588,8 @@ impl Snapshot {
         }
         let mut out = Vec::with_capacity(64);
         for (k, id) in chain.iter().rev().enumerate() {
-            if k > 0 && out.last() != Some(&b'/') {
-                out.push(b'/');
+            if k > 0 && out.last() != Some(&crate::platform::bytes::SEP) {
+                out.push(crate::platform::bytes::SEP);
             }
             out.extend_from_slice(self.name(*id as usize));
         }

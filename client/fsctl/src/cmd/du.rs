@@ -114,9 +114,13 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         // Children by name; deeper entries by their path below PATH.
         let name = full
             .strip_prefix(base.as_str())
-            .map(|rest| rest.trim_start_matches('/'))
+            .map(|rest| rest.trim_start_matches(std::path::MAIN_SEPARATOR))
             .filter(|rest| !rest.is_empty())
-            .unwrap_or_else(|| full.rsplit('/').next().unwrap_or(&full))
+            .unwrap_or_else(|| {
+                full.rsplit(std::path::MAIN_SEPARATOR)
+                    .next()
+                    .unwrap_or(&full)
+            })
             .to_owned();
         let dir = c.r#type == pb::EntryType::Dir as i32;
         let share = main(c) as f64 / parent;

@@ -49,7 +49,7 @@ impl Guard {
 
     /// An existing path under an allowed directory, symlinks resolved.
     pub fn existing(&self, raw: &str) -> Result<PathBuf, Refusal> {
-        self.resolve(raw, |p| std::fs::canonicalize(p).ok())
+        self.resolve(raw, |p| fsindex_proto::paths::canonicalize(p).ok())
     }
 
     /// [`Guard::existing`] for an optional path argument.
@@ -65,7 +65,7 @@ impl Guard {
             let mut rest = Vec::new();
             let mut cur = p.to_path_buf();
             loop {
-                if let Ok(real) = std::fs::canonicalize(&cur) {
+                if let Ok(real) = fsindex_proto::paths::canonicalize(&cur) {
                     let mut full = real;
                     full.extend(rest.iter().rev());
                     return Some(full);
@@ -148,7 +148,7 @@ mod tests {
 
     fn setup() -> (tempfile::TempDir, Guard, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let base = fsindex_proto::paths::canonicalize(tmp.path()).unwrap();
         let allowed = base.join("allowed");
         std::fs::create_dir_all(allowed.join("sub")).unwrap();
         std::fs::write(allowed.join("sub/a.txt"), b"a").unwrap();

@@ -51,7 +51,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let roots: Vec<PathBuf> = roots
         .iter()
         .map(|r| crate::output::path_from_bytes(&r.path))
-        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .filter_map(|p| fsindex_proto::paths::canonicalize(p).ok())
         .collect();
     let allowed = allowed_dirs(&roots, &a.allow)?;
     eprintln!(
@@ -84,7 +84,7 @@ fn allowed_dirs(roots: &[PathBuf], allow: &[PathBuf]) -> anyhow::Result<Vec<Path
     }
     let mut out: Vec<PathBuf> = Vec::new();
     for a in allow {
-        let real = std::fs::canonicalize(a)
+        let real = fsindex_proto::paths::canonicalize(a)
             .with_context(|| format!("--allow {}: cannot resolve it", a.display()))?;
         let mut any = false;
         for r in roots {
