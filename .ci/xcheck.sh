@@ -48,4 +48,7 @@ for T in ${TS//,/ }; do
     v=${T//-/_}; export CC_$v="$P/zbin/cc-$arch-macos" AR_$v="$P/zbin/zar";;
   esac
 done
-exec cargo check -Zbuild-std "${targets[@]}" "$@"
+# XC_CARGO=build links too (Windows only: macOS needs Apple's SDK), for
+# tests/wine-smoke.sh.
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
+exec cargo "${XC_CARGO:-check}" -Zbuild-std "${targets[@]}" "$@"
