@@ -32,7 +32,7 @@ impl Engine {
                 self.send_job(Job::Apply(batch));
             }
             if Instant::now() >= next_poll {
-                if !watcher.polled_tops().is_empty() {
+                if watcher.polls_any() {
                     self.send_job(Job::Poll(None));
                 }
                 next_poll = Instant::now() + self.watch.poll_interval;

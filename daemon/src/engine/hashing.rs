@@ -216,7 +216,7 @@ impl Engine {
     /// changes arrive late), so no earlier answer may be reused.
     pub(super) fn generation(&self) -> Option<u64> {
         let w = self.watcher.as_ref()?;
-        if w.polled_under(Path::new("/")) > 0 || self.busy() {
+        if w.polls_any() || self.busy() {
             return None;
         }
         let s = w.stats();

@@ -150,11 +150,7 @@ fn hide_tree(node: &mut browse::Node, path: Vec<u8>, closed: &[access::Closed]) 
         return;
     }
     for child in &mut node.children {
-        let mut p = path.clone();
-        if p.last() != Some(&crate::platform::bytes::SEP) {
-            p.push(crate::platform::bytes::SEP);
-        }
-        p.extend_from_slice(&child.name);
+        let p = crate::platform::bytes::child(&path, &child.name);
         hide_tree(child, p, closed);
     }
 }
@@ -380,11 +376,7 @@ impl Engine {
         Ok(rows
             .into_iter()
             .map(|r| {
-                let mut p = base.to_vec();
-                if p.last() != Some(&crate::platform::bytes::SEP) {
-                    p.push(crate::platform::bytes::SEP);
-                }
-                p.extend_from_slice(&r.name);
+                let p = crate::platform::bytes::child(base, &r.name);
                 Listed {
                     sensitive: folder
                         .verdict(crate::platform::bytes::os(&r.name), r.kind == Kind::Dir)

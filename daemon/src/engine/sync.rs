@@ -102,7 +102,7 @@ impl Engine {
         }
         // Folders the watcher could not watch (beyond the cap, or paths the
         // backend cannot watch) have no events to wait for: poll them now.
-        if !watcher.polled_tops().is_empty() {
+        if watcher.polls_any() {
             let (tx, rx) = mpsc::channel();
             self.send_job(Job::Poll(Some(tx)));
             rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))

@@ -12,6 +12,23 @@ use std::path::{Path, PathBuf};
 /// own entry holds its whole path; every other entry holds one name).
 pub const SEP: u8 = if cfg!(windows) { b'\\' } else { b'/' };
 
+/// Appends `name` to the folder path `path`, with [`SEP`] between unless
+/// `path` already ends in one (a root at `/` or `C:\\`).
+pub fn push_name(path: &mut Vec<u8>, name: &[u8]) {
+    if path.last() != Some(&SEP) {
+        path.push(SEP);
+    }
+    path.extend_from_slice(name);
+}
+
+/// The path of the child `name` of the folder at `path`.
+pub fn child(path: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut p = Vec::with_capacity(path.len() + 1 + name.len());
+    p.extend_from_slice(path);
+    push_name(&mut p, name);
+    p
+}
+
 /// The bytes of `p` as stored in the index.
 pub fn of(p: &Path) -> &[u8] {
     p.as_os_str().as_encoded_bytes()

@@ -246,12 +246,7 @@ pub fn closed_under(
             continue;
         }
         for (child, name) in children.remove(&dir).unwrap_or_default() {
-            let mut cp = p.clone();
-            if cp.last() != Some(&b'/') {
-                cp.push(b'/');
-            }
-            cp.extend_from_slice(&name);
-            stack.push((child, cp));
+            stack.push((child, crate::platform::bytes::child(&p, &name)));
         }
     }
     Ok(out)

@@ -329,12 +329,7 @@ pub fn disk_usage(
         let mut rows = stmt.query([id])?;
         while let Some(r) = rows.next()? {
             let (cid, name, mut u) = child_usage(r)?;
-            let mut child_path = path.clone();
-            if child_path.last() != Some(&crate::platform::bytes::SEP) {
-                child_path.push(crate::platform::bytes::SEP);
-            }
-            child_path.extend_from_slice(&name);
-            u.path = child_path;
+            u.path = crate::platform::bytes::child(&path, &name);
             u.depth = 1;
             if u.kind == Some(Kind::Dir) && !u.excluded {
                 let extra = linked_per_child.remove(&cid).unwrap_or_default();
@@ -497,10 +492,7 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
         }
         let mut out = path.clone();
         for part in parts.into_iter().rev() {
-            if out.last() != Some(&crate::platform::bytes::SEP) {
-                out.push(crate::platform::bytes::SEP);
-            }
-            out.extend_from_slice(part);
+            crate::platform::bytes::push_name(&mut out, part);
         }
         out
     };

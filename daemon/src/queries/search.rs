@@ -588,10 +588,12 @@ impl Snapshot {
         }
         let mut out = Vec::with_capacity(64);
         for (k, id) in chain.iter().rev().enumerate() {
-            if k > 0 && out.last() != Some(&crate::platform::bytes::SEP) {
-                out.push(crate::platform::bytes::SEP);
+            // The root's own entry holds its whole path.
+            if k == 0 {
+                out.extend_from_slice(self.name(*id as usize));
+            } else {
+                crate::platform::bytes::push_name(&mut out, self.name(*id as usize));
             }
-            out.extend_from_slice(self.name(*id as usize));
         }
         out
     }

@@ -152,6 +152,12 @@ fn start_tree(root: &Path) {
     }
 }
 
+/// The first root's `watch` in `status` says some of it is polled.
+fn assert_partly_polled(status: &serde_json::Value) {
+    let watch = status["roots"][0]["watch"].as_str().unwrap();
+    assert!(watch.starts_with("partly polled"), "{status}");
+}
+
 fn assert_search_matches(inst: &Instance, root: &Path) {
     let all = find_oracle(&inst.runner, root);
     for terms in [
@@ -188,13 +194,7 @@ fn seeded_churn_leaves_an_exact_index() {
     let status = inst.status();
     if polling() {
         // Nothing watched: the root is polled, and no event arrives.
-        assert!(
-            status["roots"][0]["watch"]
-                .as_str()
-                .unwrap()
-                .starts_with("partly polled"),
-            "{status}"
-        );
+        assert_partly_polled(&status);
         assert_eq!(status["watch"]["backend"], "poll", "{status}");
         return;
     }
@@ -267,13 +267,7 @@ fn beyond_the_watch_limit_folders_are_polled() {
             .contains("max_watches"),
         "{status}"
     );
-    assert!(
-        status["roots"][0]["watch"]
-            .as_str()
-            .unwrap()
-            .starts_with("partly polled"),
-        "{status}"
-    );
+    assert_partly_polled(&status);
 
     // A change in every folder, watched or not, arrives within the poll interval.
     let (dirs, _) = listing(&tree);

@@ -391,6 +391,11 @@ impl Watcher {
         tops
     }
 
+    /// True when any folder is left to polling.
+    pub fn polls_any(&self) -> bool {
+        !self.polled.lock_ok().is_empty()
+    }
+
     /// Number of polled folders under `root`.
     pub fn polled_under(&self, root: &Path) -> u64 {
         self.polled
@@ -432,7 +437,7 @@ impl Watcher {
             backend: self.backend.name(),
             watches: self.watch_count(),
             os_limit: self.backend.os_limit().unwrap_or(0),
-            polled: self.polled_under(Path::new("/")),
+            polled: self.polled.lock_ok().len() as u64,
             events: stats.events.load(Ordering::Relaxed),
             overflows: stats.overflows.load(Ordering::Relaxed),
             recrawls: stats.recrawls.load(Ordering::Relaxed),

@@ -133,6 +133,23 @@ impl NotifyBackend {
             self.feed.send(Notice::Rescan(p));
         }
     }
+
+    /// Stops watching the watched folders `which` picks; returns them.
+    fn unwatch_matching(&self, which: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
+        let mut gone = Vec::new();
+        self.watched.lock_ok().retain(|p| {
+            let out = which(p);
+            if out {
+                gone.push(p.clone());
+            }
+            !out
+        });
+        let mut watcher = self.watcher.lock_ok();
+        for p in &gone {
+            let _ = watcher.unwatch(p);
+        }
+        gone
+    }
 }
 
 fn io_error(e: ::notify::Error) -> std::io::Error {
@@ -259,21 +276,11 @@ impl Backend for NotifyBackend {
         let res = self.watcher.lock_ok().watch(path, mode);
         match res {
             Ok(()) => {
-                let mut watched = self.watched.lock_ok();
                 if RECURSIVE {
                     // A root above folders watched before it covers them.
-                    let inner: Vec<PathBuf> = watched
-                        .iter()
-                        .filter(|w| w.starts_with(path))
-                        .cloned()
-                        .collect();
-                    for w in inner {
-                        watched.remove(&w);
-                        let _ = self.watcher.lock_ok().unwatch(&w);
-                    }
+                    self.unwatch_matching(|w| w.starts_with(path));
                 }
-                watched.insert(path.to_owned());
-                drop(watched);
+                self.watched.lock_ok().insert(path.to_owned());
                 self.rescan_others(Some(path));
                 Watched::Yes
             }
@@ -300,38 +307,15 @@ impl Backend for NotifyBackend {
         // notify keeps the path it was given for each watch: re-watch the
         // moved folders under their new paths. Events in between are
         // covered by the rescan of the moved folder that follows a rename.
-        let moved: Vec<PathBuf> = self
-            .watched
-            .lock_ok()
-            .iter()
-            .filter(|p| p.starts_with(from))
-            .cloned()
-            .collect();
-        for p in moved {
-            {
-                let _ = self.watcher.lock_ok().unwatch(&p);
-                self.watched.lock_ok().remove(&p);
-            }
+        for p in self.unwatch_matching(|p| p.starts_with(from)) {
             let _ = self.watch_dir(&super::rebased(&p, from, to), None);
         }
     }
 
     fn unwatch_where(&self, drop: &dyn Fn(&Path) -> bool) {
-        let gone: Vec<PathBuf> = self
-            .watched
-            .lock_ok()
-            .iter()
-            .filter(|p| drop(p))
-            .cloned()
-            .collect();
-        if gone.is_empty() {
-            return;
+        if !self.unwatch_matching(|p| drop(p)).is_empty() {
+            self.rescan_others(None);
         }
-        for p in &gone {
-            let _ = self.watcher.lock_ok().unwatch(p);
-            self.watched.lock_ok().remove(p);
-        }
-        self.rescan_others(None);
     }
 
     fn counts(&self) -> (u64, u64) {

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use windows_sys::Win32::Foundation::HANDLE;
 use windows_sys::Win32::Storage::FileSystem::{
     BY_HANDLE_FILE_INFORMATION, FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_READONLY, FILE_BASIC_INFO,
-    FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_SHARE_DELETE, FILE_SHARE_READ,
-    FILE_SHARE_WRITE, FILE_STANDARD_INFO, FileBasicInfo, FileStandardInfo,
-    GetFileInformationByHandle, GetFileInformationByHandleEx,
+    FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_INFO_BY_HANDLE_CLASS,
+    FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE, FILE_STANDARD_INFO, FileBasicInfo,
+    FileStandardInfo, GetFileInformationByHandle, GetFileInformationByHandleEx,
 };
 
 use super::Stat;
@@ -81,6 +81,30 @@ fn open_meta(path: &Path) -> io::Result<std::fs::File> {
         .open(path)
 }
 
+/// `GetFileInformationByHandleEx` for one information class, whose
+/// output struct is `T`.
+///
+/// # Safety
+/// `T` must be the plain-data struct Windows writes for `class`.
+#[allow(unsafe_code)]
+unsafe fn info_ex<T>(h: HANDLE, class: FILE_INFO_BY_HANDLE_CLASS) -> io::Result<T> {
+    // SAFETY: `out` is a live, writable `T` of the size passed, and the
+    // caller vouches that `T` is what `class` writes.
+    unsafe {
+        let mut out: T = std::mem::zeroed();
+        if GetFileInformationByHandleEx(
+            h,
+            class,
+            (&raw mut out).cast(),
+            std::mem::size_of::<T>() as u32,
+        ) == 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(out)
+    }
+}
+
 #[allow(unsafe_code)]
 fn stat_handle(f: &std::fs::File) -> io::Result<Stat> {
     let h = f.as_raw_handle() as HANDLE;
@@ -91,26 +115,8 @@ fn stat_handle(f: &std::fs::File) -> io::Result<Stat> {
         if GetFileInformationByHandle(h, &mut info) == 0 {
             return Err(io::Error::last_os_error());
         }
-        let mut basic: FILE_BASIC_INFO = std::mem::zeroed();
-        if GetFileInformationByHandleEx(
-            h,
-            FileBasicInfo,
-            (&mut basic as *mut FILE_BASIC_INFO).cast(),
-            std::mem::size_of::<FILE_BASIC_INFO>() as u32,
-        ) == 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-        let mut standard: FILE_STANDARD_INFO = std::mem::zeroed();
-        if GetFileInformationByHandleEx(
-            h,
-            FileStandardInfo,
-            (&mut standard as *mut FILE_STANDARD_INFO).cast(),
-            std::mem::size_of::<FILE_STANDARD_INFO>() as u32,
-        ) == 0
-        {
-            return Err(io::Error::last_os_error());
-        }
+        let basic: FILE_BASIC_INFO = info_ex(h, FileBasicInfo)?;
+        let standard: FILE_STANDARD_INFO = info_ex(h, FileStandardInfo)?;
         (info, basic, standard)
     };
     // std tells a symlink or junction from other reparse points (cloud
