@@ -4,6 +4,17 @@
 //! found nothing, 2 an error (printed as one line on stderr). A closed
 //! stdout (`fsctl search x | head`) exits 0 quietly.
 
+// `println!` for every module below: std's panic when stdout
+// is closed (`fsctl status | head -1`); these exit as the crate doc says.
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            $crate::output::stdout_failed(e);
+        }
+    }};
+}
+
 mod cmd;
 mod output;
 mod restart;

@@ -80,6 +80,16 @@ pub fn error_line(e: &anyhow::Error) -> String {
     format!("{e:#}")
 }
 
+/// Writing to stdout failed: a closed pipe ends fsctl quietly with 0,
+/// anything else (a full disk) with the error and 2.
+pub fn stdout_failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("fsctl: writing the output failed: {e}");
+    std::process::exit(2);
+}
+
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()

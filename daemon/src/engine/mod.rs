@@ -29,7 +29,7 @@ pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
 pub use read::{Heard, ListOrder, Listed, Rescan, SearchArgs, SearchPage, Subscription, UsageArgs};
 use roots::default_root;
-pub use status::{HashFigures, Status, WatchFigures};
+pub use status::{HashFigures, MemoryFigures, Status, WatchFigures};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -153,6 +153,10 @@ pub struct Engine {
     pub started: Instant,
     /// CPU time (ms) at the last two status calls at least a second apart.
     cpu_seen: Mutex<[(Instant, u64); 2]>,
+    /// The last memory breakdown and when it was taken: counting the
+    /// allocator's free lists and the watch paths is not free, and
+    /// `status` is polled (a script waiting for `ready`).
+    memory_seen: Mutex<Option<(Instant, status::MemoryFigures)>>,
     /// What is indexed: exclusions, sensitive tiers, per-root file-system
     /// crossing. Each scan takes the current rules for its whole walk;
     /// [`Engine::set_rules`] swaps them.
@@ -222,6 +226,7 @@ impl Engine {
             jobs: Mutex::new(None),
             started: Instant::now(),
             cpu_seen: Mutex::new([(Instant::now(), 0); 2]),
+            memory_seen: Mutex::new(None),
             rules: RwLock::new(Arc::new(rules)),
             cancel: AtomicBool::new(false),
             scanner: Mutex::new(None),
@@ -318,7 +323,15 @@ pub struct SnapshotMirror {
 impl crate::store::Mirror for SnapshotMirror {
     fn load(&mut self, conn: &rusqlite::Connection) -> Result<(), Error> {
         let t = Instant::now();
-        let loaded = Snapshot::load(conn)?;
+        let loaded = match Snapshot::load(conn) {
+            Ok(s) => s,
+            Err(e) => {
+                // Answered from as it is (empty, then kept current by every
+                // commit) rather than waited for forever.
+                self.snapshot.write_ok().mark_loaded();
+                return Err(e);
+            }
+        };
         tracing::info!(
             entries = loaded.len(),
             heap = loaded.heap_bytes(),
@@ -342,6 +355,19 @@ impl crate::store::Mirror for SnapshotMirror {
         for e in events {
             let _ = self.events.send(e);
         }
+    }
+
+    fn idle(&mut self) {
+        let t = Instant::now();
+        let mut snapshot = self.snapshot.write_ok();
+        let before = snapshot.heap_bytes();
+        snapshot.shrink();
+        tracing::debug!(
+            before,
+            after = snapshot.heap_bytes(),
+            ms = t.elapsed().as_millis() as u64,
+            "search snapshot shrunk"
+        );
     }
 }
 

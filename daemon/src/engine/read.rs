@@ -235,7 +235,7 @@ impl Engine {
         let reader = view.as_ref().map(|v| v.caller.clone());
         let rules = self.rules();
         let t = Instant::now();
-        let snapshot = self.snapshot.read_ok();
+        let snapshot = crate::queries::search::read_loaded(&self.snapshot);
         let (sort, offset, limit, reverse) = (args.sort, args.offset, args.limit, args.reverse);
         let (total, found) =
             match view {
@@ -422,7 +422,7 @@ impl Engine {
         mut view: Option<View>,
     ) -> Result<fsmap::Map, Error> {
         let p = seen_path(&mut view, path)?;
-        let snapshot = self.snapshot.read_ok();
+        let snapshot = crate::queries::search::read_loaded(&self.snapshot);
         self.store.read(|c| {
             let closed = match &view {
                 None => Default::default(),

@@ -39,6 +39,19 @@ pub struct Status {
     pub fts_bytes: u64,
     pub extracted: u64,
     pub extract_failed: u64,
+    pub memory: MemoryFigures,
+}
+
+/// Where the daemon's memory goes, in bytes (0: not measurable here).
+#[derive(Clone, Debug, Default)]
+pub struct MemoryFigures {
+    pub rss_anon: u64,
+    pub rss_file: u64,
+    pub search_snapshot: u64,
+    pub watches: u64,
+    pub sqlite: u64,
+    pub heap_in_use: u64,
+    pub heap_free: u64,
 }
 
 /// The daemon's resident memory and CPU time (ms) since start.
@@ -60,6 +73,30 @@ fn process_figures() -> (u64, u64) {
 }
 
 impl Engine {
+    /// Where the memory goes: taken at most once a second, the figures of
+    /// the last second otherwise.
+    fn memory_figures(&self) -> MemoryFigures {
+        let mut seen = self.memory_seen.lock_ok();
+        if let Some((at, m)) = seen.as_ref()
+            && at.elapsed() < Duration::from_secs(1)
+        {
+            return m.clone();
+        }
+        let (rss_anon, rss_file) = crate::platform::process::resident_split().unwrap_or_default();
+        let (heap_in_use, heap_free) = crate::platform::process::heap_figures().unwrap_or_default();
+        let m = MemoryFigures {
+            rss_anon,
+            rss_file,
+            search_snapshot: self.snapshot.read_ok().heap_bytes() as u64,
+            watches: self.watcher.as_ref().map_or(0, |w| w.heap_bytes()),
+            sqlite: crate::store::Store::sqlite_heap_bytes(),
+            heap_in_use,
+            heap_free,
+        };
+        *seen = Some((Instant::now(), m.clone()));
+        m
+    }
+
     /// The daemon's state as this caller may see it.
     pub fn status(&self, view: Option<View>) -> Result<Status, Error> {
         let (rss_bytes, cpu_time_ms) = process_figures();
@@ -85,9 +122,13 @@ impl Engine {
         let mut view_for_content = view.as_ref().map(|v| View::new(v.caller.clone()));
         let roots = self.roots_seen(view)?;
         let stats = &self.hashing.stats;
+        let watch = self.watcher.as_ref().map(|w| w.figures());
+        let memory = self.memory_figures();
         Ok(Status {
+            memory,
             entries: roots.iter().map(|r| r.entries).sum(),
-            ready: roots.iter().all(|r| r.state == RootState::Ready),
+            ready: roots.iter().all(|r| r.state == RootState::Ready)
+                && self.snapshot.read_ok().is_loaded(),
             roots,
             db_bytes: self.store.disk_bytes(),
             db_path: self.store.db_path().to_owned(),
@@ -104,7 +145,7 @@ impl Engine {
                 cache_hits: stats.cache_hits.load(Ordering::Relaxed),
                 last_pass: self.hashing.last_pass.lock_ok().clone(),
             },
-            watch: self.watcher.as_ref().map(|w| w.figures()),
+            watch,
             content: {
                 let mut c = self.content_status();
                 if let Some(v) = view_for_content.as_mut() {

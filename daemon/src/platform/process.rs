@@ -82,3 +82,43 @@ pub fn release_memory() {
         HeapCompact(GetProcessHeap(), 0);
     }
 }
+
+/// The heap as the allocator sees it: bytes handed out, and bytes it holds
+/// free (which it may or may not have given back to the OS). Linux (glibc):
+/// `mallinfo2`. Elsewhere: none.
+#[allow(unsafe_code)]
+pub fn heap_figures() -> Option<(u64, u64)> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 takes nothing and returns a plain struct.
+        let m = unsafe { libc::mallinfo2() };
+        Some(((m.uordblks + m.hblkhd) as u64, m.fordblks as u64))
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
+
+/// Resident memory split into anonymous (heap, stacks) and file-backed
+/// (the binary's code, mapped files) bytes. Linux: `/proc/self/status`.
+pub fn resident_split() -> Option<(u64, u64)> {
+    #[cfg(target_os = "linux")]
+    {
+        let s = std::fs::read_to_string("/proc/self/status").ok()?;
+        let field = |name: &str| -> Option<u64> {
+            let line = s.lines().find(|l| l.starts_with(name))?;
+            let kib: u64 = line[name.len()..]
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .ok()?;
+            Some(kib * 1024)
+        };
+        Some((
+            field("RssAnon:")?,
+            field("RssFile:")? + field("RssShmem:").unwrap_or(0),
+        ))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}

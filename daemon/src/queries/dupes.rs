@@ -10,7 +10,7 @@
 //! write landing in the same timestamp tick as our read would otherwise go
 //! unnoticed: git's and plocate's "racy" timestamps).
 
-use crate::{LockOk, RwLockOk};
+use crate::LockOk;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
@@ -497,7 +497,7 @@ pub fn find(
     // ...placed under their root and the scope by the search snapshot (the
     // index's tree in memory, kept equal to it by the writer); hard links
     // folded into one candidate per inode.
-    let snap = snapshot.read_ok();
+    let snap = crate::queries::search::read_loaded(snapshot);
     let modes: HashMap<i64, &RootMode> = roots.iter().map(|r| (r.entry_id, r)).collect();
     let mut skipped: Vec<i64> = Vec::new();
     let mut by_inode: HashMap<(u64, u64), Cand> = HashMap::new();

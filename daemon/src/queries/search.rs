@@ -12,14 +12,15 @@
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
+use std::sync::{RwLock, RwLockReadGuard};
 
 use memchr::memmem;
 use rusqlite::Connection;
 
-use crate::Error;
 use crate::queries::fold::fold_bytes;
 use crate::queries::query::{Item, Query, kind_of};
 use crate::store::{Change, EntryRow, Kind};
+use crate::{Error, RwLockOk};
 
 const NO_PARENT: u32 = u32::MAX;
 /// `kind` of an id that has no entry (deleted rows leave holes).
@@ -119,6 +120,9 @@ pub struct Snapshot {
     /// Every entry's id is above its parent's (true after a walk; a move
     /// under a folder with a higher id clears it until the next load).
     ordered: bool,
+    /// Holds the index (loaded from it, or marked so when loading failed):
+    /// until then it is empty, and no answer may be taken from it.
+    loaded: bool,
 }
 
 impl Default for Snapshot {
@@ -139,7 +143,22 @@ impl Default for Snapshot {
             grams: Vec::new(),
             hi: Vec::new(),
             ordered: true,
+            loaded: false,
         }
+    }
+}
+
+/// The snapshot for reading, once it holds the index: at start-up the writer
+/// loads it while the restart scan runs, and a small tree's scan can finish
+/// first.
+pub fn read_loaded(lock: &RwLock<Snapshot>) -> RwLockReadGuard<'_, Snapshot> {
+    loop {
+        let s = lock.read_ok();
+        if s.loaded {
+            return s;
+        }
+        drop(s);
+        std::thread::sleep(std::time::Duration::from_millis(2));
     }
 }
 
@@ -179,6 +198,7 @@ impl Snapshot {
             grams: Vec::new(),
             hi: Vec::new(),
             ordered: true,
+            loaded: false,
         };
         let mut stmt = conn
             .prepare("SELECT id, parent_id, name, kind, size, mtime_ns FROM entries ORDER BY id")?;
@@ -237,7 +257,42 @@ impl Snapshot {
         s.orig.shrink_to_fit();
         s.build_grams();
         s.build_hi();
+        s.loaded = true;
         Ok(s)
+    }
+
+    pub fn is_loaded(&self) -> bool {
+        self.loaded
+    }
+
+    /// Loading failed: the snapshot stays empty, and is answered from as is
+    /// (the failure is logged) rather than waited for forever.
+    pub fn mark_loaded(&mut self) {
+        self.loaded = true;
+    }
+
+    /// Gives back the room its vectors grew into (growth doubles them): an
+    /// initial index of a million entries leaves a third of it unused.
+    pub fn shrink(&mut self) {
+        // Names that a scan committed out of id order sit in the side
+        // table, each in its own allocations (four times the bytes): fold
+        // them back into the arena when they are more than one entry in 64
+        // (a rename now and then is not worth a pass over every name).
+        if self.relocated.len() > self.parent.len() / 64 || self.garbage > self.folded.len() / 8 {
+            self.compact();
+        }
+        self.parent.shrink_to_fit();
+        self.kind.shrink_to_fit();
+        self.depth.shrink_to_fit();
+        self.size.shrink_to_fit();
+        self.mtime.shrink_to_fit();
+        self.fold_at.shrink_to_fit();
+        self.folded.shrink_to_fit();
+        self.orig_at.shrink_to_fit();
+        self.orig.shrink_to_fit();
+        self.relocated.shrink_to_fit();
+        self.grams.shrink_to_fit();
+        self.hi.shrink_to_fit();
     }
 
     /// Rebuilds the trigram filter from the arena.
@@ -327,6 +382,12 @@ impl Snapshot {
             + self.orig.capacity()
             + self.grams.capacity() * std::mem::size_of::<GramMask>()
             + self.hi.capacity() * 4
+            + self.relocated.capacity() * (std::mem::size_of::<(u32, Relocated)>() + 1)
+            + self
+                .relocated
+                .values()
+                .map(|(a, b)| a.len() + b.len())
+                .sum::<usize>()
     }
 
     fn folded_name(&self, i: usize) -> &[u8] {

@@ -362,3 +362,15 @@ pub fn content_status(s: &crate::engine::Status) -> pb::ContentStatus {
         failed: s.extract_failed,
     }
 }
+
+pub fn memory_status(m: &crate::engine::MemoryFigures) -> pb::MemoryStatus {
+    pb::MemoryStatus {
+        rss_anon: m.rss_anon,
+        rss_file: m.rss_file,
+        search_snapshot: m.search_snapshot,
+        watches: m.watches,
+        sqlite: m.sqlite,
+        heap_in_use: m.heap_in_use,
+        heap_free: m.heap_free,
+    }
+}

@@ -143,6 +143,7 @@ impl pb::index_server::Index for IndexService {
             uptime_secs: s.uptime_secs,
             hashing: Some(convert::hash_status(s.hashing)),
             watch: Some(convert::watch_status(s.watch)),
+            memory: Some(convert::memory_status(&s.memory)),
         }))
     }
 

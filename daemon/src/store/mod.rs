@@ -224,6 +224,9 @@ pub enum Change {
 pub trait Mirror: Send + 'static {
     fn load(&mut self, conn: &Connection) -> Result<(), Error>;
     fn apply(&mut self, changes: Vec<Change>);
+    /// The writer has gone idle (a scan ended, a burst was written): a
+    /// chance to give back what growing left over.
+    fn idle(&mut self) {}
 }
 
 /// A cached content hash and the file state it was computed for.
@@ -498,6 +501,14 @@ impl Store {
     }
 
     /// Bytes on disk: index.db plus its WAL.
+    /// Heap bytes SQLite holds in this process (page caches, prepared
+    /// statements, schemas) across every connection.
+    #[allow(unsafe_code)]
+    pub fn sqlite_heap_bytes() -> u64 {
+        // SAFETY: reads SQLite's own counter; no arguments, no pointers.
+        unsafe { rusqlite::ffi::sqlite3_memory_used() }.max(0) as u64
+    }
+
     pub fn disk_bytes(&self) -> u64 {
         let wal = self.db_path.with_extension("db-wal");
         [&self.db_path, &wal]
@@ -622,6 +633,7 @@ fn writer_loop(
                 tracing::warn!("WAL checkpoint failed: {e}");
             }
             let _ = conn.execute_batch("PRAGMA shrink_memory");
+            mirror.idle();
             crate::platform::process::release_memory();
         }
     }

@@ -240,3 +240,46 @@ fn a_root_that_vanishes_is_reported_not_fatal() {
         stderr(&out)
     );
 }
+
+/// `fsctl ... | head -1`: when the reader of fsctl's output goes away,
+/// every command ends quietly with 0, as `rg` does, instead of a panic and
+/// its backtrace on the terminal.
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    use std::process::Stdio;
+    let OddSetup {
+        tmp: _tmp,
+        tree,
+        inst,
+    } = odd_instance(false);
+    let root = tree.to_str().unwrap();
+    let commands: &[&[&str]] = &[
+        &["status"],
+        &["status", "--json"],
+        &["roots", "list"],
+        &["search", "w2"],
+        &["search", "w2", "--json"],
+        &["du", root],
+        &["du", root, "--json"],
+        &["info", root],
+        &["ls", root],
+        &["tree", root],
+        &["map", root],
+        &["dupes", root],
+    ];
+    for args in commands {
+        let full = inst.fsctl(args);
+        assert!(!full.stdout.is_empty(), "fsctl {args:?} prints something");
+        let mut child = inst
+            .fsctl_cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader is gone before fsctl has connected, let alone written.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "fsctl {args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), "", "fsctl {args:?}");
+    }
+}

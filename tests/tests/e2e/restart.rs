@@ -211,3 +211,53 @@ fn stopped_or_killed_mid_scan_then_restart_is_exact() {
         }
     }
 }
+
+/// `status --json` says where the memory goes, and an initial index leaves
+/// no more of it behind in the name index than loading it at a restart does
+/// (the vectors a scan grows are given back once it is done).
+#[test]
+fn status_breaks_memory_down_and_the_initial_index_leaves_no_slack() {
+    use crate::util::wide_tree;
+    use std::time::Duration;
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    // Enough entries for growth to show: 121 folders, 30,000 files.
+    wide_tree(&tree, 60, 500);
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.start();
+    inst.wait_ready();
+    let memory = |inst: &Instance| inst.status()["memory"].clone();
+    // The figures are taken at most once a second.
+    std::thread::sleep(Duration::from_millis(1100));
+    let m = memory(&inst);
+    let part = |m: &serde_json::Value, k: &str| m[k].as_u64().unwrap_or_else(|| panic!("{k}: {m}"));
+    let names = part(&m, "search_snapshot_bytes");
+    // 30,121 entries: ids, kinds, sizes and times alone are 25 bytes each.
+    assert!(names > 30_000 * 25, "{m}");
+    assert!(part(&m, "rss_anon_bytes") > 0, "{m}");
+    if cfg!(all(target_os = "linux", target_env = "gnu")) {
+        assert!(
+            part(&m, "heap_in_use_bytes") >= names + part(&m, "watch_bytes"),
+            "{m}"
+        );
+    }
+    if crate::util::watch_backend().is_none() {
+        // inotify: 121 folders watched, each with its path.
+        assert!(part(&m, "watch_bytes") > 121 * 30, "{m}");
+    }
+    // The smallest it gets once the writer has gone idle after the scan.
+    let mut least = names;
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(1100));
+        least = least.min(part(&memory(&inst), "search_snapshot_bytes"));
+    }
+    inst.stop();
+    inst.start();
+    inst.wait_ready();
+    std::thread::sleep(Duration::from_millis(1100));
+    let loaded = part(&memory(&inst), "search_snapshot_bytes");
+    assert!(
+        least <= loaded + loaded / 20,
+        "after the initial index {least} bytes, loaded at a restart {loaded}"
+    );
+}

@@ -85,6 +85,15 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
                 "extracted": c.extracted,
                 "failed": c.failed,
             })),
+            "memory": s.memory.as_ref().map(|m| json!({
+                "rss_anon_bytes": m.rss_anon,
+                "rss_file_bytes": m.rss_file,
+                "search_snapshot_bytes": m.search_snapshot,
+                "watch_bytes": m.watches,
+                "sqlite_bytes": m.sqlite,
+                "heap_in_use_bytes": m.heap_in_use,
+                "heap_free_bytes": m.heap_free,
+            })),
             "watch": s.watch.as_ref().map(|w| json!({
                 "enabled": w.enabled,
                 "backend": w.backend,
@@ -117,6 +126,20 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
         s.cpu_percent,
         s.cpu_time_ms as f64 / 1000.0
     );
+    if let Some(m) = s
+        .memory
+        .as_ref()
+        .filter(|m| m.heap_in_use > 0 || m.search_snapshot > 0)
+    {
+        println!(
+            "memory   {} name index, {} watches, {} SQLite; heap {} in use, {} free",
+            size(m.search_snapshot),
+            size(m.watches),
+            size(m.sqlite),
+            size(m.heap_in_use),
+            size(m.heap_free)
+        );
+    }
     if s.system {
         println!("mode     machine-wide: each user sees what they could open themselves");
     }

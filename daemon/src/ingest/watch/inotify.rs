@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ::inotify::{EventMask, WatchDescriptor, WatchMask, Watches};
+use ::inotify::{EventMask, WatchMask, Watches};
 
 use super::{Backend, Feed, FolderFd, Notice, Watched, now_ms, rebased};
 
@@ -44,11 +44,17 @@ pub fn os_watch_limit() -> Option<u64> {
 /// The inotify instance and what it watches.
 pub struct Inotify {
     watches: Watches,
-    by_wd: Mutex<HashMap<WatchDescriptor, PathBuf>>,
+    /// The instance again (a duplicate descriptor), for removing watches by
+    /// number.
+    fd: std::os::fd::OwnedFd,
+    /// Watch number -> the watched path. Numbers, not `WatchDescriptor`s,
+    /// and boxed paths: at a million entries this is one of the daemon's
+    /// largest tables (see `status --json`'s memory).
+    by_wd: Mutex<HashMap<i32, Box<Path>>>,
     /// The watches of `by_wd` that are on files with several links, not
     /// folders: a link made or removed anywhere, even outside every root,
     /// reaches them as `IN_ATTRIB`.
-    linked: Mutex<HashSet<WatchDescriptor>>,
+    linked: Mutex<HashSet<i32>>,
     count: AtomicUsize,
     feed: Arc<Feed>,
 }
@@ -72,6 +78,10 @@ impl Inotify {
         let inotify = ::inotify::Inotify::init()?;
         let me = Arc::new(Inotify {
             watches: inotify.watches(),
+            fd: {
+                use std::os::fd::AsFd;
+                inotify.as_fd().try_clone_to_owned()?
+            },
             by_wd: Mutex::new(HashMap::new()),
             linked: Mutex::new(HashSet::new()),
             count: AtomicUsize::new(0),
@@ -87,7 +97,11 @@ impl Inotify {
     fn add_watch(&self, path: &Path, at: &Path, mask: WatchMask) -> Watched {
         match self.watches.clone().add(at, mask) {
             Ok(wd) => {
-                let fresh = self.by_wd.lock_ok().insert(wd, path.to_owned()).is_none();
+                let fresh = self
+                    .by_wd
+                    .lock_ok()
+                    .insert(wd.get_watch_descriptor_id(), path.into())
+                    .is_none();
                 if fresh {
                     self.count.fetch_add(1, Ordering::Relaxed);
                 }
@@ -105,8 +119,8 @@ impl Inotify {
     }
 
     /// The kernel dropped a watch (its file or folder is gone).
-    fn released(&self, wd: &WatchDescriptor) {
-        if self.by_wd.lock_ok().remove(wd).is_some() {
+    fn released(&self, wd: i32) {
+        if self.by_wd.lock_ok().remove(&wd).is_some() {
             self.count.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -133,14 +147,15 @@ impl Inotify {
                     self.feed.send(Notice::Overflow);
                     continue;
                 }
-                let dir = self.by_wd.lock_ok().get(&ev.wd).cloned();
+                let wd = ev.wd.get_watch_descriptor_id();
+                let dir = self.by_wd.lock_ok().get(&wd).map(|p| p.to_path_buf());
                 let Some(dir) = dir else { continue };
-                if self.linked.lock_ok().contains(&ev.wd) {
+                if self.linked.lock_ok().contains(&wd) {
                     // A file with several links: its link count (or other
                     // metadata) changed, or it is gone.
                     if ev.mask.contains(EventMask::IGNORED) {
-                        self.linked.lock_ok().remove(&ev.wd);
-                        self.released(&ev.wd);
+                        self.linked.lock_ok().remove(&wd);
+                        self.released(wd);
                     } else if ev.mask.contains(EventMask::ATTRIB) {
                         self.feed.send(Notice::Changed(dir));
                     }
@@ -148,7 +163,7 @@ impl Inotify {
                 }
                 if ev.mask.contains(EventMask::IGNORED) {
                     // The folder is gone (or unmounted): its watch is released.
-                    self.released(&ev.wd);
+                    self.released(wd);
                     continue;
                 }
                 if ev.mask.contains(EventMask::UNMOUNT) {
@@ -220,11 +235,8 @@ impl Backend for InotifyHandle {
         let me = &self.0;
         let mask = WatchMask::ATTRIB.union(WatchMask::DONT_FOLLOW);
         if let Ok(wd) = me.watches.clone().add(path, mask) {
-            let fresh = me
-                .by_wd
-                .lock_ok()
-                .insert(wd.clone(), path.to_owned())
-                .is_none();
+            let wd = wd.get_watch_descriptor_id();
+            let fresh = me.by_wd.lock_ok().insert(wd, path.into()).is_none();
             if fresh {
                 me.count.fetch_add(1, Ordering::Relaxed);
             }
@@ -235,7 +247,7 @@ impl Backend for InotifyHandle {
     fn rename_prefix(&self, from: &Path, to: &Path) {
         for p in self.0.by_wd.lock_ok().values_mut() {
             if p.starts_with(from) {
-                *p = rebased(p, from, to);
+                *p = rebased(p, from, to).into();
             }
         }
     }
@@ -243,13 +255,13 @@ impl Backend for InotifyHandle {
     fn unwatch_where(&self, drop: &dyn Fn(&Path) -> bool) {
         let me = &self.0;
         // Judged outside the lock: the reader thread needs it for every event.
-        let watched: Vec<(WatchDescriptor, PathBuf)> = me
+        let watched: Vec<(i32, Box<Path>)> = me
             .by_wd
             .lock_ok()
             .iter()
-            .map(|(wd, p)| (wd.clone(), p.clone()))
+            .map(|(wd, p)| (*wd, p.clone()))
             .collect();
-        let gone: Vec<WatchDescriptor> = watched
+        let gone: Vec<i32> = watched
             .into_iter()
             .filter(|(_, p)| drop(p))
             .map(|(wd, _)| wd)
@@ -264,7 +276,7 @@ impl Backend for InotifyHandle {
             if by_wd.remove(&wd).is_some() {
                 me.count.fetch_sub(1, Ordering::Relaxed);
                 // Its IN_IGNORED event finds no folder and is dropped.
-                let _ = me.watches.clone().remove(wd);
+                let _ = rustix::fs::inotify::remove_watch(&me.fd, wd);
             }
         }
     }
@@ -277,5 +289,17 @@ impl Backend for InotifyHandle {
 
     fn os_limit(&self) -> Option<u64> {
         os_watch_limit()
+    }
+
+    fn heap_bytes(&self) -> u64 {
+        let by_wd = self.0.by_wd.lock_ok();
+        let linked = self.0.linked.lock_ok();
+        let slots = |cap: usize, slot: usize| (cap * (slot + 1)) as u64;
+        slots(by_wd.capacity(), std::mem::size_of::<(i32, Box<Path>)>())
+            + by_wd
+                .values()
+                .map(|p| p.as_os_str().len() as u64)
+                .sum::<u64>()
+            + slots(linked.capacity(), std::mem::size_of::<i32>())
     }
 }

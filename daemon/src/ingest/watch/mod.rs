@@ -208,6 +208,10 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn counts(&self) -> (u64, u64);
     /// The OS's limit on watches, when it has one and it can be read.
     fn os_limit(&self) -> Option<u64>;
+    /// Heap bytes of the backend's bookkeeping (for `status`).
+    fn heap_bytes(&self) -> u64 {
+        0
+    }
     /// Every root is reconciled this often, where the backend can lose
     /// events without saying so.
     fn reconcile_every(&self) -> Option<Duration> {
@@ -444,6 +448,18 @@ impl Watcher {
             last_event_ms: stats.last_event_ms.load(Ordering::Relaxed),
             note: self.limit_note().unwrap_or_default(),
         }
+    }
+
+    /// Heap bytes of the watch bookkeeping: the backend's and the polled
+    /// folders' (a pass over every watched path: not for every `status`).
+    pub fn heap_bytes(&self) -> u64 {
+        let polled = {
+            let polled = self.polled.lock_ok();
+            // B-tree nodes hold ~11 keys: about 8 bytes of node per key.
+            (polled.len() * (std::mem::size_of::<PathBuf>() + 8)) as u64
+                + polled.iter().map(|p| p.capacity() as u64).sum::<u64>()
+        };
+        self.backend.heap_bytes() + polled
     }
 
     /// A folder moved: watches (and polled folders) under it get the new path.

@@ -322,6 +322,12 @@ impl Backend for NotifyBackend {
         (self.watched.lock_ok().len() as u64, 0)
     }
 
+    fn heap_bytes(&self) -> u64 {
+        let watched = self.watched.lock_ok();
+        (watched.len() * (std::mem::size_of::<PathBuf>() + 8)) as u64
+            + watched.iter().map(|p| p.capacity() as u64).sum::<u64>()
+    }
+
     fn os_limit(&self) -> Option<u64> {
         #[cfg(target_os = "linux")]
         return super::inotify::os_watch_limit();
