@@ -168,6 +168,9 @@ pub struct Engine {
     pub hashing: Hashing,
     /// Content search: where it is on, the worker's counters.
     pub content: ContentRuntime,
+    /// What `lstat` said of watched folders, for callers who see only what
+    /// they may (machine-wide mode).
+    permissions: crate::queries::access::Permissions,
 }
 
 impl std::fmt::Debug for Engine {
@@ -232,6 +235,7 @@ impl Engine {
             scanner: Mutex::new(None),
             hashing: Hashing::default(),
             content: ContentRuntime::default(),
+            permissions: Default::default(),
             watcher,
             watch,
             events,

@@ -162,6 +162,20 @@ const SNIPPETS: usize = 10;
 const SYNC_WAIT: Duration = Duration::from_secs(10);
 
 impl Engine {
+    /// The folders at or below entry `id` (path `path`) that the caller
+    /// cannot open (see [`access::closed_under`]).
+    fn closed_under(
+        &self,
+        c: &rusqlite::Connection,
+        id: i64,
+        path: &[u8],
+        view: &View,
+    ) -> Result<Vec<access::Closed>, Error> {
+        let snapshot = self.snapshot.read_ok();
+        let known = self.watcher.as_deref().map(|w| (&self.permissions, w));
+        access::closed_under(c, &snapshot, id, path, view, known)
+    }
+
     /// One entry in detail, as `info` shows it. An entry the rules keep out
     /// is answered exactly like a path that does not exist, except a
     /// SKIP-tier one asked for by its exact path: that one is described
@@ -327,7 +341,7 @@ impl Engine {
                 du::disk_usage(c, id, args.path.clone(), top, args.apparent)?
             };
             if let Some(v) = &view {
-                let closed = access::closed_under(c, id, &args.path, v)?;
+                let closed = self.closed_under(c, id, &args.path, v)?;
                 access::hide_report(&mut report, &closed, args.top, args.apparent);
             }
             Ok(report)
@@ -406,7 +420,7 @@ impl Engine {
             let mut root = browse::tree(c, &p, depth, max_children)?;
             if let Some(v) = &view {
                 let (_, id) = crate::store::resolve(c, &p)?;
-                let closed = access::closed_under(c, id, path, v)?;
+                let closed = self.closed_under(c, id, path, v)?;
                 hide_tree(&mut root, path.to_vec(), &closed);
             }
             Ok(root)
@@ -422,18 +436,18 @@ impl Engine {
         mut view: Option<View>,
     ) -> Result<fsmap::Map, Error> {
         let p = seen_path(&mut view, path)?;
-        let snapshot = crate::queries::search::read_loaded(&self.snapshot);
         self.store.read(|c| {
             let closed = match &view {
                 None => Default::default(),
                 Some(v) => {
                     let (_, id) = crate::store::resolve(c, &p)?;
-                    access::closed_under(c, id, path, v)?
+                    self.closed_under(c, id, path, v)?
                         .into_iter()
                         .map(|c| c.id)
                         .collect()
                 }
             };
+            let snapshot = crate::queries::search::read_loaded(&self.snapshot);
             fsmap::fs_map(c, &snapshot, &p, budget, now_ns, &closed)
         })
     }
@@ -454,7 +468,7 @@ impl Engine {
             }
             let id = info.row.as_ref().map(|r| r.id);
             if let (Some(u), Some(id)) = (info.usage.as_mut(), id) {
-                let closed = self.store.read(|c| access::closed_under(c, id, path, v))?;
+                let closed = self.store.read(|c| self.closed_under(c, id, path, v))?;
                 access::hide_in(u, &closed);
             }
         }

@@ -123,6 +123,16 @@ pub struct Snapshot {
     /// Holds the index (loaded from it, or marked so when loading failed):
     /// until then it is empty, and no answer may be taken from it.
     loaded: bool,
+    /// Changes whenever a folder is added, removed, renamed or moved (or
+    /// the snapshot is loaded afresh); never goes back, across snapshots.
+    layout: u64,
+}
+
+/// The last [`Snapshot::layout`] handed out.
+static LAYOUT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn next_layout() -> u64 {
+    LAYOUT.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1
 }
 
 impl Default for Snapshot {
@@ -144,6 +154,7 @@ impl Default for Snapshot {
             hi: Vec::new(),
             ordered: true,
             loaded: false,
+            layout: next_layout(),
         }
     }
 }
@@ -199,6 +210,7 @@ impl Snapshot {
             hi: Vec::new(),
             ordered: true,
             loaded: false,
+            layout: next_layout(),
         };
         let mut stmt = conn
             .prepare("SELECT id, parent_id, name, kind, size, mtime_ns FROM entries ORDER BY id")?;
@@ -423,6 +435,16 @@ impl Snapshot {
                 Change::Upsert(row) => {
                     let (i, kind) = (row.id as u32, row.kind);
                     let created = (i as usize) >= self.kind.len() || self.kind[i as usize] == HOLE;
+                    let was_dir = !created && self.kind[i as usize] == Kind::Dir as u8;
+                    if (kind == Kind::Dir || was_dir)
+                        && (created
+                            || self.kind[i as usize] != kind as u8
+                            || self.parent[i as usize]
+                                != row.parent_id.map_or(NO_PARENT, |p| p as u32)
+                            || self.name(i as usize) != row.name.as_slice())
+                    {
+                        self.layout = next_layout();
+                    }
                     self.upsert(row);
                     if let Some(ev) = events.as_deref_mut() {
                         let what = if created {
@@ -439,6 +461,12 @@ impl Snapshot {
                     }
                 }
                 Change::Removed(ids) => {
+                    if ids
+                        .iter()
+                        .any(|&id| self.kind.get(id as usize) == Some(&(Kind::Dir as u8)))
+                    {
+                        self.layout = next_layout();
+                    }
                     if let Some(ev) = events.as_deref_mut() {
                         // One event per removed subtree: its top.
                         let set: std::collections::HashSet<i64> = ids.iter().copied().collect();
@@ -472,6 +500,9 @@ impl Snapshot {
                     let i = id as usize;
                     if i >= self.kind.len() || self.kind[i] == HOLE {
                         continue;
+                    }
+                    if self.kind[i] == Kind::Dir as u8 {
+                        self.layout = next_layout();
                     }
                     let from = if events.is_some() {
                         self.path(id as u32)
@@ -1284,6 +1315,60 @@ fn top_k<T>(v: &mut [T], from: usize, k: usize, cmp: impl Fn(&T, &T) -> std::cmp
 /// Read-only views of single entries, for other query modules (`fsmap`).
 /// Ids run from 0 to [`Snapshot::id_bound`]; holes answer `None`.
 impl Snapshot {
+    /// See the field: equal values mean the same folders at the same places.
+    pub fn layout(&self) -> u64 {
+        self.layout
+    }
+
+    /// Visits folder `top` and the folders below it, each after its parent:
+    /// `visit(folder, parent)` (`None` for `top`) says whether to go into
+    /// that folder. One pass over `top`'s id range while ids run
+    /// parents-first, else over the whole tree.
+    pub fn walk_folders(&self, top: u32, visit: &mut dyn FnMut(u32, Option<u32>) -> bool) {
+        const DIR: u8 = Kind::Dir as u8;
+        if self.kind.get(top as usize) != Some(&DIR) || !visit(top, None) {
+            return;
+        }
+        if self.ordered {
+            let hi = self.hi[top as usize].max(top);
+            // Bit k: folder top + k was gone into.
+            let mut inside = vec![0u64; (hi - top) as usize / 64 + 1];
+            inside[0] = 1;
+            let is_in = |inside: &[u64], i: u32| {
+                i >= top && i <= hi && {
+                    let k = (i - top) as usize;
+                    inside[k / 64] >> (k % 64) & 1 == 1
+                }
+            };
+            for j in top + 1..=hi {
+                if self.kind[j as usize] != DIR {
+                    continue;
+                }
+                let p = self.parent[j as usize];
+                if is_in(&inside, p) && visit(j, Some(p)) {
+                    let k = (j - top) as usize;
+                    inside[k / 64] |= 1 << (k % 64);
+                }
+            }
+            return;
+        }
+        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (j, &k) in self.kind.iter().enumerate() {
+            let p = self.parent[j];
+            if k == DIR && p != NO_PARENT {
+                children.entry(p).or_default().push(j as u32);
+            }
+        }
+        let mut stack = vec![top];
+        while let Some(d) = stack.pop() {
+            for c in children.remove(&d).unwrap_or_default() {
+                if visit(c, Some(d)) {
+                    stack.push(c);
+                }
+            }
+        }
+    }
+
     /// One past the largest id.
     pub fn id_bound(&self) -> usize {
         self.parent.len()

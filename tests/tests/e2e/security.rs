@@ -202,6 +202,110 @@ fn machine_wide_mode_never_shows_a_user_what_is_inside_a_folder_they_cannot_open
     }
 }
 
+/// Machine-wide mode caches what `lstat` says of watched folders (issue 16);
+/// a chmod must still show in the very next unprivileged answer, with no
+/// `--sync` and no wait in between: closing a folder hides what is in it
+/// at once, opening it shows it at once, as GNU du run by the same user
+/// counts.
+#[test]
+fn machine_wide_mode_sees_a_chmod_in_the_very_next_answer() {
+    if !util::is_root() {
+        eprintln!("skipped: machine-wide mode is tested as root");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = t.path().join("tree");
+    let w = |p: &str, data: &[u8]| write_file(&root, p, data);
+    w("open/readme.txt", b"open to all");
+    w("open/shut/zqflip-report.txt", &[1u8; 9000]);
+    w("open/shut/inner/zqflip-deep.bin", &[2u8; 30_000]);
+    w("open/shut/inner/more/zqflip-deeper.bin", &[3u8; 5_000]);
+    w("other/side.txt", b"beside");
+    Command::new("chmod")
+        .args(["-R", "a+rX"])
+        .arg(&root)
+        .status()
+        .unwrap();
+    let shut = root.join("open/shut");
+    let inner = shut.join("inner");
+    Command::new("chown")
+        .args(["-R", "12345:12345"])
+        .arg(&shut)
+        .status()
+        .unwrap();
+
+    let home = t.path().join("home");
+    let mut inst = Instance::new(home.clone(), &[&root], Runner::current());
+    inst.args = vec!["--system".into()];
+    inst.start();
+    let scratch = t.path().join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let visitor = Visitor {
+        runner: Runner::unprivileged(&[], &scratch),
+        socket: home.join("fsindexd.sock"),
+    };
+    // Everything the visitor is told, checked against what it could see.
+    let check = |folder: &Path, open: bool, round: &str| {
+        for top in [&root, &root.join("open")] {
+            let (bytes, apparent) = util::gnu_du(&visitor.runner, top);
+            let o = visitor.run(&["du", &top.to_string_lossy(), "--json"]);
+            assert!(o.status.success(), "{round}: {}", text(&o));
+            let du: Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(du["bytes"].as_u64(), Some(bytes), "{round}: {du}");
+            assert_eq!(
+                du["apparent_bytes"].as_u64(),
+                Some(apparent),
+                "{round}: {du}"
+            );
+            assert_eq!(du["incomplete"], !open, "{round}: {du}");
+        }
+        let o = visitor.run(&["search", "zqflip", "--limit", "0", "--json"]);
+        let found: Vec<String> = json_lines(&o)
+            .iter()
+            .map(|v| v["path"].as_str().unwrap().to_owned())
+            .collect();
+        let inside = |p: &String| Path::new(p).starts_with(folder);
+        if open {
+            assert_eq!(found.len(), 3, "{round}: {found:?}");
+        } else {
+            assert!(!found.iter().any(inside), "{round}: {found:?}");
+        }
+        let o = visitor.run(&["ls", &folder.to_string_lossy(), "--json"]);
+        assert_eq!(o.status.success(), open, "{round}: {}", text(&o));
+    };
+
+    // Warm: every folder open and examined once.
+    check(&shut, true, "all open");
+    for (folder, round) in [(&shut, 1), (&inner, 2), (&shut, 3)] {
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o750)).unwrap();
+        check(
+            folder,
+            false,
+            &format!("round {round}: {} closed", folder.display()),
+        );
+        // Asked twice: the second answer comes from what the first learnt.
+        check(folder, false, &format!("round {round}: again"));
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+        check(
+            folder,
+            true,
+            &format!("round {round}: {} opened", folder.display()),
+        );
+        check(folder, true, &format!("round {round}: again"));
+    }
+    // chown: the visitor (nobody) made owner of a folder with no bits for
+    // its owner is shut out of it, as the kernel decides.
+    std::fs::set_permissions(&shut, std::fs::Permissions::from_mode(0o055)).unwrap();
+    check(&shut, true, "0055, owned by someone else");
+    Command::new("chown")
+        .arg(format!("{}", util::NOBODY))
+        .arg(&shut)
+        .status()
+        .unwrap();
+    check(&shut, false, "0055, owned by the visitor");
+}
+
 fn grpc_status(url: &str, token: Option<&str>) -> Result<(), tonic::Code> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

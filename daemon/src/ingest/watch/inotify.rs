@@ -10,15 +10,16 @@
 //! with several links (the kernel tells only the folder where a link was
 //! made or removed, and the inode itself).
 
-use crate::LockOk;
+use crate::{LockOk, RwLockOk};
 use std::collections::{HashMap, HashSet};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use ::inotify::{EventMask, WatchMask, Watches};
 
-use super::{Backend, Feed, FolderFd, Notice, Watched, now_ms, rebased};
+use super::{Backend, Feed, FolderEpoch, FolderFd, Notice, Watched, now_ms, rebased};
 
 const MASK: WatchMask = WatchMask::CREATE
     .union(WatchMask::DELETE)
@@ -44,9 +45,6 @@ pub fn os_watch_limit() -> Option<u64> {
 /// The inotify instance and what it watches.
 pub struct Inotify {
     watches: Watches,
-    /// The instance again (a duplicate descriptor), for removing watches by
-    /// number.
-    fd: std::os::fd::OwnedFd,
     /// Watch number -> the watched path. Numbers, not `WatchDescriptor`s,
     /// and boxed paths: at a million entries this is one of the daemon's
     /// largest tables (see `status --json`'s memory).
@@ -57,6 +55,21 @@ pub struct Inotify {
     linked: Mutex<HashSet<i32>>,
     count: AtomicUsize,
     feed: Arc<Feed>,
+    /// The instance's descriptor (a duplicate), to wait for events and to
+    /// ask whether some wait unread.
+    fd: OwnedFd,
+    /// Odd while the reader thread handles what it read (from just before
+    /// the read until every event in it is counted): with an empty kernel
+    /// queue and no change of this, every event so far is counted.
+    reading: AtomicU64,
+    /// Events that may change what a folder's `lstat` says (its owner,
+    /// mode, existence, place) or that watches were lost; see
+    /// [`Backend::folder_epoch`].
+    folder_events: AtomicU64,
+    /// Held (shared) while a watch is added, (exclusive) while
+    /// [`Backend::watches_folder`] probes one, so a probe never removes
+    /// a watch being added.
+    probe_gate: RwLock<()>,
 }
 
 impl std::fmt::Debug for Inotify {
@@ -78,14 +91,14 @@ impl Inotify {
         let inotify = ::inotify::Inotify::init()?;
         let me = Arc::new(Inotify {
             watches: inotify.watches(),
-            fd: {
-                use std::os::fd::AsFd;
-                inotify.as_fd().try_clone_to_owned()?
-            },
             by_wd: Mutex::new(HashMap::new()),
             linked: Mutex::new(HashSet::new()),
             count: AtomicUsize::new(0),
             feed,
+            fd: inotify.as_fd().try_clone_to_owned()?,
+            reading: AtomicU64::new(0),
+            folder_events: AtomicU64::new(0),
+            probe_gate: RwLock::new(()),
         });
         let w = me.clone();
         std::thread::Builder::new()
@@ -95,18 +108,21 @@ impl Inotify {
     }
 
     fn add_watch(&self, path: &Path, at: &Path, mask: WatchMask) -> Watched {
-        match self.watches.clone().add(at, mask) {
-            Ok(wd) => {
-                let fresh = self
-                    .by_wd
-                    .lock_ok()
-                    .insert(wd.get_watch_descriptor_id(), path.into())
-                    .is_none();
-                if fresh {
-                    self.count.fetch_add(1, Ordering::Relaxed);
-                }
-                Watched::Yes
+        let gate = self.probe_gate.read_ok();
+        let added = self.watches.clone().add(at, mask);
+        if let Ok(wd) = &added {
+            let fresh = self
+                .by_wd
+                .lock_ok()
+                .insert(wd.get_watch_descriptor_id(), path.into())
+                .is_none();
+            if fresh {
+                self.count.fetch_add(1, Ordering::Relaxed);
             }
+        }
+        drop(gate);
+        match added {
+            Ok(_) => Watched::Yes,
             Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => Watched::Full(format!(
                 "the OS limit on inotify watches ({}) is reached; raise it with `sysctl fs.inotify.max_user_watches=N`",
                 os_watch_limit().map_or("unknown".into(), |n| n.to_string())
@@ -125,84 +141,120 @@ impl Inotify {
         }
     }
 
+    /// Counts an event that may change what a folder's `lstat` says.
+    fn folder_event(&self) {
+        self.folder_events.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Waits until events are there to read (without reading them, so
+    /// that `reading` turns odd before any leaves the kernel's queue).
+    fn wait_readable(&self) {
+        use rustix::event::{PollFd, PollFlags, poll};
+        let mut p = [PollFd::new(&self.fd, PollFlags::IN)];
+        // An error (EINTR) just means: read, and wait again.
+        let _ = poll(&mut p, None);
+    }
+
     fn read_loop(self: Arc<Self>, mut inotify: ::inotify::Inotify) {
         let mut buffer = vec![0u8; 1 << 16];
         loop {
-            let events = match inotify.read_events_blocking(&mut buffer) {
-                Ok(ev) => ev,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            self.wait_readable();
+            // Odd from before the read until every event read is counted.
+            self.reading.fetch_add(1, Ordering::SeqCst);
+            let read = inotify.read_events(&mut buffer);
+            match read {
+                Ok(events) => self.handle(events),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+                    ) => {}
                 Err(e) => {
                     tracing::error!("reading inotify events failed: {e}; rescanning");
+                    self.folder_event();
                     self.feed.send(Notice::Overflow);
+                    self.reading.fetch_add(1, Ordering::SeqCst);
                     std::thread::sleep(std::time::Duration::from_secs(1));
                     continue;
                 }
-            };
-            let now = now_ms();
-            for ev in events {
-                self.feed.saw_event(now);
-                if ev.mask.contains(EventMask::Q_OVERFLOW) {
-                    self.feed.stats.overflows.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!("inotify queue overflowed; rescanning");
-                    self.feed.send(Notice::Overflow);
-                    continue;
-                }
-                let wd = ev.wd.get_watch_descriptor_id();
-                let dir = self.by_wd.lock_ok().get(&wd).map(|p| p.to_path_buf());
-                let Some(dir) = dir else { continue };
-                if self.linked.lock_ok().contains(&wd) {
-                    // A file with several links: its link count (or other
-                    // metadata) changed, or it is gone.
-                    if ev.mask.contains(EventMask::IGNORED) {
-                        self.linked.lock_ok().remove(&wd);
-                        self.released(wd);
-                    } else if ev.mask.contains(EventMask::ATTRIB) {
-                        self.feed.send(Notice::Changed(dir));
-                    }
-                    continue;
-                }
+            }
+            self.reading.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn handle(&self, events: ::inotify::Events<'_>) {
+        let now = now_ms();
+        for ev in events {
+            self.feed.saw_event(now);
+            if ev.mask.contains(EventMask::Q_OVERFLOW) {
+                self.folder_event();
+                self.feed.stats.overflows.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("inotify queue overflowed; rescanning");
+                self.feed.send(Notice::Overflow);
+                continue;
+            }
+            let wd = ev.wd.get_watch_descriptor_id();
+            let dir = self.by_wd.lock_ok().get(&wd).map(|p| p.to_path_buf());
+            let Some(dir) = dir else { continue };
+            if self.linked.lock_ok().contains(&wd) {
+                // A file with several links: its link count (or other
+                // metadata) changed, or it is gone.
                 if ev.mask.contains(EventMask::IGNORED) {
-                    // The folder is gone (or unmounted): its watch is released.
+                    self.linked.lock_ok().remove(&wd);
                     self.released(wd);
+                } else if ev.mask.contains(EventMask::ATTRIB) {
+                    self.feed.send(Notice::Changed(dir));
+                }
+                continue;
+            }
+            // A folder's own event (its mode, owner, deletion, its watch
+            // gone, an unmount) or one about a subfolder (made, removed,
+            // renamed, its mode or owner): what `lstat` says of a folder
+            // may have changed.
+            if ev.name.is_none() || ev.mask.contains(EventMask::ISDIR) {
+                self.folder_event();
+            }
+            if ev.mask.contains(EventMask::IGNORED) {
+                // The folder is gone (or unmounted): its watch is released.
+                self.released(wd);
+                continue;
+            }
+            if ev.mask.contains(EventMask::UNMOUNT) {
+                self.feed.send(Notice::Rescan(dir));
+                continue;
+            }
+            let path = match ev.name {
+                Some(name) => dir.join(name),
+                None if ev.mask == EventMask::ATTRIB
+                    || ev.mask == EventMask::ATTRIB | EventMask::ISDIR =>
+                {
+                    // The folder's own permissions or times: its row
+                    // (through its parent's group) is all that changed.
+                    self.feed.send(Notice::Changed(dir));
                     continue;
                 }
-                if ev.mask.contains(EventMask::UNMOUNT) {
+                None => {
+                    // An event on the watched folder itself (deleted):
+                    // its parent's watch reports the same change, except
+                    // for a root, whose parent is not watched.
                     self.feed.send(Notice::Rescan(dir));
                     continue;
                 }
-                let path = match ev.name {
-                    Some(name) => dir.join(name),
-                    None if ev.mask == EventMask::ATTRIB
-                        || ev.mask == EventMask::ATTRIB | EventMask::ISDIR =>
-                    {
-                        // The folder's own permissions or times: its row
-                        // (through its parent's group) is all that changed.
-                        self.feed.send(Notice::Changed(dir));
-                        continue;
-                    }
-                    None => {
-                        // An event on the watched folder itself (deleted):
-                        // its parent's watch reports the same change, except
-                        // for a root, whose parent is not watched.
-                        self.feed.send(Notice::Rescan(dir));
-                        continue;
-                    }
-                };
-                let notice = if ev.mask.contains(EventMask::MOVED_FROM) {
-                    Notice::MovedFrom {
-                        cookie: ev.cookie,
-                        path,
-                    }
-                } else if ev.mask.contains(EventMask::MOVED_TO) {
-                    Notice::MovedTo {
-                        cookie: ev.cookie,
-                        path,
-                    }
-                } else {
-                    Notice::Changed(path)
-                };
-                self.feed.send(notice);
-            }
+            };
+            let notice = if ev.mask.contains(EventMask::MOVED_FROM) {
+                Notice::MovedFrom {
+                    cookie: ev.cookie,
+                    path,
+                }
+            } else if ev.mask.contains(EventMask::MOVED_TO) {
+                Notice::MovedTo {
+                    cookie: ev.cookie,
+                    path,
+                }
+            } else {
+                Notice::Changed(path)
+            };
+            self.feed.send(notice);
         }
     }
 }
@@ -213,7 +265,6 @@ impl Backend for InotifyHandle {
     }
 
     fn watch_dir(&self, path: &Path, fd: Option<FolderFd<'_>>) -> Watched {
-        use std::os::unix::io::AsRawFd;
         match fd {
             // A path too long for one system call is watched through the
             // handle's `/proc` link (the folder was opened without
@@ -278,6 +329,50 @@ impl Backend for InotifyHandle {
                 // Its IN_IGNORED event finds no folder and is dropped.
                 let _ = rustix::fs::inotify::remove_watch(&me.fd, wd);
             }
+        }
+        // Folders that were watched are not any more.
+        me.folder_event();
+    }
+
+    fn folder_epoch(&self) -> FolderEpoch {
+        let me = &self.0;
+        let before = me.reading.load(Ordering::SeqCst);
+        if before % 2 == 1 {
+            return FolderEpoch::Busy;
+        }
+        if rustix::io::ioctl_fionread(&me.fd).map_or(true, |queued| queued > 0) {
+            return FolderEpoch::Busy;
+        }
+        let epoch = me.folder_events.load(Ordering::SeqCst);
+        // No read began since `before`, and none was under way then: an
+        // event queued before this call was read and counted before it.
+        if me.reading.load(Ordering::SeqCst) == before {
+            FolderEpoch::At(epoch)
+        } else {
+            FolderEpoch::Busy
+        }
+    }
+
+    fn watches_folder(&self, path: &Path) -> bool {
+        let me = &self.0;
+        let _gate = me.probe_gate.write_ok();
+        // MASK_ADD with the mask every folder watch has: a watch of ours
+        // on this inode is left as it was; a new one is ours to remove.
+        match me.watches.clone().add(path, MASK | WatchMask::MASK_ADD) {
+            Ok(wd)
+                if me
+                    .by_wd
+                    .lock_ok()
+                    .contains_key(&wd.get_watch_descriptor_id()) =>
+            {
+                true
+            }
+            Ok(wd) => {
+                // Its IN_IGNORED event finds no folder and is dropped.
+                let _ = me.watches.clone().remove(wd);
+                false
+            }
+            Err(_) => false,
         }
     }
 

@@ -222,6 +222,29 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn polls_everything(&self) -> bool {
         false
     }
+    /// A count of the events that may have changed what `lstat` says of a
+    /// watched folder (its owner or mode, that it exists, where it is) or
+    /// that dropped watches, with every such event that happened before
+    /// this call counted in it (see [`FolderEpoch`]).
+    fn folder_epoch(&self) -> FolderEpoch {
+        FolderEpoch::Unsupported
+    }
+    /// True when this backend has a watch on the folder at `path` that
+    /// reports changes of the folder's own owner and mode (and, as the
+    /// folder's parent, of its subfolders' names and places).
+    fn watches_folder(&self, _path: &Path) -> bool {
+        false
+    }
+}
+
+/// What [`Backend::folder_epoch`] can say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FolderEpoch {
+    /// This backend does not report such events (or not promptly).
+    Unsupported,
+    /// Events wait to be read or counted: ask again in a moment.
+    Busy,
+    At(u64),
 }
 
 /// An open folder, as the walker holds it.
@@ -294,6 +317,24 @@ impl Watcher {
     /// Every root is reconciled this often (see [`Backend::reconcile_every`]).
     pub fn reconcile_every(&self) -> Option<Duration> {
         self.backend.reconcile_every()
+    }
+
+    /// See [`Backend::folder_epoch`]. While the reader thread is busy, waits
+    /// a little for it before giving up.
+    pub fn folder_epoch(&self) -> Option<u64> {
+        for _ in 0..20 {
+            match self.backend.folder_epoch() {
+                FolderEpoch::At(e) => return Some(e),
+                FolderEpoch::Unsupported => return None,
+                FolderEpoch::Busy => std::thread::sleep(Duration::from_micros(100)),
+            }
+        }
+        None
+    }
+
+    /// See [`Backend::watches_folder`].
+    pub fn watches_folder(&self, path: &Path) -> bool {
+        self.backend.watches_folder(path)
     }
 
     /// True when nothing is watched (see [`Backend::polls_everything`]).
