@@ -171,7 +171,7 @@ impl Engine {
         path: &[u8],
         view: &View,
     ) -> Result<Vec<access::Closed>, Error> {
-        let snapshot = self.snapshot.read_ok();
+        let snapshot = crate::queries::search::read_loaded(&self.snapshot);
         let known = self.watcher.as_deref().map(|w| (&self.permissions, w));
         access::closed_under(c, &snapshot, id, path, view, known)
     }
