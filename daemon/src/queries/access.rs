@@ -17,10 +17,12 @@ use std::sync::{Mutex, RwLock};
 
 use rusqlite::Connection;
 
+#[cfg(target_os = "linux")]
+use crate::LockOk;
 use crate::ingest::watch::Watcher;
 use crate::queries::du::{Report, Usage};
 use crate::queries::search::Snapshot;
-use crate::{Error, LockOk, RwLockOk};
+use crate::{Error, RwLockOk};
 
 /// The calling user: uid and every group it holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -330,6 +332,7 @@ type Stamp = [u64; 3];
 pub struct Permissions {
     cached: RwLock<Cached>,
     /// `/proc/self/mountinfo`, open, and how many changes it has shown.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     mounts: Mutex<Option<(std::fs::File, u64)>>,
 }
 
