@@ -261,3 +261,66 @@ fn status_breaks_memory_down_and_the_initial_index_leaves_no_slack() {
         "after the initial index {least} bytes, loaded at a restart {loaded}"
     );
 }
+
+/// A folder of thousands of files (a Downloads folder) is read back from
+/// the index as one run of ids and `lstat`ed by several threads: changes
+/// made while the daemon was down, including ones that break the run
+/// (files deleted from the middle, new ones at the end, a file turned into
+/// a folder), come out exact against a walk and GNU du.
+#[test]
+fn a_wide_folder_changed_while_down_is_reconciled_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    let wide = tree.join("Downloads");
+    std::fs::create_dir_all(&wide).unwrap();
+    for i in 0..6000 {
+        std::fs::write(wide.join(format!("file-{i:05}.pdf")), vec![b'x'; i % 7]).unwrap();
+    }
+    let runner = Runner::current();
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner.clone());
+    inst.start();
+    inst.stop();
+    inst.start();
+    assert_eq!(
+        rows_written(&inst),
+        0,
+        "an unchanged restart writes nothing"
+    );
+    inst.stop();
+
+    for i in (0..6000).step_by(3) {
+        std::fs::remove_file(wide.join(format!("file-{i:05}.pdf"))).unwrap();
+    }
+    for i in (1..6000).step_by(301) {
+        std::fs::write(
+            wide.join(format!("file-{i:05}.pdf")),
+            b"now longer than before",
+        )
+        .unwrap();
+    }
+    for i in 6000..7000 {
+        std::fs::write(wide.join(format!("late-{i}.txt")), b"late").unwrap();
+    }
+    std::fs::remove_file(wide.join("file-00001.pdf")).unwrap();
+    std::fs::create_dir(wide.join("file-00001.pdf")).unwrap();
+    std::fs::write(wide.join("file-00001.pdf/inside"), b"inside").unwrap();
+
+    inst.start();
+    let all = find_oracle(&runner, &tree);
+    assert_eq!(
+        inst.status()["entries"].as_u64(),
+        Some(all.len() as u64 + 1)
+    );
+    for terms in [&["file"][..], &["late"], &["inside"], &["pdf"]] {
+        let expected = search_oracle(&all, &tree, terms);
+        let got: BTreeSet<Vec<u8>> = inst.search0(terms).into_iter().collect();
+        assert_eq!(expected, got, "query {terms:?}:\n{}", diff(&expected, &got));
+    }
+    let v = inst.json(&["du", wide.to_str().unwrap()]);
+    let (blocks, apparent) = gnu_du(&runner, &wide);
+    assert_eq!(
+        (v["bytes"].as_u64(), v["apparent_bytes"].as_u64()),
+        (Some(blocks), Some(apparent))
+    );
+    crate::util::verify_clean(&inst);
+}
