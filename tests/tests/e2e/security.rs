@@ -24,6 +24,34 @@ struct Visitor {
     socket: std::path::PathBuf,
 }
 
+/// Runs `chmod`/`chown` with these arguments on `path`.
+fn change(cmd: &str, args: &[&str], path: &Path) {
+    assert!(
+        Command::new(cmd)
+            .args(args)
+            .arg(path)
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
+/// A machine-wide daemon (`--system`) on `root`, its home in `t/home`, and
+/// an unprivileged visitor with a scratch folder in `t/scratch`.
+fn start_system(t: &Path, root: &Path) -> (Instance, Visitor) {
+    let home = t.join("home");
+    let mut inst = Instance::new(home.clone(), &[root], Runner::current());
+    inst.args = vec!["--system".into()];
+    inst.start();
+    let scratch = t.join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let visitor = Visitor {
+        runner: Runner::unprivileged(&[], &scratch),
+        socket: home.join("fsindexd.sock"),
+    };
+    (inst, visitor)
+}
+
 impl Visitor {
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = self.runner.command(self.runner.bin("fsctl"));
@@ -60,35 +88,17 @@ fn machine_wide_mode_never_shows_a_user_what_is_inside_a_folder_they_cannot_open
     w("priv/zqhidden-copy.bin", &same);
     // Every other path is readable by all; `priv` belongs to someone else
     // and is 0700.
-    Command::new("chmod")
-        .args(["-R", "a+rX"])
-        .arg(&root)
-        .status()
-        .unwrap();
+    change("chmod", &["-R", "a+rX"], &root);
     let private = root.join("priv");
-    Command::new("chown")
-        .args(["-R", "12345:12345"])
-        .arg(&private)
-        .status()
-        .unwrap();
+    change("chown", &["-R", "12345:12345"], &private);
     std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
 
-    let home = t.path().join("home");
-    let mut inst = Instance::new(home.clone(), &[&root], Runner::current());
-    inst.args = vec!["--system".into()];
-    inst.start();
+    let (inst, visitor) = start_system(t.path(), &root);
     // The socket is open to every user; the index is not.
-    let socket = home.join("fsindexd.sock");
+    let socket = visitor.socket.clone();
     assert_eq!(mode(&socket), 0o666);
-    assert_eq!(mode(&home.join("index.db")) & 0o077, 0);
+    assert_eq!(mode(&t.path().join("home/index.db")) & 0o077, 0);
     assert_eq!(inst.status()["system"], true);
-
-    let scratch = t.path().join("scratch");
-    std::fs::create_dir_all(&scratch).unwrap();
-    let visitor = Visitor {
-        runner: Runner::unprivileged(&[], &scratch),
-        socket: socket.clone(),
-    };
     let r = |p: &str| root.join(p).to_string_lossy().into_owned();
     let mut seen = String::new();
     let mut ask = |args: &[&str]| -> Output {
@@ -222,29 +232,12 @@ fn machine_wide_mode_sees_a_chmod_in_the_very_next_answer() {
     w("open/shut/inner/zqflip-deep.bin", &[2u8; 30_000]);
     w("open/shut/inner/more/zqflip-deeper.bin", &[3u8; 5_000]);
     w("other/side.txt", b"beside");
-    Command::new("chmod")
-        .args(["-R", "a+rX"])
-        .arg(&root)
-        .status()
-        .unwrap();
+    change("chmod", &["-R", "a+rX"], &root);
     let shut = root.join("open/shut");
     let inner = shut.join("inner");
-    Command::new("chown")
-        .args(["-R", "12345:12345"])
-        .arg(&shut)
-        .status()
-        .unwrap();
+    change("chown", &["-R", "12345:12345"], &shut);
 
-    let home = t.path().join("home");
-    let mut inst = Instance::new(home.clone(), &[&root], Runner::current());
-    inst.args = vec!["--system".into()];
-    inst.start();
-    let scratch = t.path().join("scratch");
-    std::fs::create_dir_all(&scratch).unwrap();
-    let visitor = Visitor {
-        runner: Runner::unprivileged(&[], &scratch),
-        socket: home.join("fsindexd.sock"),
-    };
+    let (_inst, visitor) = start_system(t.path(), &root);
     // Everything the visitor is told, checked against what it could see.
     let check = |folder: &Path, open: bool, round: &str| {
         for top in [&root, &root.join("open")] {
