@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Times fsindexd's initial index and two unchanged-tree restarts on one tree
-# (until `fsctl status` says ready), with RSS and the daemon's own phase log.
+# (until `fsctl status` says ready), with RSS and where it goes (`status
+# --json`'s memory, SETTLE seconds after ready) and the daemon's own phase log.
 # A quicker companion to compare.sh (which also times the peers).
 #
 #   ENTRIES=1000000 benches/index-restart.sh      # tree made by mktree.py, reused
@@ -15,7 +16,14 @@ H=$(mktemp -d /tmp/fsindex-ir.XXXX)
 export FSINDEX_HOME=$H FSINDEX_NO_SPAWN=1
 trap 'kill $P 2>/dev/null || true; rm -rf "$H"' EXIT
 ready() { while :; do s=$("$B/fsctl" status --json 2>/dev/null) && [[ $s == *'"state":"ready"'* ]] && break; sleep 0.02; done; }
-figures() { "$B/fsctl" status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print("entries {:,}, rows written {:,}, RSS {} MiB".format(d["entries"], d["rows_written"], d["rss_bytes"] >> 20))'; }
+# Read SETTLE seconds after ready: the writer has gone idle and given back
+# what the scan left over; `memory` is where the rest goes.
+figures() { sleep "${SETTLE:-3}"; "$B/fsctl" status --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+m = d.get("memory") or {}
+parts = ", ".join("{} {:.1f}".format(k.replace("_bytes", ""), v / 2**20) for k, v in m.items())
+print("entries {:,}, rows written {:,}, RSS {} MiB ({} MiB)".format(d["entries"], d["rows_written"], d["rss_bytes"] >> 20, parts))'; }
 for run in initial restart restart; do
   t0=$(date +%s.%N); "$B/fsindexd" --root "$TREE" & P=$!; ready; t1=$(date +%s.%N)
   printf '%-8s %.2f s  %s\n' "$run" "$(echo "$t1 - $t0" | bc)" "$(figures)"
