@@ -79,6 +79,10 @@ pub struct Found {
     pub mtime_ns: i64,
 }
 
+/// The `size` slot of an entry of 4 GiB or more (the size is in `big`):
+/// 4 bytes an entry instead of 8.
+const BIG: u32 = u32::MAX;
+
 /// A relocated name: (folded, original).
 type Relocated = (Box<[u8]>, Box<[u8]>);
 
@@ -88,7 +92,9 @@ pub struct Snapshot {
     parent: Vec<u32>,
     kind: Vec<u8>,
     depth: Vec<u16>,
-    size: Vec<u64>,
+    /// Sizes below 4 GiB; [`BIG`] for the rest, which are in `big`.
+    size: Vec<u32>,
+    big: HashMap<u32, u64>,
     mtime: Vec<i64>,
     /// `folded[fold_at[i]..fold_at[i + 1] - 1]` is entry i's folded name;
     /// each name is followed by [`SEP`]. Roots' own folders have empty names:
@@ -142,6 +148,7 @@ impl Default for Snapshot {
             kind: Vec::new(),
             depth: Vec::new(),
             size: Vec::new(),
+            big: HashMap::new(),
             mtime: Vec::new(),
             fold_at: vec![0],
             folded: Vec::new(),
@@ -198,6 +205,7 @@ impl Snapshot {
             kind: vec![HOLE; n],
             depth: vec![0; n],
             size: vec![0; n],
+            big: HashMap::new(),
             mtime: vec![0; n],
             fold_at: Vec::with_capacity(n + 1),
             folded: Vec::with_capacity(count as usize * 16),
@@ -226,7 +234,7 @@ impl Snapshot {
             let parent: Option<i64> = r.get(1)?;
             let name = r.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
             s.kind[id] = r.get::<_, i64>(3)? as u8;
-            s.size[id] = r.get::<_, i64>(4)? as u64;
+            s.set_size(id, r.get::<_, i64>(4)? as u64);
             s.mtime[id] = r.get(5)?;
             s.fold_at.push(s.folded.len() as u32);
             match parent {
@@ -297,6 +305,7 @@ impl Snapshot {
         self.kind.shrink_to_fit();
         self.depth.shrink_to_fit();
         self.size.shrink_to_fit();
+        self.big.shrink_to_fit();
         self.mtime.shrink_to_fit();
         self.fold_at.shrink_to_fit();
         self.folded.shrink_to_fit();
@@ -386,7 +395,8 @@ impl Snapshot {
         self.parent.capacity() * 4
             + self.kind.capacity()
             + self.depth.capacity() * 2
-            + self.size.capacity() * 8
+            + self.size.capacity() * 4
+            + self.big.capacity() * (std::mem::size_of::<(u32, u64)>() + 1)
             + self.mtime.capacity() * 8
             + self.fold_at.capacity() * 4
             + self.folded.capacity()
@@ -582,7 +592,7 @@ impl Snapshot {
             self.depth[i] = self.depth_of(i as u32);
         }
         self.kind[i] = row.kind as u8;
-        self.size[i] = row.size;
+        self.set_size(i, row.size);
         self.mtime[i] = row.mtime_ns;
     }
 
@@ -591,7 +601,8 @@ impl Snapshot {
         let i = self.parent.len() as u32;
         self.parent.push(parent);
         self.kind.push(kind);
-        self.size.push(size);
+        self.size.push(0);
+        self.set_size(i as usize, size);
         self.mtime.push(mtime);
         self.depth.push(0);
         self.depth[i as usize] = self.depth_of(i);
@@ -845,8 +856,8 @@ impl Snapshot {
             }
             Sort::Size => top_k(&mut hits, offset, limit, |&a, &b| {
                 flip(
-                    self.size[b as usize]
-                        .cmp(&self.size[a as usize])
+                    self.size_of(b as usize)
+                        .cmp(&self.size_of(a as usize))
                         .then(a.cmp(&b)),
                 )
             }),
@@ -867,7 +878,7 @@ impl Snapshot {
                 path: self.path(i),
                 name: self.name(i as usize).to_vec(),
                 kind: Kind::from_i64(self.kind[i as usize] as i64),
-                size: self.size[i as usize],
+                size: self.size_of(i as usize),
                 mtime_ns: self.mtime[i as usize],
             })
             .collect();
@@ -935,7 +946,7 @@ impl Snapshot {
                 .map(|i| {
                     self.kind[i] != HOLE
                         && self.kind[i] != Kind::Dir as u8
-                        && (*min..=*max).contains(&self.size[i])
+                        && (*min..=*max).contains(&self.size_of(i))
                 })
                 .collect(),
             Item::Modified { from, to } => (0..n)
@@ -1395,7 +1406,26 @@ impl Snapshot {
     }
 
     pub fn entry_size(&self, i: u32) -> u64 {
-        self.size[i as usize]
+        self.size_of(i as usize)
+    }
+
+    fn size_of(&self, i: usize) -> u64 {
+        match self.size[i] {
+            BIG => self.big.get(&(i as u32)).copied().unwrap_or(BIG as u64),
+            s => s as u64,
+        }
+    }
+
+    fn set_size(&mut self, i: usize, size: u64) {
+        if size >= BIG as u64 {
+            self.size[i] = BIG;
+            self.big.insert(i as u32, size);
+        } else {
+            self.size[i] = size as u32;
+            if !self.big.is_empty() {
+                self.big.remove(&(i as u32));
+            }
+        }
     }
 
     /// Labels every entry with the label of its nearest ancestor (itself
@@ -1513,6 +1543,47 @@ mod tests {
         assert_eq!(paths(&s, "receipts"), ["/r/Receipts", "/r/Receipts/w2.pdf"]);
         assert_eq!(paths(&s, "receipts/w2"), ["/r/Receipts/w2.pdf"]);
         assert!(paths(&s, "notes").is_empty());
+    }
+
+    /// Sizes are kept in 4 bytes, the few of 4 GiB and more on the side:
+    /// filters and the size order see every size exactly, on both sides of
+    /// that line, and after a size moves across it.
+    #[test]
+    fn sizes_of_four_gib_and_more_stay_exact() {
+        let sizes: [u64; 6] = [
+            0,
+            4096,
+            u32::MAX as u64 - 1,
+            u32::MAX as u64,
+            5 << 30,
+            1 << 62,
+        ];
+        let mut changes = vec![Change::Upsert(row(1, None, "/r", Kind::Dir))];
+        for (k, &size) in sizes.iter().enumerate() {
+            let mut r = row(2 + k as i64, Some(1), &format!("f{k}"), Kind::File);
+            r.size = size;
+            changes.push(Change::Upsert(r));
+        }
+        let mut s = Snapshot::default();
+        s.apply(changes, None);
+        let by_size = |s: &Snapshot| {
+            let (_, found) = s.search(&Query::parse("f").unwrap(), Sort::Size, 0, false);
+            found.into_iter().map(|f| f.size).collect::<Vec<_>>()
+        };
+        let mut want = sizes.to_vec();
+        want.sort_unstable_by(|a, b| b.cmp(a));
+        assert_eq!(by_size(&s), want);
+        assert_eq!(paths(&s, "size:>=4294967295"), ["/r/f3", "/r/f4", "/r/f5"]);
+        assert_eq!(paths(&s, "size:<4294967295"), ["/r/f0", "/r/f1", "/r/f2"]);
+        // A big file shrinks, a small one grows past 4 GiB.
+        let mut shrunk = row(6, Some(1), "f4", Kind::File);
+        shrunk.size = 10;
+        let mut grown = row(3, Some(1), "f1", Kind::File);
+        grown.size = 6 << 30;
+        s.apply(vec![Change::Upsert(shrunk), Change::Upsert(grown)], None);
+        assert_eq!(s.entry_size(6), 10);
+        assert_eq!(s.entry_size(3), 6 << 30);
+        assert_eq!(paths(&s, "size:>5gb"), ["/r/f1", "/r/f5"]);
     }
 
     /// Pages (offset + limit) of every order, forwards and reversed, put
