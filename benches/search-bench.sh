@@ -137,7 +137,7 @@ bench_tree() {
     mkdir -p "$HOME_DIR"
     export FSINDEX_HOME=$HOME_DIR FSINDEX_NO_SPAWN=1
     unset FSINDEX_SOCKET
-    FSINDEX_LOG='info,fsindexd::server=debug' "$FSINDEXD" --root "$ROOT" 2>>"$out/fsindexd.stderr" &
+    FSINDEX_LOG='info,fsindexd::engine=debug' "$FSINDEXD" --root "$ROOT" 2>>"$out/fsindexd.stderr" &
     DAEMON_PID=$!
     local s=
     until [[ $s == *'"state":"ready"'* ]]; do
