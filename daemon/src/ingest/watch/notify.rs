@@ -256,11 +256,12 @@ impl Backend for NotifyBackend {
     }
 
     fn watch_dir(&self, path: &Path, _fd: Option<FolderFd<'_>>) -> Watched {
-        {
-            let watched = self.watched.lock_ok();
-            if watched.contains(path) || RECURSIVE && watched.iter().any(|w| path.starts_with(w)) {
-                return Watched::Yes;
-            }
+        // Per folder (Linux), a path already in `watched` is watched again:
+        // it may be a new folder at the place of a deleted one (`git
+        // checkout` removes a folder and makes it again), which the old
+        // watch does not see; notify then watches the new one.
+        if RECURSIVE && self.watched.lock_ok().iter().any(|w| path.starts_with(w)) {
+            return Watched::Yes;
         }
         if !RECURSIVE && path.as_os_str().len() >= crate::platform::fs::PATH_MAX {
             return Watched::Poll(format!(
