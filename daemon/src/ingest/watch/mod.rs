@@ -412,14 +412,17 @@ impl Watcher {
     /// Leaves `path` to polling; `limit`: because a limit on watches is
     /// reached (else the backend does not watch it by design).
     fn poll_instead(&self, path: &Path, why: String, limit: bool) {
-        let mut note = self.limit_note.lock_ok();
-        if note.is_none() {
-            if limit {
-                tracing::warn!("{why}; folders beyond it are rescanned periodically instead");
-            } else {
-                tracing::info!("{why}");
+        // One lock at a time: `figures` takes them too.
+        {
+            let mut note = self.limit_note.lock_ok();
+            if note.is_none() {
+                if limit {
+                    tracing::warn!("{why}; folders beyond it are rescanned periodically instead");
+                } else {
+                    tracing::info!("{why}");
+                }
+                *note = Some(why);
             }
-            *note = Some(why);
         }
         self.polled.lock_ok().insert(path.to_owned());
     }
@@ -478,16 +481,21 @@ impl Watcher {
     /// The figures `status` shows.
     pub fn figures(&self) -> WatchFigures {
         let stats = self.stats();
+        // Taken and released before `limit_note` (a guard inside the
+        // literal below would be held until its end: lock-order inversion
+        // with `poll_instead`).
+        let polled = self.polled.lock_ok().len() as u64;
+        let note = self.limit_note().unwrap_or_default();
         WatchFigures {
             backend: self.backend.name(),
             watches: self.watch_count(),
             os_limit: self.backend.os_limit().unwrap_or(0),
-            polled: self.polled.lock_ok().len() as u64,
+            polled,
             events: stats.events.load(Ordering::Relaxed),
             overflows: stats.overflows.load(Ordering::Relaxed),
             recrawls: stats.recrawls.load(Ordering::Relaxed),
             last_event_ms: stats.last_event_ms.load(Ordering::Relaxed),
-            note: self.limit_note().unwrap_or_default(),
+            note,
         }
     }
 
