@@ -24,6 +24,19 @@ struct Visitor {
     socket: std::path::PathBuf,
 }
 
+/// A temp folder every user may enter, and the tree's path in it; none
+/// (the test is skipped) when not root, as machine-wide mode needs.
+fn system_tree() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
+    if !util::is_root() {
+        eprintln!("skipped: machine-wide mode is tested as root");
+        return None;
+    }
+    let t = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = t.path().join("tree");
+    Some((t, root))
+}
+
 /// Runs `chmod`/`chown` with these arguments on `path`.
 fn change(cmd: &str, args: &[&str], path: &Path) {
     assert!(
@@ -70,13 +83,9 @@ impl Visitor {
 
 #[test]
 fn machine_wide_mode_never_shows_a_user_what_is_inside_a_folder_they_cannot_open() {
-    if !util::is_root() {
-        eprintln!("skipped: machine-wide mode is tested as root");
+    let Some((t, root)) = system_tree() else {
         return;
-    }
-    let t = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let root = t.path().join("tree");
+    };
     let w = |p: &str, data: &[u8]| write_file(&root, p, data);
     let same = vec![42u8; 20_000];
     w("pub/notes.txt", b"open to all");
@@ -219,13 +228,9 @@ fn machine_wide_mode_never_shows_a_user_what_is_inside_a_folder_they_cannot_open
 /// counts.
 #[test]
 fn machine_wide_mode_sees_a_chmod_in_the_very_next_answer() {
-    if !util::is_root() {
-        eprintln!("skipped: machine-wide mode is tested as root");
+    let Some((t, root)) = system_tree() else {
         return;
-    }
-    let t = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let root = t.path().join("tree");
+    };
     let w = |p: &str, data: &[u8]| write_file(&root, p, data);
     w("open/readme.txt", b"open to all");
     w("open/shut/zqflip-report.txt", &[1u8; 9000]);

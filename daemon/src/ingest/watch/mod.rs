@@ -502,12 +502,7 @@ impl Watcher {
     /// Heap bytes of the watch bookkeeping: the backend's and the polled
     /// folders' (a pass over every watched path: not for every `status`).
     pub fn heap_bytes(&self) -> u64 {
-        let polled = {
-            let polled = self.polled.lock_ok();
-            // B-tree nodes hold ~11 keys: about 8 bytes of node per key.
-            (polled.len() * (std::mem::size_of::<PathBuf>() + 8)) as u64
-                + polled.iter().map(|p| p.capacity() as u64).sum::<u64>()
-        };
+        let polled = path_set_bytes(&self.polled.lock_ok());
         self.backend.heap_bytes() + polled
     }
 
@@ -542,6 +537,13 @@ impl Watcher {
     pub fn forget_under(&self, root: &Path) {
         self.polled.lock_ok().retain(|p| !p.starts_with(root));
     }
+}
+
+/// Heap bytes of a set of paths: B-tree nodes hold ~11 keys, about 8
+/// bytes of node per key, plus each path's own buffer.
+pub fn path_set_bytes(set: &BTreeSet<PathBuf>) -> u64 {
+    (set.len() * (std::mem::size_of::<PathBuf>() + 8)) as u64
+        + set.iter().map(|p| p.capacity() as u64).sum::<u64>()
 }
 
 /// `p` (under `from`) moved to the same place under `to`.

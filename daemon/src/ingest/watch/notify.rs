@@ -324,9 +324,7 @@ impl Backend for NotifyBackend {
     }
 
     fn heap_bytes(&self) -> u64 {
-        let watched = self.watched.lock_ok();
-        (watched.len() * (std::mem::size_of::<PathBuf>() + 8)) as u64
-            + watched.iter().map(|p| p.capacity() as u64).sum::<u64>()
+        super::path_set_bytes(&self.watched.lock_ok())
     }
 
     fn os_limit(&self) -> Option<u64> {
