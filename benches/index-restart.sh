@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 ENTRIES=${ENTRIES:-1000000}
 TREE=${TREE:-/tmp/fsbench/t}
 [[ -n ${NO_BUILD:-} ]] || cargo build --release -q -p fsindexd -p fsctl --manifest-path "$here/../Cargo.toml"
-B=$here/../target/release
+B=${B:-${CARGO_TARGET_DIR:-$here/../target}/release}
 if [[ ! -d $TREE ]]; then python3 "$here/mktree.py" --entries "$ENTRIES" --out "$TREE" >/dev/null; fi
 H=$(mktemp -d /tmp/fsindex-ir.XXXX)
 export FSINDEX_HOME=$H FSINDEX_NO_SPAWN=1
