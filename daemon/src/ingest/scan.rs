@@ -275,7 +275,20 @@ trait Sink: Sync {
     fn wants_paths(&self) -> bool;
     fn new_id(&self) -> i64;
     fn emit(&self, found: Vec<Found>) -> Result<(), Error>;
+    /// Whether the walk may read the index through a view up to
+    /// [`READ_SPAN`] old. True for a scan: nothing but the walk itself
+    /// writes entries while it runs (the watcher's batches wait on the
+    /// same thread), and it reads each folder's rows once, before it sends
+    /// any change to them. Not for verify, which runs beside the writer.
+    fn reads_may_lag(&self) -> bool {
+        false
+    }
 }
+
+/// How long a walk's thread keeps one read transaction across folders.
+/// A statement outside a transaction takes and drops SQLite's shared lock
+/// and WAL snapshot on its own: a tenth of an unchanged restart's work.
+const READ_SPAN: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// Rows per batch sent to the writer: one transaction commits many
 /// folders' changes, not one folder's.
@@ -318,6 +331,9 @@ impl Sink for WriteSink<'_> {
     }
     fn new_id(&self) -> i64 {
         self.store.alloc_id()
+    }
+    fn reads_may_lag(&self) -> bool {
+        true
     }
     fn emit(&self, found: Vec<Found>) -> Result<(), Error> {
         if found.is_empty() {
@@ -804,6 +820,53 @@ fn reconcile(
     Ok(id)
 }
 
+/// One walk thread's read transaction, held for up to [`READ_SPAN`]
+/// across folders when the sink allows it.
+struct Reading<'c> {
+    conn: &'c Connection,
+    held: bool,
+    since: Option<std::time::Instant>,
+}
+
+impl<'c> Reading<'c> {
+    fn new(conn: &'c Connection, held: bool) -> Self {
+        Reading {
+            conn,
+            held,
+            since: None,
+        }
+    }
+
+    /// Before a folder: opens a transaction, or renews one held too long.
+    fn begin(&mut self) -> Result<(), Error> {
+        if !self.held {
+            return Ok(());
+        }
+        if self.since.is_some_and(|t| t.elapsed() >= READ_SPAN) {
+            self.end();
+        }
+        if self.since.is_none() {
+            self.conn.execute_batch("BEGIN")?;
+            self.since = Some(std::time::Instant::now());
+        }
+        Ok(())
+    }
+
+    fn end(&mut self) {
+        if self.since.take().is_some() {
+            // Read-only: a failed end loses nothing, and the transaction
+            // is rolled back when the connection closes.
+            let _ = self.conn.execute_batch("COMMIT");
+        }
+    }
+}
+
+impl Drop for Reading<'_> {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
 impl Walk<'_> {
     /// One thread of the walk: takes folders until none is left.
     fn work(&self) {
@@ -811,6 +874,7 @@ impl Walk<'_> {
             Ok(c) => c,
             Err(e) => return self.fail(e),
         };
+        let mut reading = Reading::new(&conn, self.sink.reads_may_lag());
         loop {
             let job = {
                 let mut q = self.queue.lock_ok();
@@ -822,6 +886,8 @@ impl Walk<'_> {
                         q.1 += 1;
                         break job;
                     }
+                    // Not held while this thread waits.
+                    reading.end();
                     if q.1 == 0 {
                         self.wake.notify_all();
                         return;
@@ -832,7 +898,7 @@ impl Walk<'_> {
             let result = if self.cancel.load(Ordering::Relaxed) {
                 Err(Error::Cancelled)
             } else {
-                self.folder(&conn, job)
+                reading.begin().and_then(|()| self.folder(&conn, job))
             };
             let mut q = self.queue.lock_ok();
             q.1 -= 1;
