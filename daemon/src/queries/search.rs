@@ -843,69 +843,66 @@ impl Snapshot {
             // A term every result needs is in no name: nothing matches.
             return (0, Vec::new());
         }
-        let marked: usize = lists.iter().map(Vec::len).sum();
         let only_terms = query.groups.len() == terms.len()
             && query
                 .groups
                 .iter()
                 .all(|g| g.len() == 1 && matches!(g[0], Item::Term(_)));
-        let (hits, own_bits): (Vec<u32>, OwnBits) =
-            if only_terms && self.ordered && marked <= n / 16 {
-                // Few marks: spread them through their subtrees only.
-                let own: Vec<Vec<u64>> = lists.iter().map(|l| self.bitset(l)).collect();
-                let mut all: Option<Vec<u64>> = None;
-                for (l, o) in lists.iter().zip(&own) {
-                    let m = self.spread_sparse(l, o.clone());
-                    all = Some(match all {
-                        None => m,
-                        Some(mut a) => {
-                            for (x, y) in a.iter_mut().zip(m) {
-                                *x &= y;
-                            }
-                            a
-                        }
-                    });
+        // The term with fewest marks decides whether the sparse path pays.
+        let rarest = (0..lists.len()).min_by_key(|&t| lists[t].len());
+        let (hits, own_bits): (Vec<u32>, OwnBits) = if let Some(r) =
+            rarest.filter(|&r| only_terms && self.ordered && lists[r].len() <= n / 16)
+        {
+            // Few marks for one term: spread them through their subtrees
+            // only, then keep the entries where each other term marks
+            // the entry or a folder above it (a common term is not
+            // spread through the whole tree: `café jpg`).
+            let own: Vec<Vec<u64>> = lists.iter().map(|l| self.bitset(l)).collect();
+            let mut all = self.spread_sparse(&lists[r], own[r].clone());
+            for (t, o) in own.iter().enumerate() {
+                if t != r {
+                    all = self.narrow(all, o);
                 }
-                let all = all.unwrap_or_default();
-                let hits = ones(&all)
-                    .filter(|&i| self.kind[i] != HOLE && self.parent[i] != NO_PARENT)
-                    .map(|i| i as u32)
-                    .collect();
-                (hits, OwnBits::Sparse(own))
-            } else {
-                if !lists.is_empty() {
-                    marks.own = vec![0u32; n];
-                    for (t, l) in lists.iter().enumerate() {
-                        for &i in l {
-                            marks.own[i as usize] |= 1 << t;
-                        }
+            }
+            let hits = ones(&all)
+                .filter(|&i| self.kind[i] != HOLE && self.parent[i] != NO_PARENT)
+                .map(|i| i as u32)
+                .collect();
+            (hits, OwnBits::Sparse(own))
+        } else {
+            if !lists.is_empty() {
+                marks.own = vec![0u32; n];
+                for (t, l) in lists.iter().enumerate() {
+                    for &i in l {
+                        marks.own[i as usize] |= 1 << t;
                     }
                 }
-                let mut matched: Option<Vec<bool>> = None;
-                for group in &query.groups {
-                    let mut any = vec![false; n];
-                    for item in group {
-                        for (a, m) in any.iter_mut().zip(self.eval(item, &marks)) {
-                            *a |= m;
-                        }
+            }
+            let mut matched: Option<Vec<bool>> = None;
+            for group in &query.groups {
+                let mut any = vec![false; n];
+                for item in group {
+                    for (a, m) in any.iter_mut().zip(self.eval(item, &marks)) {
+                        *a |= m;
                     }
-                    matched = Some(match matched {
-                        None => any,
-                        Some(mut all) => {
-                            for (a, m) in all.iter_mut().zip(any) {
-                                *a &= m;
-                            }
-                            all
-                        }
-                    });
                 }
-                let matched = matched.unwrap_or_default();
-                let hits = (0..n)
-                    .filter(|&i| matched[i] && self.kind[i] != HOLE && self.parent[i] != NO_PARENT)
-                    .map(|i| i as u32)
-                    .collect();
-                (hits, OwnBits::Dense(std::mem::take(&mut marks.own)))
-            };
+                matched = Some(match matched {
+                    None => any,
+                    Some(mut all) => {
+                        for (a, m) in all.iter_mut().zip(any) {
+                            *a &= m;
+                        }
+                        all
+                    }
+                });
+            }
+            let matched = matched.unwrap_or_default();
+            let hits = (0..n)
+                .filter(|&i| matched[i] && self.kind[i] != HOLE && self.parent[i] != NO_PARENT)
+                .map(|i| i as u32)
+                .collect();
+            (hits, OwnBits::Dense(std::mem::take(&mut marks.own)))
+        };
         let mut hits = hits;
         hits.retain(|&i| keep(i));
         let total = hits.len();
@@ -1117,6 +1114,36 @@ impl Snapshot {
                         }
                     },
                 };
+        }
+        out
+    }
+
+    /// The entries of `set` that `own` marks or that have a marked folder
+    /// above them. Walks `set` in id order (the tree is ordered: a parent's
+    /// id is below its children's), so an entry whose parent is in `set`
+    /// takes its parent's answer; only the others walk up.
+    fn narrow(&self, set: Vec<u64>, own: &[u64]) -> Vec<u64> {
+        let has = |s: &[u64], i: usize| s[i / 64] >> (i % 64) & 1 != 0;
+        let mut out = vec![0u64; set.len()];
+        for i in ones(&set) {
+            let p = self.parent[i];
+            let hit = has(own, i)
+                || match p {
+                    NO_PARENT => false,
+                    p if has(&set, p as usize) => has(&out, p as usize),
+                    mut q => loop {
+                        if has(own, q as usize) {
+                            break true;
+                        }
+                        q = self.parent[q as usize];
+                        if q == NO_PARENT {
+                            break false;
+                        }
+                    },
+                };
+            if hit {
+                out[i / 64] |= 1 << (i % 64);
+            }
         }
         out
     }
