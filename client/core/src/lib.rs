@@ -303,6 +303,27 @@ pub async fn connect_or_spawn(target: &Target, spawn: bool) -> anyhow::Result<Cl
     Ok(client)
 }
 
+/// [`connect_or_spawn`], with `first` sent on the new connection beside
+/// the handshake instead of after it: a one-shot command (`fsctl search`)
+/// waits for one round trip, not two. The handshake's verdict still comes
+/// first: from a daemon of another protocol, `first`'s answer is dropped
+/// and the [`ProtocolMismatch`] returned. `first` must only read.
+pub async fn connect_or_spawn_with<T, F, Fut>(
+    target: &Target,
+    spawn: bool,
+    first: F,
+) -> anyhow::Result<(Client, T)>
+where
+    F: FnOnce(Client) -> Fut,
+    Fut: std::future::Future<Output = Result<T, tonic::Status>>,
+{
+    let client = connect_or_spawn_unchecked(target, spawn).await?;
+    let mut check = client.clone();
+    let (checked, out) = tokio::join!(handshake(&mut check), first(client.clone()));
+    checked?;
+    Ok((client, out?))
+}
+
 async fn connect_or_spawn_unchecked(target: &Target, spawn: bool) -> anyhow::Result<Client> {
     let first = match connect(target).await {
         Ok(c) => return Ok(c),

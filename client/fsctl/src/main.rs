@@ -75,15 +75,37 @@ pub struct Global {
 }
 
 impl Global {
-    pub async fn client(&self) -> anyhow::Result<fsindex_client::Client> {
-        let target = match (&self.endpoint, &self.socket) {
+    fn target(&self) -> anyhow::Result<Target> {
+        Ok(match (&self.endpoint, &self.socket) {
             (Some(url), _) => Target::Url {
                 url: url.clone(),
                 token: fsindex_client::find_token(self.token_file.as_deref())?,
             },
             (None, Some(s)) => Target::Socket(s.clone()),
             (None, None) => Target::Socket(fsindex_client::default_socket()),
-        };
+        })
+    }
+
+    /// Connects and makes one read-only call, sent beside the handshake
+    /// (see [`fsindex_client::connect_or_spawn_with`]); a daemon of another
+    /// protocol is handled as by [`Global::client`], then asked again.
+    pub async fn call<T, F, Fut>(&self, first: F) -> anyhow::Result<T>
+    where
+        F: Fn(fsindex_client::Client) -> Fut,
+        Fut: std::future::Future<Output = Result<T, tonic::Status>>,
+    {
+        let target = self.target()?;
+        match fsindex_client::connect_or_spawn_with(&target, !self.no_spawn, &first).await {
+            Ok((_, out)) => Ok(out),
+            Err(e) if e.is::<fsindex_client::ProtocolMismatch>() => {
+                Ok(first(self.client().await?).await?)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    pub async fn client(&self) -> anyhow::Result<fsindex_client::Client> {
+        let target = self.target()?;
         match fsindex_client::connect_or_spawn(&target, !self.no_spawn).await {
             Err(e) => match e.downcast::<fsindex_client::ProtocolMismatch>() {
                 Ok(old) if old.daemon_is_older() && matches!(target, Target::Socket(_)) => {

@@ -101,18 +101,20 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         SortBy::Size => pb::SortOrder::Size,
         SortBy::Mtime => pb::SortOrder::Mtime,
     };
-    let mut client = g.client().await?;
-    let mut stream = client
-        .search(pb::SearchRequest {
-            query,
-            limit: if a.count { 1 } else { a.limit },
-            sort: sort as i32,
-            sync: a.sync,
-            reverse: a.reverse,
-            offset: 0,
+    let request = pb::SearchRequest {
+        query,
+        limit: if a.count { 1 } else { a.limit },
+        sort: sort as i32,
+        sync: a.sync,
+        reverse: a.reverse,
+        offset: 0,
+    };
+    let mut stream = g
+        .call(|mut c| {
+            let request = request.clone();
+            async move { Ok(c.search(request).await?.into_inner()) }
         })
-        .await?
-        .into_inner();
+        .await?;
     let stdout = std::io::stdout();
     // A person at a terminal sees sensitive entries marked; a pipe gets
     // bare paths, one per line, for scripts.
