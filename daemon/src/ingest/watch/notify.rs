@@ -45,7 +45,7 @@ use std::time::Duration;
 use ::notify::event::{AccessKind, AccessMode, EventKind, ModifyKind, RenameMode};
 use ::notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 
-use super::{Backend, Feed, FolderFd, Notice, Watched, now_ms};
+use super::{Backend, Feed, FolderFd, Notice, WatchRef, Watched, now_ms};
 
 /// How often every root is reconciled where notify cannot report lost
 /// events (Windows with notify 8.2).
@@ -255,13 +255,18 @@ impl Backend for NotifyBackend {
         "notify"
     }
 
-    fn watch_dir(&self, path: &Path, _fd: Option<FolderFd<'_>>) -> Watched {
+    fn watch_dir(
+        &self,
+        path: &Path,
+        _fd: Option<FolderFd<'_>>,
+        _parent: Option<WatchRef>,
+    ) -> Watched {
         // Per folder (Linux), a path already in `watched` is watched again:
         // it may be a new folder at the place of a deleted one (`git
         // checkout` removes a folder and makes it again), which the old
         // watch does not see; notify then watches the new one.
         if RECURSIVE && self.watched.lock_ok().iter().any(|w| path.starts_with(w)) {
-            return Watched::Yes;
+            return Watched::Yes(None);
         }
         if !RECURSIVE && path.as_os_str().len() >= crate::platform::fs::PATH_MAX {
             return Watched::Poll(format!(
@@ -283,7 +288,7 @@ impl Backend for NotifyBackend {
                 }
                 self.watched.lock_ok().insert(path.to_owned());
                 self.rescan_others(Some(path));
-                Watched::Yes
+                Watched::Yes(None)
             }
             Err(e) => match e.kind {
                 ::notify::ErrorKind::MaxFilesWatch => Watched::Full(
@@ -302,14 +307,14 @@ impl Backend for NotifyBackend {
     /// removed outside every root is seen at the next rescan of the file's
     /// folder. Links made or removed inside the roots are seen through
     /// their folders' events.
-    fn watch_linked_file(&self, _path: &Path) {}
+    fn watch_linked_file(&self, _path: &Path, _folder: Option<WatchRef>) {}
 
     fn rename_prefix(&self, from: &Path, to: &Path) {
         // notify keeps the path it was given for each watch: re-watch the
         // moved folders under their new paths. Events in between are
         // covered by the rescan of the moved folder that follows a rename.
         for p in self.unwatch_matching(|p| p.starts_with(from)) {
-            let _ = self.watch_dir(&super::rebased(&p, from, to), None);
+            let _ = self.watch_dir(&super::rebased(&p, from, to), None, None);
         }
     }
 
