@@ -37,6 +37,7 @@
 
 use crate::LockOk;
 use std::collections::BTreeSet;
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -60,8 +61,10 @@ const RESTART_DROPS_EVENTS: bool = cfg!(target_os = "macos");
 /// The notify watcher and what it watches.
 pub struct NotifyBackend {
     watcher: Mutex<RecommendedWatcher>,
-    /// Folders watched (recursively where [`RECURSIVE`]).
-    watched: Mutex<BTreeSet<PathBuf>>,
+    /// Folders watched (recursively where [`RECURSIVE`]). Shared with the
+    /// event handler, which forgets the folders notify stops watching (see
+    /// [`forget`]).
+    watched: Arc<Mutex<BTreeSet<PathBuf>>>,
     feed: Arc<Feed>,
 }
 
@@ -94,14 +97,21 @@ impl NotifyBackend {
     pub fn start(feed: Arc<Feed>) -> std::io::Result<NotifyBackend> {
         let to = feed.clone();
         let mut renames = Renames::default();
+        let watched = Arc::new(Mutex::new(BTreeSet::new()));
+        let seen = watched.clone();
         let handler = move |res: ::notify::Result<::notify::Event>| {
+            if let Ok(ev) = &res
+                && !RECURSIVE
+            {
+                forget(&seen, ev);
+            }
             translate(&to, &mut renames, res);
         };
         let config = ::notify::Config::default().with_follow_symlinks(false);
         let watcher = RecommendedWatcher::new(handler, config).map_err(io_error)?;
         Ok(NotifyBackend {
             watcher: Mutex::new(watcher),
-            watched: Mutex::new(BTreeSet::new()),
+            watched,
             feed,
         })
     }
@@ -156,6 +166,38 @@ fn io_error(e: ::notify::Error) -> std::io::Error {
     match e.kind {
         ::notify::ErrorKind::Io(io) => io,
         other => std::io::Error::other(format!("{other:?}")),
+    }
+}
+
+/// Per folder (Linux), notify stops watching a folder, and every folder
+/// below it, when it sees it deleted or moved away (its inotify code's
+/// `remove_watch_by_event`, for `IN_DELETE`, `IN_DELETE_SELF` and
+/// `IN_MOVED_FROM`): `watched` forgets them too, or `status` would count
+/// them still. A folder moved within the roots is watched again by the
+/// rescan of its new place that follows every rename. Called on notify's
+/// event thread, before notify drops its watches and before it takes the
+/// next watch request: the two stay equal.
+fn forget(watched: &Mutex<BTreeSet<PathBuf>>, ev: &::notify::Event) {
+    let gone = match ev.kind {
+        EventKind::Remove(_) => true,
+        // `IN_MOVED_FROM` (with its cookie); notify keeps the watch on an
+        // untracked `From` (`IN_MOVE_SELF`).
+        EventKind::Modify(ModifyKind::Name(RenameMode::From)) => ev.tracker().is_some(),
+        _ => false,
+    };
+    if !gone {
+        return;
+    }
+    let mut watched = watched.lock_ok();
+    for p in &ev.paths {
+        let below: Vec<PathBuf> = watched
+            .range::<Path, _>((Bound::Included(p.as_path()), Bound::Unbounded))
+            .take_while(|w| w.starts_with(p))
+            .cloned()
+            .collect();
+        for w in below {
+            watched.remove(&w);
+        }
     }
 }
 
