@@ -81,6 +81,29 @@ pub struct WatchTree {
     last_parent: i32,
 }
 
+/// `path`'s folder and last name, as `Path::parent` and `Path::file_name`
+/// give them, split at the last `/` where that is the same (a plain last
+/// name: most paths, and much quicker than parsing components).
+fn split(path: &Path) -> Option<(&Path, &[u8])> {
+    let b = path.as_os_str().as_bytes();
+    if let Some(i) = b.iter().rposition(|&c| c == b'/') {
+        let name = &b[i + 1..];
+        let up = if i == 0 { &b[..1] } else { &b[..i] };
+        if !matches!(name, b"" | b"." | b"..") && (i == 0 || b[i - 1] != b'/') {
+            return Some((Path::new(OsStr::from_bytes(up)), name));
+        }
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(up), Some(name)) => Some((up, name.as_bytes())),
+        _ => None,
+    }
+}
+
+/// True when `whole` (a node's whole path) is `path`.
+fn same_path(whole: &[u8], path: &Path) -> bool {
+    whole == path.as_os_str().as_bytes() || Path::new(OsStr::from_bytes(whole)) == path
+}
+
 /// Grows `v` by an eighth (at least `more`), not by doubling: the table is
 /// large and lives as long as the daemon.
 fn grow<T>(v: &mut Vec<T>, more: usize) {
@@ -101,7 +124,11 @@ impl WatchTree {
     }
 
     fn pos(&self, wd: i32) -> Result<usize, usize> {
-        self.nodes.binary_search_by_key(&wd, |n| n.wd)
+        // The kernel counts up: a new watch is past the last one.
+        match self.nodes.last() {
+            Some(last) if wd > last.wd => Err(self.nodes.len()),
+            _ => self.nodes.binary_search_by_key(&wd, |n| n.wd),
+        }
     }
 
     fn node(&self, wd: i32) -> Option<&Node> {
@@ -188,10 +215,10 @@ impl WatchTree {
         for _ in 0..=self.nodes.len() {
             let name = self.name_of(cur);
             if cur.parent == NO_PARENT {
-                return name == path.as_os_str().as_bytes();
+                return same_path(name, path);
             }
-            match (path.parent(), path.file_name()) {
-                (Some(up), Some(last)) if last.as_bytes() == name => {
+            match split(path) {
+                Some((up, last)) if last == name => {
                     let Some(p) = self.node(cur.parent) else {
                         return false;
                     };
@@ -229,8 +256,7 @@ impl WatchTree {
         {
             return Some(n.wd);
         }
-        let name = path.file_name().map(OsStrExt::as_bytes);
-        let full = path.as_os_str().as_bytes();
+        let name = split(path).map(|(_, name)| name);
         let mut released = None;
         for n in &self.nodes {
             if n.linked() {
@@ -238,7 +264,7 @@ impl WatchTree {
             }
             let own = self.name_of(n);
             let may = if n.parent == NO_PARENT {
-                own == full
+                same_path(own, path)
             } else {
                 Some(own) == name
             };
@@ -256,32 +282,42 @@ impl WatchTree {
     /// Where a watch at `path` goes: under its folder's watch (`hint`,
     /// when its name is the folder's, else the one found at that path),
     /// or on its own with its whole path. Never under `wd` itself.
-    fn place<'p>(&mut self, wd: i32, path: &'p Path, hint: Option<i32>) -> (i32, &'p [u8]) {
+    fn place<'p>(
+        &mut self,
+        wd: i32,
+        new: bool,
+        path: &'p Path,
+        hint: Option<i32>,
+    ) -> (i32, &'p [u8]) {
         let whole = (NO_PARENT, path.as_os_str().as_bytes());
-        let (Some(up), Some(name)) = (path.parent(), path.file_name()) else {
+        let Some((up, name)) = split(path) else {
             return whole;
         };
         if up.as_os_str().is_empty() {
             return whole;
         }
-        // The walker's hint: the folder it listed this in, watched a moment
-        // ago. Its own name is checked (cheap); a folder renamed since is a
-        // race the rescan after every rename covers.
-        let hinted = hint.filter(|&h| {
-            self.node(h).is_some_and(|p| {
-                !p.linked()
-                    && if p.parent == NO_PARENT {
-                        self.name_of(p) == up.as_os_str().as_bytes()
-                    } else {
-                        up.file_name()
-                            .is_some_and(|u| u.as_bytes() == self.name_of(p))
-                    }
-            })
-        });
+        let hinted = hint.filter(|&h| self.fits(h, up));
         match hinted.or_else(|| self.find_folder(up)) {
-            Some(p) if !self.above(wd, p) => (p, name.as_bytes()),
-            _ => whole,
+            // (A new watch is no node's parent: no cycle to look for.)
+            Some(p) if !new && self.above(wd, p) => whole,
+            Some(p) => (p, name),
+            None => whole,
         }
+    }
+
+    /// True when hint `h` can be the folder watch at `up`: the walker's
+    /// hint is the folder it listed a path in, watched a moment ago, so its
+    /// own name is checked (cheap), not its whole path; a folder renamed in
+    /// between is a race the rescan after every rename covers.
+    fn fits(&self, h: i32, up: &Path) -> bool {
+        self.node(h).is_some_and(|p| {
+            !p.linked()
+                && if p.parent == NO_PARENT {
+                    same_path(self.name_of(p), up)
+                } else {
+                    split(up).is_some_and(|(_, u)| u == self.name_of(p))
+                }
+        })
     }
 
     /// Records watch `wd` at `path`: a folder, or a file with several links
@@ -312,10 +348,18 @@ impl WatchTree {
             }
             // (An inode is a folder or a file for life: a number seen as
             // both is counted as what it is now.)
-            if n.linked() == linked && self.is_at(&n, path) {
+            let same_place = || match (hint, split(path)) {
+                // Under its hinted folder with its name: the walker
+                // watching a watched folder again (every rescan).
+                (Some(h), Some((up, name))) if n.parent == h && name == self.name_of(&n) => {
+                    self.fits(h, up)
+                }
+                _ => self.is_at(&n, path),
+            };
+            if n.linked() == linked && same_place() {
                 return Ok(false);
             }
-            let (parent, name) = self.place(wd, path, hint);
+            let (parent, name) = self.place(wd, false, path, hint);
             let at = self.push_name(name)?;
             self.garbage += self.entry(n.at()).1;
             let node = Node {
@@ -328,7 +372,7 @@ impl WatchTree {
             self.count(&node, 1);
             return Ok(false);
         }
-        let (parent, name) = self.place(wd, path, hint);
+        let (parent, name) = self.place(wd, true, path, hint);
         let at = self.push_name(name)?;
         let node = Node {
             wd,
@@ -389,14 +433,13 @@ impl WatchTree {
     /// that is not watched), which moves everything below it; watches that
     /// hold a whole path under `from` get the new one.
     pub fn rename(&mut self, from: &Path, to: &Path) {
-        let name = from.file_name().map(OsStrExt::as_bytes);
-        let full = from.as_os_str().as_bytes();
+        let name = split(from).map(|(_, name)| name);
         let mut at_from = Vec::new();
         let mut whole_below = Vec::new();
         for (i, n) in self.nodes.iter().enumerate() {
             let own = self.name_of(n);
             if n.parent == NO_PARENT {
-                if own == full {
+                if same_path(own, from) {
                     at_from.push(i);
                 } else if Path::new(OsStr::from_bytes(own)).starts_with(from) {
                     whole_below.push(i);
@@ -413,7 +456,7 @@ impl WatchTree {
         }
         for i in at_from {
             let wd = self.nodes[i].wd;
-            let (parent, name) = self.place(wd, to, None);
+            let (parent, name) = self.place(wd, false, to, None);
             self.set(i, parent, name);
         }
         self.maybe_compact();
@@ -627,6 +670,32 @@ mod tests {
         let deep = format!("/{}/{}", "x".repeat(300), "y".repeat(300));
         t.insert(20_001, p(&deep), None, false).unwrap();
         assert_eq!(path(&t, 20_001), Some(deep));
+    }
+
+    #[test]
+    fn split_is_parent_and_file_name() {
+        for s in [
+            "/",
+            "/a",
+            "/a/b",
+            "/a/b/",
+            "/a//b",
+            "/a/./b",
+            "/a/b/.",
+            "/a/b/..",
+            "a",
+            "a/b",
+            "",
+            "//a",
+            "/a/b c/d.e",
+        ] {
+            let p = Path::new(s);
+            let want = match (p.parent(), p.file_name()) {
+                (Some(up), Some(name)) => Some((up, name.as_bytes())),
+                _ => None,
+            };
+            assert_eq!(split(p), want, "{s:?}");
+        }
     }
 
     #[test]
