@@ -246,8 +246,12 @@ impl WatchTree {
         true
     }
 
-    /// The folder watch at `path` (a live one before a released one), by
-    /// a pass over the whole table unless it is the last one found.
+    /// The folder watch at `path` (a live one before a released one, the
+    /// newest first), by a pass over the whole table unless it is the last
+    /// one found. Two live watches have one path when a folder moved out of
+    /// the roots (its watch still has its old path: the kernel gives no
+    /// event for where it went) and a new one was made in its place: the
+    /// newer is the one there.
     fn find_folder(&mut self, path: &Path) -> Option<i32> {
         if let Some(n) = self.node(self.last_parent)
             && !n.released()
@@ -258,7 +262,7 @@ impl WatchTree {
         }
         let name = split(path).map(|(_, name)| name);
         let mut released = None;
-        for n in &self.nodes {
+        for n in self.nodes.iter().rev() {
             if n.linked() {
                 continue;
             }
@@ -670,6 +674,20 @@ mod tests {
         let deep = format!("/{}/{}", "x".repeat(300), "y".repeat(300));
         t.insert(20_001, p(&deep), None, false).unwrap();
         assert_eq!(path(&t, 20_001), Some(deep));
+    }
+
+    #[test]
+    fn a_folder_made_where_one_moved_away_is_found_before_it() {
+        let mut t = tree();
+        // `a` moved out of the root (no rename reaches the table), a new
+        // `a` made: both watches have one path.
+        t.insert(6, p("/r/a"), Some(1), false).unwrap();
+        t.insert(7, p("/r/a/new"), None, false).unwrap();
+        assert_eq!(t.nodes.last().unwrap().parent, 6);
+        // The old one comes back elsewhere: what is under the new one stays.
+        t.insert(2, p("/r/back"), Some(1), false).unwrap();
+        assert_eq!(path(&t, 4).as_deref(), Some("/r/back/b/c"));
+        assert_eq!(path(&t, 7).as_deref(), Some("/r/a/new"));
     }
 
     #[test]
