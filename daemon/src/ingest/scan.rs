@@ -37,7 +37,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::Error;
 use crate::ingest::exclude::{Rules, Verdict};
-use crate::ingest::watch::{Watcher, is_cookie};
+use crate::ingest::watch::{WatchRef, Watcher, is_cookie};
 use crate::platform::fs::{self as pfs, DirRef, Stat};
 use crate::store::{
     EntryRow, FLAG_UNREADABLE, Kind, Op, Store, Totals, Unlisted, WriteHandle, unix_now,
@@ -711,6 +711,9 @@ struct DirJob {
     /// The parent's open handle (kept open until this folder is opened)
     /// and the folder's name in it; `None` for the start folder.
     parent: Option<(Arc<pfs::Listing>, Vec<u8>)>,
+    /// The watcher's handle on the parent folder (none for the start
+    /// folder, or when the parent is not watched).
+    parent_watch: Option<WatchRef>,
     path: PathBuf,
     /// The folder's own row as its parent's `lstat` saw it, and what the
     /// index had; emitted once the folder is opened (or found unreadable).
@@ -795,6 +798,7 @@ fn reconcile(
         queue: Mutex::new((
             vec![DirJob {
                 parent: None,
+                parent_watch: None,
                 path: target.start.clone(),
                 row: row_from_stat(id, parent_id, name, &start_stat),
                 old,
@@ -946,6 +950,7 @@ impl Walk<'_> {
     fn folder(&self, conn: &Connection, job: DirJob) -> Result<Vec<DirJob>, Error> {
         let DirJob {
             parent,
+            parent_watch,
             path,
             mut row,
             old,
@@ -961,13 +966,14 @@ impl Walk<'_> {
             }
         };
         drop(parent);
+        let mut watch = None;
         let listing = match opened {
             Ok(fd) => {
                 // Watched before it is looked at: whatever changes after
                 // this produces an event, whatever before is in the fstat
                 // and the listing that follow.
                 if let Some(w) = self.watcher {
-                    w.watch_dir_fd(&path, pfs::dir_ref(&fd));
+                    watch = w.watch_dir_fd(&path, pfs::dir_ref(&fd), parent_watch);
                 }
                 if let Ok(s) = pfs::fstat(pfs::dir_ref(&fd))
                     && s.ino == row.ino
@@ -1113,7 +1119,7 @@ impl Walk<'_> {
                 if row.nlink > 1
                     && let Some(w) = self.watcher
                 {
-                    w.watch_linked_file(&path.join(pfs::os(&row.name)));
+                    w.watch_linked_file(&path.join(pfs::os(&row.name)), watch);
                 }
                 let p = self.path_if(&path, &row.name);
                 self.emit_row(&mut found, row, old.as_ref(), p);
@@ -1137,6 +1143,7 @@ impl Walk<'_> {
             .map(|(row, old)| DirJob {
                 path: path.join(pfs::os(&row.name)),
                 parent: Some((dir.clone(), row.name.clone())),
+                parent_watch: watch,
                 row,
                 old,
             })
@@ -1514,7 +1521,7 @@ pub fn apply_names(
             && row.kind != Kind::Dir
             && row.nlink > 1
         {
-            w.watch_linked_file(&path);
+            w.watch_linked_file(&path, None);
         }
         match old {
             Some(k) if k.kind == row.kind => {

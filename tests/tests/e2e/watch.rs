@@ -368,3 +368,101 @@ fn fsctl_watch_prints_a_scripted_sequence_in_order() {
     let seen = &watch.seen;
     assert!(seen.iter().all(|e| e["kind"] != "missed"), "{seen:#?}");
 }
+
+/// Every path under the roots, as `find` lists them, against what the
+/// index finds for a wildcard.
+fn assert_index_is_find(inst: &Instance, roots: &[&Path], step: &str) {
+    sync(inst);
+    let mut expected = BTreeSet::new();
+    for r in roots {
+        expected.extend(find_oracle(&inst.runner, r));
+    }
+    let got: BTreeSet<Vec<u8>> = inst.search0(&["*"]).into_iter().collect();
+    assert_eq!(expected, got, "{step}:\n{}", diff(&expected, &got));
+}
+
+/// Folders under the roots (the roots included): what a watcher with a
+/// watch per folder holds.
+fn folder_count(roots: &[&Path]) -> u64 {
+    roots.iter().map(|r| listing(r).0.len() as u64).sum()
+}
+
+/// Waits until `status` counts one watch per folder under the roots.
+fn assert_one_watch_per_folder(inst: &Instance, roots: &[&Path], step: &str) {
+    if polling() {
+        return; // nothing is watched
+    }
+    let want = folder_count(roots);
+    let mut got = None;
+    let settled = util::poll_until(Duration::from_secs(10), || {
+        got = inst.status()["watch"]["watches"].as_u64();
+        got == Some(want)
+    });
+    assert!(settled, "{step}: {got:?} watches for {want} folders");
+}
+
+/// The inotify backend keeps its watches as a tree of names (a watch knows
+/// its folder's watch and its own name): a folder renamed twice, moved into
+/// another root's subfolder and back into a subfolder of the first must
+/// take every watch below it along, so that files made deep inside after
+/// each move are found where they are. And the watch count follows
+/// deletions: the notify backend once counted every folder it had ever
+/// watched (its set never forgot deleted ones).
+#[test]
+fn a_folder_tree_renamed_and_moved_between_roots_keeps_its_watches() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    for d in ["proj/src/core/deep", "proj/docs/old", "x/y"] {
+        std::fs::create_dir_all(a.join(d)).unwrap();
+    }
+    std::fs::create_dir_all(b.join("sub/inner")).unwrap();
+    util::write_file(&a, "proj/src/core/deep/seed.rs", b"seed");
+    let roots = [a.as_path(), b.as_path()];
+    let mut inst = Instance::new(tmp.path().join("home"), &roots, Runner::current());
+    inst.start();
+    assert_index_is_find(&inst, &roots, "the initial scan");
+    assert_one_watch_per_folder(&inst, &roots, "the initial scan");
+
+    // Renamed twice; each time something is made deep inside at once.
+    std::fs::rename(a.join("proj"), a.join("proj2")).unwrap();
+    util::write_file(&a, "proj2/src/core/deep/after-first.rs", b"1");
+    sync(&inst);
+    std::fs::rename(a.join("proj2"), a.join("proj3")).unwrap();
+    std::fs::create_dir(a.join("proj3/src/core/deep/made")).unwrap();
+    util::write_file(&a, "proj3/src/core/deep/made/after-second.rs", b"2");
+    assert_index_is_find(&inst, &roots, "renamed twice");
+    util::write_file(&a, "proj3/src/core/deep/later.rs", b"3");
+    util::write_file(&a, "proj3/docs/old/later.md", b"3");
+    assert_index_is_find(&inst, &roots, "files made after the renames");
+    assert_one_watch_per_folder(&inst, &roots, "renamed twice");
+
+    // Into the other root's subfolder, then back into a subfolder here.
+    std::fs::rename(a.join("proj3"), b.join("sub/inner/proj")).unwrap();
+    sync(&inst);
+    util::write_file(&b, "sub/inner/proj/src/core/deep/in-b.rs", b"b");
+    std::fs::create_dir_all(b.join("sub/inner/proj/docs/old/new/newer")).unwrap();
+    util::write_file(&b, "sub/inner/proj/docs/old/new/newer/in-b.md", b"b");
+    assert_index_is_find(&inst, &roots, "moved into the other root");
+    assert_one_watch_per_folder(&inst, &roots, "moved into the other root");
+    std::fs::rename(b.join("sub/inner/proj"), a.join("x/y/proj")).unwrap();
+    sync(&inst);
+    util::write_file(&a, "x/y/proj/src/core/deep/back-in-a.rs", b"a");
+    util::write_file(&a, "x/y/proj/docs/old/new/newer/back-in-a.md", b"a");
+    assert_index_is_find(&inst, &roots, "moved back into a subfolder");
+    // Its parent renamed: the watches below follow it too.
+    std::fs::rename(a.join("x/y"), a.join("x/why")).unwrap();
+    sync(&inst);
+    util::write_file(&a, "x/why/proj/src/core/deep/parent-renamed.rs", b"p");
+    assert_index_is_find(&inst, &roots, "its parent renamed");
+    assert_one_watch_per_folder(&inst, &roots, "moved back");
+
+    // Deleted folders are no longer counted.
+    let before = folder_count(&roots);
+    std::fs::remove_dir_all(a.join("x/why/proj/docs")).unwrap();
+    std::fs::remove_dir_all(b.join("sub")).unwrap();
+    assert_index_is_find(&inst, &roots, "folders deleted");
+    assert!(folder_count(&roots) + 5 < before);
+    assert_one_watch_per_folder(&inst, &roots, "folders deleted");
+    verify_clean(&inst);
+}

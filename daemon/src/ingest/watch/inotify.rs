@@ -11,15 +11,15 @@
 //! made or removed, and the inode itself).
 
 use crate::{LockOk, RwLockOk};
-use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use ::inotify::{EventMask, WatchMask, Watches};
 
-use super::{Backend, Feed, FolderEpoch, FolderFd, Notice, Watched, now_ms, rebased};
+use super::tree::WatchTree;
+use super::{Backend, Feed, FolderEpoch, FolderFd, Notice, WatchRef, Watched, now_ms};
 
 const MASK: WatchMask = WatchMask::CREATE
     .union(WatchMask::DELETE)
@@ -45,15 +45,12 @@ pub fn os_watch_limit() -> Option<u64> {
 /// The inotify instance and what it watches.
 pub struct Inotify {
     watches: Watches,
-    /// Watch number -> the watched path. Numbers, not `WatchDescriptor`s,
-    /// and boxed paths: at a million entries this is one of the daemon's
-    /// largest tables (see `status --json`'s memory).
-    by_wd: Mutex<HashMap<i32, Box<Path>>>,
-    /// The watches of `by_wd` that are on files with several links, not
-    /// folders: a link made or removed anywhere, even outside every root,
-    /// reaches them as `IN_ATTRIB`.
-    linked: Mutex<HashSet<i32>>,
-    count: AtomicUsize,
+    /// Watch number -> the watched folder (or file with several links), as
+    /// a tree of names: at a million entries this was one of the daemon's
+    /// largest tables (see [`WatchTree`] and `status --json`'s memory).
+    /// A file with several links is watched because a link made or removed
+    /// anywhere, even outside every root, reaches it as `IN_ATTRIB`.
+    table: Mutex<WatchTree>,
     feed: Arc<Feed>,
     /// The instance's descriptor (a duplicate), to wait for events and to
     /// ask whether some wait unread.
@@ -75,7 +72,7 @@ pub struct Inotify {
 impl std::fmt::Debug for Inotify {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Inotify")
-            .field("watches", &self.count.load(Ordering::Relaxed))
+            .field("watches", &self.table.try_lock().ok().map(|t| t.counts()))
             .finish()
     }
 }
@@ -91,9 +88,7 @@ impl Inotify {
         let inotify = ::inotify::Inotify::init()?;
         let me = Arc::new(Inotify {
             watches: inotify.watches(),
-            by_wd: Mutex::new(HashMap::new()),
-            linked: Mutex::new(HashSet::new()),
-            count: AtomicUsize::new(0),
+            table: Mutex::new(WatchTree::default()),
             feed,
             fd: inotify.as_fd().try_clone_to_owned()?,
             reading: AtomicU64::new(0),
@@ -107,38 +102,54 @@ impl Inotify {
         Ok(InotifyHandle(me))
     }
 
-    fn add_watch(&self, path: &Path, at: &Path, mask: WatchMask) -> Watched {
+    fn add_watch(
+        &self,
+        path: &Path,
+        at: &Path,
+        mask: WatchMask,
+        parent: Option<WatchRef>,
+    ) -> Watched {
         let gate = self.probe_gate.read_ok();
         let added = self.watches.clone().add(at, mask);
-        if let Ok(wd) = &added {
-            let fresh = self
-                .by_wd
-                .lock_ok()
-                .insert(wd.get_watch_descriptor_id(), path.into())
-                .is_none();
-            if fresh {
-                self.count.fetch_add(1, Ordering::Relaxed);
-            }
-        }
+        let recorded = added.as_ref().ok().map(|wd| {
+            let wd = wd.get_watch_descriptor_id();
+            let recorded = self.record(wd, path, parent, false);
+            (wd, recorded)
+        });
         drop(gate);
-        match added {
-            Ok(_) => Watched::Yes,
-            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => Watched::Full(format!(
+        match (added, recorded) {
+            (Ok(_), Some((wd, true))) => Watched::Yes(Some(WatchRef(wd))),
+            (Ok(_), _) => Watched::Full(
+                "the watch table is full (a gigabyte of names); folders beyond it are polled"
+                    .into(),
+            ),
+            (Err(e), _) if e.raw_os_error() == Some(libc::ENOSPC) => Watched::Full(format!(
                 "the OS limit on inotify watches ({}) is reached; raise it with `sysctl fs.inotify.max_user_watches=N`",
                 os_watch_limit().map_or("unknown".into(), |n| n.to_string())
             )),
-            Err(e) => {
+            (Err(e), _) => {
                 tracing::debug!("cannot watch {}: {e}", path.display());
                 Watched::Gone
             }
         }
     }
 
+    /// Records watch `wd` at `path` in the table; when the table cannot
+    /// hold it, the watch is removed again and false returned.
+    fn record(&self, wd: i32, path: &Path, parent: Option<WatchRef>, linked: bool) -> bool {
+        let mut table = self.table.lock_ok();
+        if table.insert(wd, path, parent.map(|p| p.0), linked).is_ok() {
+            return true;
+        }
+        table.release(wd);
+        // Its IN_IGNORED event finds no live watch and is dropped.
+        let _ = rustix::fs::inotify::remove_watch(&self.fd, wd);
+        false
+    }
+
     /// The kernel dropped a watch (its file or folder is gone).
     fn released(&self, wd: i32) {
-        if self.by_wd.lock_ok().remove(&wd).is_some() {
-            self.count.fetch_sub(1, Ordering::Relaxed);
-        }
+        self.table.lock_ok().release(wd);
     }
 
     /// Counts an event that may change what a folder's `lstat` says.
@@ -194,13 +205,12 @@ impl Inotify {
                 continue;
             }
             let wd = ev.wd.get_watch_descriptor_id();
-            let dir = self.by_wd.lock_ok().get(&wd).map(|p| p.to_path_buf());
-            let Some(dir) = dir else { continue };
-            if self.linked.lock_ok().contains(&wd) {
+            let found = self.table.lock_ok().lookup(wd);
+            let Some((dir, linked)) = found else { continue };
+            if linked {
                 // A file with several links: its link count (or other
                 // metadata) changed, or it is gone.
                 if ev.mask.contains(EventMask::IGNORED) {
-                    self.linked.lock_ok().remove(&wd);
                     self.released(wd);
                 } else if ev.mask.contains(EventMask::ATTRIB) {
                     self.feed.send(Notice::Changed(dir));
@@ -264,7 +274,12 @@ impl Backend for InotifyHandle {
         "inotify"
     }
 
-    fn watch_dir(&self, path: &Path, fd: Option<FolderFd<'_>>) -> Watched {
+    fn watch_dir(
+        &self,
+        path: &Path,
+        fd: Option<FolderFd<'_>>,
+        parent: Option<WatchRef>,
+    ) -> Watched {
         match fd {
             // A path too long for one system call is watched through the
             // handle's `/proc` link (the folder was opened without
@@ -273,46 +288,34 @@ impl Backend for InotifyHandle {
             Some(fd) if path.as_os_str().len() >= crate::platform::fs::PATH_MAX => {
                 let link = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
                 self.0
-                    .add_watch(path, &link, MASK.difference(WatchMask::DONT_FOLLOW))
+                    .add_watch(path, &link, MASK.difference(WatchMask::DONT_FOLLOW), parent)
             }
-            _ => self.0.add_watch(path, path, MASK),
+            _ => self.0.add_watch(path, path, MASK, parent),
         }
     }
 
-    fn watch_linked_file(&self, path: &Path) {
+    fn watch_linked_file(&self, path: &Path, folder: Option<WatchRef>) {
         if path.as_os_str().len() >= crate::platform::fs::PATH_MAX {
             return;
         }
         let me = &self.0;
         let mask = WatchMask::ATTRIB.union(WatchMask::DONT_FOLLOW);
         if let Ok(wd) = me.watches.clone().add(path, mask) {
-            let wd = wd.get_watch_descriptor_id();
-            let fresh = me.by_wd.lock_ok().insert(wd, path.into()).is_none();
-            if fresh {
-                me.count.fetch_add(1, Ordering::Relaxed);
-            }
-            me.linked.lock_ok().insert(wd);
+            me.record(wd.get_watch_descriptor_id(), path, folder, true);
         }
     }
 
     fn rename_prefix(&self, from: &Path, to: &Path) {
-        for p in self.0.by_wd.lock_ok().values_mut() {
-            if p.starts_with(from) {
-                *p = rebased(p, from, to).into();
-            }
-        }
+        self.0.table.lock_ok().rename(from, to);
     }
 
     fn unwatch_where(&self, drop: &dyn Fn(&Path) -> bool) {
         let me = &self.0;
-        // Judged outside the lock: the reader thread needs it for every event.
-        let watched: Vec<(i32, Box<Path>)> = me
-            .by_wd
-            .lock_ok()
-            .iter()
-            .map(|(wd, p)| (*wd, p.clone()))
-            .collect();
-        let gone: Vec<i32> = watched
+        // Judged outside the lock (the reader thread needs it for every
+        // event), on a copy: a few bytes per watch.
+        let table = me.table.lock_ok().clone();
+        let gone: Vec<i32> = table
+            .live()
             .into_iter()
             .filter(|(_, p)| drop(p))
             .map(|(wd, _)| wd)
@@ -320,13 +323,10 @@ impl Backend for InotifyHandle {
         if gone.is_empty() {
             return;
         }
-        let mut by_wd = me.by_wd.lock_ok();
-        let mut linked = me.linked.lock_ok();
+        let mut table = me.table.lock_ok();
         for wd in gone {
-            linked.remove(&wd);
-            if by_wd.remove(&wd).is_some() {
-                me.count.fetch_sub(1, Ordering::Relaxed);
-                // Its IN_IGNORED event finds no folder and is dropped.
+            if table.release(wd).is_some() {
+                // Its IN_IGNORED event finds no live watch and is dropped.
                 let _ = rustix::fs::inotify::remove_watch(&me.fd, wd);
             }
         }
@@ -359,14 +359,7 @@ impl Backend for InotifyHandle {
         // MASK_ADD with the mask every folder watch has: a watch of ours
         // on this inode is left as it was; a new one is ours to remove.
         match me.watches.clone().add(path, MASK | WatchMask::MASK_ADD) {
-            Ok(wd)
-                if me
-                    .by_wd
-                    .lock_ok()
-                    .contains_key(&wd.get_watch_descriptor_id()) =>
-            {
-                true
-            }
+            Ok(wd) if me.table.lock_ok().is_live(wd.get_watch_descriptor_id()) => true,
             Ok(wd) => {
                 // Its IN_IGNORED event finds no folder and is dropped.
                 let _ = me.watches.clone().remove(wd);
@@ -377,9 +370,8 @@ impl Backend for InotifyHandle {
     }
 
     fn counts(&self) -> (u64, u64) {
-        let linked = self.0.linked.lock_ok().len() as u64;
-        let all = self.0.count.load(Ordering::Relaxed) as u64;
-        (all.saturating_sub(linked), linked)
+        let (folders, linked) = self.0.table.lock_ok().counts();
+        (folders as u64, linked as u64)
     }
 
     fn os_limit(&self) -> Option<u64> {
@@ -387,14 +379,6 @@ impl Backend for InotifyHandle {
     }
 
     fn heap_bytes(&self) -> u64 {
-        let by_wd = self.0.by_wd.lock_ok();
-        let linked = self.0.linked.lock_ok();
-        let slots = |cap: usize, slot: usize| (cap * (slot + 1)) as u64;
-        slots(by_wd.capacity(), std::mem::size_of::<(i32, Box<Path>)>())
-            + by_wd
-                .values()
-                .map(|p| p.as_os_str().len() as u64)
-                .sum::<u64>()
-            + slots(linked.capacity(), std::mem::size_of::<i32>())
+        self.0.table.lock_ok().heap_bytes()
     }
 }

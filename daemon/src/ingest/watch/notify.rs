@@ -37,6 +37,7 @@
 
 use crate::LockOk;
 use std::collections::BTreeSet;
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -45,7 +46,7 @@ use std::time::Duration;
 use ::notify::event::{AccessKind, AccessMode, EventKind, ModifyKind, RenameMode};
 use ::notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 
-use super::{Backend, Feed, FolderFd, Notice, Watched, now_ms};
+use super::{Backend, Feed, FolderFd, Notice, WatchRef, Watched, now_ms};
 
 /// How often every root is reconciled where notify cannot report lost
 /// events (Windows with notify 8.2).
@@ -60,8 +61,10 @@ const RESTART_DROPS_EVENTS: bool = cfg!(target_os = "macos");
 /// The notify watcher and what it watches.
 pub struct NotifyBackend {
     watcher: Mutex<RecommendedWatcher>,
-    /// Folders watched (recursively where [`RECURSIVE`]).
-    watched: Mutex<BTreeSet<PathBuf>>,
+    /// Folders watched (recursively where [`RECURSIVE`]). Shared with the
+    /// event handler, which forgets the folders notify stops watching (see
+    /// [`forget`]).
+    watched: Arc<Mutex<BTreeSet<PathBuf>>>,
     feed: Arc<Feed>,
 }
 
@@ -94,14 +97,21 @@ impl NotifyBackend {
     pub fn start(feed: Arc<Feed>) -> std::io::Result<NotifyBackend> {
         let to = feed.clone();
         let mut renames = Renames::default();
+        let watched = Arc::new(Mutex::new(BTreeSet::new()));
+        let seen = watched.clone();
         let handler = move |res: ::notify::Result<::notify::Event>| {
+            if let Ok(ev) = &res
+                && !RECURSIVE
+            {
+                forget(&seen, ev);
+            }
             translate(&to, &mut renames, res);
         };
         let config = ::notify::Config::default().with_follow_symlinks(false);
         let watcher = RecommendedWatcher::new(handler, config).map_err(io_error)?;
         Ok(NotifyBackend {
             watcher: Mutex::new(watcher),
-            watched: Mutex::new(BTreeSet::new()),
+            watched,
             feed,
         })
     }
@@ -156,6 +166,38 @@ fn io_error(e: ::notify::Error) -> std::io::Error {
     match e.kind {
         ::notify::ErrorKind::Io(io) => io,
         other => std::io::Error::other(format!("{other:?}")),
+    }
+}
+
+/// Per folder (Linux), notify stops watching a folder, and every folder
+/// below it, when it sees it deleted or moved away (its inotify code's
+/// `remove_watch_by_event`, for `IN_DELETE`, `IN_DELETE_SELF` and
+/// `IN_MOVED_FROM`): `watched` forgets them too, or `status` would count
+/// them still. A folder moved within the roots is watched again by the
+/// rescan of its new place that follows every rename. Called on notify's
+/// event thread, before notify drops its watches and before it takes the
+/// next watch request: the two stay equal.
+fn forget(watched: &Mutex<BTreeSet<PathBuf>>, ev: &::notify::Event) {
+    let gone = match ev.kind {
+        EventKind::Remove(_) => true,
+        // `IN_MOVED_FROM` (with its cookie); notify keeps the watch on an
+        // untracked `From` (`IN_MOVE_SELF`).
+        EventKind::Modify(ModifyKind::Name(RenameMode::From)) => ev.tracker().is_some(),
+        _ => false,
+    };
+    if !gone {
+        return;
+    }
+    let mut watched = watched.lock_ok();
+    for p in &ev.paths {
+        let below: Vec<PathBuf> = watched
+            .range::<Path, _>((Bound::Included(p.as_path()), Bound::Unbounded))
+            .take_while(|w| w.starts_with(p))
+            .cloned()
+            .collect();
+        for w in below {
+            watched.remove(&w);
+        }
     }
 }
 
@@ -255,13 +297,18 @@ impl Backend for NotifyBackend {
         "notify"
     }
 
-    fn watch_dir(&self, path: &Path, _fd: Option<FolderFd<'_>>) -> Watched {
+    fn watch_dir(
+        &self,
+        path: &Path,
+        _fd: Option<FolderFd<'_>>,
+        _parent: Option<WatchRef>,
+    ) -> Watched {
         // Per folder (Linux), a path already in `watched` is watched again:
         // it may be a new folder at the place of a deleted one (`git
         // checkout` removes a folder and makes it again), which the old
         // watch does not see; notify then watches the new one.
         if RECURSIVE && self.watched.lock_ok().iter().any(|w| path.starts_with(w)) {
-            return Watched::Yes;
+            return Watched::Yes(None);
         }
         if !RECURSIVE && path.as_os_str().len() >= crate::platform::fs::PATH_MAX {
             return Watched::Poll(format!(
@@ -283,7 +330,7 @@ impl Backend for NotifyBackend {
                 }
                 self.watched.lock_ok().insert(path.to_owned());
                 self.rescan_others(Some(path));
-                Watched::Yes
+                Watched::Yes(None)
             }
             Err(e) => match e.kind {
                 ::notify::ErrorKind::MaxFilesWatch => Watched::Full(
@@ -302,14 +349,14 @@ impl Backend for NotifyBackend {
     /// removed outside every root is seen at the next rescan of the file's
     /// folder. Links made or removed inside the roots are seen through
     /// their folders' events.
-    fn watch_linked_file(&self, _path: &Path) {}
+    fn watch_linked_file(&self, _path: &Path, _folder: Option<WatchRef>) {}
 
     fn rename_prefix(&self, from: &Path, to: &Path) {
         // notify keeps the path it was given for each watch: re-watch the
         // moved folders under their new paths. Events in between are
         // covered by the rescan of the moved folder that follows a rename.
         for p in self.unwatch_matching(|p| p.starts_with(from)) {
-            let _ = self.watch_dir(&super::rebased(&p, from, to), None);
+            let _ = self.watch_dir(&super::rebased(&p, from, to), None, None);
         }
     }
 

@@ -16,7 +16,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::{Backend, FolderFd, Watched};
+use super::{Backend, FolderFd, WatchRef, Watched};
 
 /// Watches nothing; see the module doc.
 #[derive(Debug)]
@@ -35,14 +35,19 @@ impl Backend for Poll {
         "poll"
     }
 
-    fn watch_dir(&self, _path: &Path, _fd: Option<FolderFd<'_>>) -> Watched {
+    fn watch_dir(
+        &self,
+        _path: &Path,
+        _fd: Option<FolderFd<'_>>,
+        _parent: Option<WatchRef>,
+    ) -> Watched {
         Watched::Poll(format!(
             "the poll backend watches nothing: every root is rescanned every {} s",
             self.interval.as_secs_f64()
         ))
     }
 
-    fn watch_linked_file(&self, _path: &Path) {}
+    fn watch_linked_file(&self, _path: &Path, _folder: Option<WatchRef>) {}
 
     fn rename_prefix(&self, _from: &Path, _to: &Path) {}
 
