@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Times fsindexd's initial index and two unchanged-tree restarts on one tree
-# (until `fsctl status` says ready), with RSS and where it goes (`status
+# (until `fsctl status` says ready, and the daemon's CPU seconds by then), with RSS and where it goes (`status
 # --json`'s memory, SETTLE seconds after ready) and the daemon's own phase log.
 # A quicker companion to compare.sh (which also times the peers).
 #
@@ -26,7 +26,8 @@ parts = ", ".join("{} {:.1f}".format(k.replace("_bytes", ""), v / 2**20) for k, 
 print("entries {:,}, rows written {:,}, RSS {} MiB ({} MiB)".format(d["entries"], d["rows_written"], d["rss_bytes"] >> 20, parts))'; }
 for run in initial restart restart; do
   t0=$(date +%s.%N); "$B/fsindexd" --root "$TREE" & P=$!; ready; t1=$(date +%s.%N)
-  printf '%-8s %.2f s  %s\n' "$run" "$(echo "$t1 - $t0" | bc)" "$(figures)"
+  cpu=$(awk '{print ($14 + $15) / 100}' "/proc/$P/stat")   # the daemon's CPU seconds until ready
+  printf '%-8s %.2f s, CPU %s s  %s\n' "$run" "$(echo "$t1 - $t0" | bc)" "$cpu" "$(figures)"
   kill "$P"; wait "$P" || true
 done
 grep -hE 'snapshot loaded|scan done' "$H"/logs/*.log | sed 's/^.*INFO //'
