@@ -1104,18 +1104,23 @@ impl Snapshot {
                 || match p {
                     NO_PARENT => false,
                     p if (p as usize) < i => out[p as usize],
-                    mut q => loop {
-                        if own[q as usize] & mask != 0 {
-                            break true;
-                        }
-                        q = self.parent[q as usize];
-                        if q == NO_PARENT {
-                            break false;
-                        }
-                    },
+                    p => self.marked_from(p, |q| own[q] & mask != 0),
                 };
         }
         out
+    }
+
+    /// True when folder `q` or one above it is `marked`.
+    fn marked_from(&self, mut q: u32, marked: impl Fn(usize) -> bool) -> bool {
+        loop {
+            if marked(q as usize) {
+                return true;
+            }
+            q = self.parent[q as usize];
+            if q == NO_PARENT {
+                return false;
+            }
+        }
     }
 
     /// The entries of `set` that `own` marks or that have a marked folder
@@ -1123,7 +1128,6 @@ impl Snapshot {
     /// id is below its children's), so an entry whose parent is in `set`
     /// takes its parent's answer; only the others walk up.
     fn narrow(&self, set: Vec<u64>, own: &[u64]) -> Vec<u64> {
-        let has = |s: &[u64], i: usize| s[i / 64] >> (i % 64) & 1 != 0;
         let mut out = vec![0u64; set.len()];
         for i in ones(&set) {
             let p = self.parent[i];
@@ -1131,15 +1135,7 @@ impl Snapshot {
                 || match p {
                     NO_PARENT => false,
                     p if has(&set, p as usize) => has(&out, p as usize),
-                    mut q => loop {
-                        if has(own, q as usize) {
-                            break true;
-                        }
-                        q = self.parent[q as usize];
-                        if q == NO_PARENT {
-                            break false;
-                        }
-                    },
+                    p => self.marked_from(p, |q| has(own, q)),
                 };
             if hit {
                 out[i / 64] |= 1 << (i % 64);
@@ -1152,7 +1148,6 @@ impl Snapshot {
     /// the bit set `set`) in an ordered tree: visits only the id ranges
     /// that can hold their descendants. Returns the bit set of matches.
     fn spread_sparse(&self, ids: &[u32], mut set: Vec<u64>) -> Vec<u64> {
-        let has = |set: &[u64], i: usize| set[i / 64] >> (i % 64) & 1 != 0;
         let mut span: Option<(usize, usize)> = None;
         let visit = |set: &mut Vec<u64>, (from, to): (usize, usize)| {
             for i in from..=to {
@@ -1334,6 +1329,11 @@ impl OwnBits {
                 .sum(),
         }
     }
+}
+
+/// Whether bit `i` of `set` is set.
+fn has(set: &[u64], i: usize) -> bool {
+    set[i / 64] >> (i % 64) & 1 != 0
 }
 
 /// The indexes of the set bits, ascending.
