@@ -34,8 +34,8 @@ const SAME: u32 = u32::MAX;
 const GRAM_BLOCK: usize = 64;
 /// log2 of the bits per block in the trigram filter: 2,048 bits for 64
 /// names (4 bytes an entry). At 1,024 a block's set was half full, and a
-/// rare word (`zanzibar`) still passed 8% of the blocks; at 2,048 it is a
-/// third full, and 0.2% pass.
+/// rare word (`zanzibar`) still passed 8% of the blocks; at 2,048 it is 30%
+/// full, and 0.24% pass (`benches/gram-fill.py` on the 1M bench tree).
 const GRAM_BITS_LOG2: u32 = 11;
 /// 64-bit words per block's trigram set.
 const GRAM_WORDS: usize = (1 << GRAM_BITS_LOG2) / 64;
