@@ -9,7 +9,7 @@ impl Engine {
     /// Coalesces watcher notices into batches: a batch closes after
     /// `debounce` without events, or `ceiling` after it opened, so a steady
     /// stream cannot postpone updates forever.
-    pub(super) fn event_loop(self: Arc<Self>, rx: mpsc::Receiver<Notice>) {
+    pub(super) fn event_loop(self: Arc<Self>, rx: crate::ingest::watch::NoticeRx) {
         let Some(watcher) = self.watcher.clone() else {
             return;
         };

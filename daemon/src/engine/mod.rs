@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use crate::ingest::exclude::{Rules, Verdict};
 use crate::ingest::scan::{self, Outcome, Progress, ScanTarget};
-use crate::ingest::watch::{BackendKind, Batch, COOKIE_PREFIX, Notice, Watcher, is_cookie};
+use crate::ingest::watch::{BackendKind, Batch, COOKIE_PREFIX, Watcher, is_cookie};
 use crate::queries::du;
 use crate::queries::dupes::{self, HashMode, HashStats, RootMode};
 use crate::queries::search::{ChangeEvent, Snapshot};
@@ -199,7 +199,7 @@ impl Engine {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(1 << 16);
-        let (notices_tx, notices_rx) = mpsc::sync_channel::<Notice>(capacity);
+        let (notices_tx, notices_rx) = crate::ingest::watch::notice_queue(capacity);
         let watcher = if watch.enabled {
             match Watcher::start(
                 watch.backend,

@@ -4,15 +4,15 @@
 //! everything, with backoff while they keep being lost.
 
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
-use super::{Batch, Notice, Watcher};
+use super::{Batch, NoticeRx, Watcher};
 
 /// The coalescer: the receiving end of the backend's feed.
 #[derive(Debug)]
 pub struct Coalescer {
-    rx: mpsc::Receiver<Notice>,
+    rx: NoticeRx,
     debounce: Duration,
     ceiling: Duration,
     /// When everything was last rescanned, for the backoff.
@@ -20,7 +20,7 @@ pub struct Coalescer {
 }
 
 impl Coalescer {
-    pub fn new(rx: mpsc::Receiver<Notice>, debounce: Duration, ceiling: Duration) -> Coalescer {
+    pub fn new(rx: NoticeRx, debounce: Duration, ceiling: Duration) -> Coalescer {
         Coalescer {
             rx,
             debounce,

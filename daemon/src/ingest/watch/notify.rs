@@ -388,15 +388,15 @@ impl Backend for NotifyBackend {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{NoticeRx, notice_queue};
     use super::*;
-    use std::sync::mpsc;
 
-    fn feed() -> (Arc<Feed>, mpsc::Receiver<Notice>) {
-        let (tx, rx) = mpsc::sync_channel(64);
+    fn feed() -> (Arc<Feed>, NoticeRx) {
+        let (tx, rx) = notice_queue(64);
         (Feed::new(tx), rx)
     }
 
-    fn drain(rx: &mpsc::Receiver<Notice>) -> Vec<String> {
+    fn drain(rx: &NoticeRx) -> Vec<String> {
         rx.try_iter().map(|n| format!("{n:?}")).collect()
     }
 
