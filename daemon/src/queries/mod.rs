@@ -2,7 +2,8 @@
 //! search and its query language ([`search`], [`query`], [`fold`]), disk
 //! usage ([`du`]), duplicates ([`dupes`]), the condensed map ([`fsmap`]),
 //! browsing ([`browse`]), what a caller may see ([`access`]) and content
-//! snippets ([`snippet`]).
+//! snippets ([`snippet`]). [`slots`] keeps the search snapshot's sparse
+//! columns small.
 
 pub mod access;
 pub mod browse;
@@ -12,4 +13,5 @@ pub mod fold;
 pub mod fsmap;
 pub mod query;
 pub mod search;
+mod slots;
 pub mod snippet;

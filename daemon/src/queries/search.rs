@@ -19,6 +19,7 @@ use rusqlite::Connection;
 
 use crate::queries::fold::fold_bytes;
 use crate::queries::query::{Item, Query, kind_of};
+use crate::queries::slots::Slots;
 use crate::store::{Change, EntryRow, Kind};
 use crate::{Error, RwLockOk};
 
@@ -28,7 +29,7 @@ const HOLE: u8 = u8::MAX;
 /// Separates names in the folded arena. It cannot occur in a file name, so a
 /// term without `/` never matches across two names.
 const SEP: u8 = b'/';
-/// `orig_at` value for names whose original bytes equal the folded ones.
+/// `orig_at` value for a name blanked since it was given a slot.
 const SAME: u32 = u32::MAX;
 /// Entries per block of the trigram filter (see [`Snapshot::grams`]).
 const GRAM_BLOCK: usize = 64;
@@ -169,6 +170,13 @@ pub struct Found {
     pub mtime_ns: i64,
 }
 
+/// Appends a u16 length and the name's bytes (up to 65,535) to `orig`.
+fn push_orig(orig: &mut Vec<u8>, name: &[u8]) {
+    let len = name.len().min(u16::MAX as usize);
+    orig.extend_from_slice(&(len as u16).to_le_bytes());
+    orig.extend_from_slice(&name[..len]);
+}
+
 /// The `size` slot of an entry of 4 GiB or more (the size is in `big`):
 /// 4 bytes an entry instead of 8.
 const BIG: u32 = u32::MAX;
@@ -181,7 +189,6 @@ type Relocated = (Box<[u8]>, Box<[u8]>);
 pub struct Snapshot {
     parent: Vec<u32>,
     kind: Vec<u8>,
-    depth: Vec<u16>,
     /// Sizes below 4 GiB; [`BIG`] for the rest, which are in `big`.
     size: Vec<u32>,
     big: HashMap<u32, u64>,
@@ -191,8 +198,11 @@ pub struct Snapshot {
     /// matching is on the path relative to the root.
     fold_at: Vec<u32>,
     folded: Vec<u8>,
-    /// Offset into `orig` of a u16 length and the original name bytes, or
-    /// [`SAME`] when the original equals the folded name.
+    /// The entries whose original name differs from the folded one (a
+    /// quarter of them on the bench tree), each with a slot in `orig_at`:
+    /// the offset into `orig` of a u16 length and the original bytes, or
+    /// [`SAME`] once blanked.
+    origs: Slots,
     orig_at: Vec<u32>,
     orig: Vec<u8>,
     entries: usize,
@@ -209,10 +219,16 @@ pub struct Snapshot {
     /// ever gains bits (a removed name leaves its own: a false positive
     /// costs a scan, never a wrong answer) and is rebuilt by `compact`.
     grams: Grams,
-    /// `hi[i]`: no descendant of entry i has an id above it. Lets a term
-    /// that marks few entries spread to their subtrees without a pass over
-    /// every entry. Meaningful while `ordered`.
+    /// Folders (and any entry given children), each with a slot in `hi`
+    /// and `depth`; other entries have no descendants and are one deeper
+    /// than their parent. 6 bytes a folder instead of 6 an entry.
+    dirs: Slots,
+    /// `hi[slot of i]`: no descendant of entry i has an id above it. Lets a
+    /// term that marks few entries spread to their subtrees without a pass
+    /// over every entry. Meaningful while `ordered`.
     hi: Vec<u32>,
+    /// `depth[slot of i]`: entry i's number of ancestors (saturating).
+    depth: Vec<u16>,
     /// Every entry's id is above its parent's (true after a walk; a move
     /// under a folder with a higher id clears it until the next load).
     ordered: bool,
@@ -236,19 +252,21 @@ impl Default for Snapshot {
         Snapshot {
             parent: Vec::new(),
             kind: Vec::new(),
-            depth: Vec::new(),
             size: Vec::new(),
             big: HashMap::new(),
             mtime: Vec::new(),
             fold_at: vec![0],
             folded: Vec::new(),
+            origs: Slots::default(),
             orig_at: Vec::new(),
             orig: Vec::new(),
             entries: 0,
             relocated: HashMap::new(),
             garbage: 0,
             grams: Grams::default(),
+            dirs: Slots::default(),
             hi: Vec::new(),
+            depth: Vec::new(),
             ordered: true,
             loaded: false,
             layout: next_layout(),
@@ -293,19 +311,21 @@ impl Snapshot {
         let mut s = Snapshot {
             parent: vec![NO_PARENT; n],
             kind: vec![HOLE; n],
-            depth: vec![0; n],
             size: vec![0; n],
             big: HashMap::new(),
             mtime: vec![0; n],
             fold_at: Vec::with_capacity(n + 1),
             folded: Vec::with_capacity(count as usize * 16),
-            orig_at: vec![SAME; n],
+            origs: Slots::default(),
+            orig_at: Vec::new(),
             orig: Vec::new(),
             entries: count as usize,
             relocated: HashMap::new(),
             garbage: 0,
             grams: Grams::default(),
+            dirs: Slots::default(),
             hi: Vec::new(),
+            depth: Vec::new(),
             ordered: true,
             loaded: false,
             layout: next_layout(),
@@ -319,6 +339,8 @@ impl Snapshot {
             while next < id {
                 s.fold_at.push(s.folded.len() as u32);
                 s.folded.push(SEP);
+                s.origs.push(false);
+                s.dirs.push(false);
                 next += 1;
             }
             let parent: Option<i64> = r.get(1)?;
@@ -327,29 +349,26 @@ impl Snapshot {
             s.set_size(id, r.get::<_, i64>(4)? as u64);
             s.mtime[id] = r.get(5)?;
             s.fold_at.push(s.folded.len() as u32);
-            match parent {
+            // A root's own folder's stored name is its absolute path, kept
+            // whole; its folded name is empty.
+            let folded = match parent {
                 Some(p) => {
                     s.parent[id] = p as u32;
-                    let f = fold_bytes(name);
-                    s.folded.extend_from_slice(&f);
-                    if *f != *name {
-                        s.orig_at[id] = s.orig.len() as u32;
-                        s.orig.extend_from_slice(
-                            &(name.len().min(u16::MAX as usize) as u16).to_le_bytes(),
-                        );
-                        s.orig
-                            .extend_from_slice(&name[..name.len().min(u16::MAX as usize)]);
-                    }
+                    fold_bytes(name)
                 }
-                None => {
-                    // A root's own folder: its stored name is the absolute path.
-                    s.orig_at[id] = s.orig.len() as u32;
-                    s.orig.extend_from_slice(
-                        &(name.len().min(u16::MAX as usize) as u16).to_le_bytes(),
-                    );
-                    s.orig
-                        .extend_from_slice(&name[..name.len().min(u16::MAX as usize)]);
-                }
+                None => std::borrow::Cow::Borrowed(&b""[..]),
+            };
+            s.folded.extend_from_slice(&folded);
+            if *folded != *name {
+                s.origs.push(true);
+                s.orig_at.push(s.orig.len() as u32);
+                push_orig(&mut s.orig, name);
+            } else {
+                s.origs.push(false);
+            }
+            if s.dirs.push(s.kind[id] == Kind::Dir as u8).is_some() {
+                s.hi.push(id as u32);
+                s.depth.push(0);
             }
             s.folded.push(SEP);
             next = id + 1;
@@ -357,11 +376,23 @@ impl Snapshot {
         while next < n {
             s.fold_at.push(s.folded.len() as u32);
             s.folded.push(SEP);
+            s.origs.push(false);
+            s.dirs.push(false);
             next += 1;
         }
         s.fold_at.push(s.folded.len() as u32);
+        // Walked from each folder to its root: the parents may not be
+        // loaded first (ids out of order after moves).
         for i in 0..n {
-            s.depth[i] = s.depth_of(i as u32);
+            if let Some(slot) = s.dirs.get(i) {
+                let mut d = 0u16;
+                let mut a = s.parent[i];
+                while a != NO_PARENT {
+                    d = d.saturating_add(1);
+                    a = s.parent[a as usize];
+                }
+                s.depth[slot] = d;
+            }
         }
         s.folded.shrink_to_fit();
         s.orig.shrink_to_fit();
@@ -393,17 +424,19 @@ impl Snapshot {
         }
         self.parent.shrink_to_fit();
         self.kind.shrink_to_fit();
-        self.depth.shrink_to_fit();
         self.size.shrink_to_fit();
         self.big.shrink_to_fit();
         self.mtime.shrink_to_fit();
         self.fold_at.shrink_to_fit();
         self.folded.shrink_to_fit();
+        self.origs.shrink_to_fit();
         self.orig_at.shrink_to_fit();
         self.orig.shrink_to_fit();
         self.relocated.shrink_to_fit();
         self.grams.shrink_to_fit();
+        self.dirs.shrink_to_fit();
         self.hi.shrink_to_fit();
+        self.depth.shrink_to_fit();
     }
 
     /// Rebuilds the trigram filter from the arena.
@@ -424,7 +457,8 @@ impl Snapshot {
     /// Recomputes `hi` and `ordered` from the parent array.
     fn build_hi(&mut self) {
         let n = self.parent.len();
-        let mut hi: Vec<u32> = (0..n as u32).collect();
+        // `hi_of` takes the larger of this and the id itself.
+        self.hi.fill(0);
         let mut ordered = true;
         for i in (0..n).rev() {
             let p = self.parent[i];
@@ -435,10 +469,35 @@ impl Snapshot {
                 ordered = false;
                 continue;
             }
-            hi[p as usize] = hi[p as usize].max(hi[i]);
+            let top = self.hi_of(i as u32);
+            if self.hi_of(p) < top {
+                let slot = self.dir_slot(p);
+                self.hi[slot] = top;
+            }
         }
-        self.hi = hi;
         self.ordered = ordered;
+    }
+
+    /// No descendant of entry i has an id above this (while `ordered`).
+    #[inline]
+    fn hi_of(&self, i: u32) -> u32 {
+        match self.dirs.get(i as usize) {
+            Some(slot) => self.hi[slot].max(i),
+            None => i,
+        }
+    }
+
+    /// Entry i's slot in `hi` and `depth`, given one if it has none (an
+    /// entry that was not a folder when it came).
+    fn dir_slot(&mut self, i: u32) -> usize {
+        if let Some(slot) = self.dirs.get(i as usize) {
+            return slot;
+        }
+        let depth = self.depth_from_parent(i);
+        let slot = self.dirs.insert(i as usize);
+        self.hi.insert(slot, i);
+        self.depth.insert(slot, depth);
+        slot
     }
 
     /// Entry `i` (with descendants up to `top`) now sits under `parent`:
@@ -454,24 +513,44 @@ impl Snapshot {
         let mut a = parent;
         // Ancestors have lower ids while ordered, so this ends; and an
         // ancestor's `hi` is at least its children's, so it can stop early.
-        while a != NO_PARENT && self.hi[a as usize] < top {
-            self.hi[a as usize] = top;
+        while a != NO_PARENT && self.hi_of(a) < top {
+            let slot = self.dir_slot(a);
+            self.hi[slot] = top;
             a = self.parent[a as usize];
         }
     }
 
+    /// Entry i's number of ancestors: kept for folders, one more than the
+    /// parent's for the rest.
     fn depth_of(&self, mut i: u32) -> u16 {
         let mut d = 0u16;
-        while self.parent[i as usize] != NO_PARENT {
-            let p = self.parent[i as usize];
-            if p < i {
-                // Parents come first, so their depth is already known.
-                return self.depth[p as usize].saturating_add(d + 1);
+        loop {
+            if let Some(slot) = self.dirs.get(i as usize) {
+                return self.depth[slot].saturating_add(d);
             }
-            d = d.saturating_add(1);
-            i = p;
+            match self.parent[i as usize] {
+                NO_PARENT => return d,
+                p => {
+                    d = d.saturating_add(1);
+                    i = p;
+                }
+            }
         }
-        d
+    }
+
+    /// Entry i's depth from its parent's, ignoring what i itself keeps.
+    fn depth_from_parent(&self, i: u32) -> u16 {
+        match self.parent[i as usize] {
+            NO_PARENT => 0,
+            p => self.depth_of(p).saturating_add(1),
+        }
+    }
+
+    /// Sets a folder's kept depth after it moved (others derive theirs).
+    fn refresh_depth(&mut self, i: u32) {
+        if let Some(slot) = self.dirs.get(i as usize) {
+            self.depth[slot] = self.depth_from_parent(i);
+        }
     }
 
     /// Number of entries (roots' own folders included).
@@ -487,16 +566,18 @@ impl Snapshot {
     pub fn heap_bytes(&self) -> usize {
         self.parent.capacity() * 4
             + self.kind.capacity()
-            + self.depth.capacity() * 2
             + self.size.capacity() * 4
             + self.big.capacity() * (std::mem::size_of::<(u32, u64)>() + 1)
             + self.mtime.capacity() * 8
             + self.fold_at.capacity() * 4
             + self.folded.capacity()
+            + self.origs.bytes()
             + self.orig_at.capacity() * 4
             + self.orig.capacity()
             + self.grams.bytes()
+            + self.dirs.bytes()
             + self.hi.capacity() * 4
+            + self.depth.capacity() * 2
             + self.relocated.capacity() * (std::mem::size_of::<(u32, Relocated)>() + 1)
             + self
                 .relocated
@@ -520,9 +601,9 @@ impl Snapshot {
         {
             return orig;
         }
-        match self.orig_at[i] {
-            SAME => self.folded_name(i),
-            at => {
+        match self.origs.get(i).map(|slot| self.orig_at[slot]) {
+            None | Some(SAME) => self.folded_name(i),
+            Some(at) => {
                 let at = at as usize;
                 let len = u16::from_le_bytes([self.orig[at], self.orig[at + 1]]) as usize;
                 &self.orig[at + 2..at + 2 + len]
@@ -615,17 +696,16 @@ impl Snapshot {
                     let folded = fold_bytes(&name).into_owned();
                     self.blank(i);
                     self.parent[i] = parent_id as u32;
-                    self.attach(i as u32, parent_id as u32, self.hi[i].max(i as u32));
+                    self.attach(i as u32, parent_id as u32, self.hi_of(i as u32));
                     self.relocated.insert(
                         i as u32,
                         (folded.into_boxed_slice(), name.into_boxed_slice()),
                     );
-                    self.depth[i] = self.depth_of(i as u32);
+                    self.refresh_depth(i as u32);
                     // Parents come before children in `subtree`.
                     for d in subtree {
-                        let d = d as usize;
-                        if d < self.depth.len() {
-                            self.depth[d] = self.depth_of(d as u32);
+                        if (d as usize) < self.parent.len() {
+                            self.refresh_depth(d as u32);
                         }
                     }
                     if let Some(ev) = events.as_deref_mut() {
@@ -677,12 +757,15 @@ impl Snapshot {
             }
             self.blank(i);
             self.parent[i] = parent;
-            self.attach(i as u32, parent, self.hi[i].max(i as u32));
+            self.attach(i as u32, parent, self.hi_of(i as u32));
             self.relocated.insert(
                 i as u32,
                 (folded.into_boxed_slice(), row.name.into_boxed_slice()),
             );
-            self.depth[i] = self.depth_of(i as u32);
+            self.refresh_depth(i as u32);
+        }
+        if row.kind == Kind::Dir {
+            self.dir_slot(i as u32);
         }
         self.kind[i] = row.kind as u8;
         self.set_size(i, row.size);
@@ -697,21 +780,18 @@ impl Snapshot {
         self.size.push(0);
         self.set_size(i as usize, size);
         self.mtime.push(mtime);
-        self.depth.push(0);
-        self.depth[i as usize] = self.depth_of(i);
+        if self.dirs.push(kind == Kind::Dir as u8).is_some() {
+            self.hi.push(i);
+            self.depth.push(self.depth_from_parent(i));
+        }
         self.folded.extend_from_slice(folded);
         self.folded.push(SEP);
         self.fold_at.push(self.folded.len() as u32);
         self.grams.add(i as usize / GRAM_BLOCK, folded);
-        self.hi.push(i);
         self.attach(i, parent, i);
-        if kind != HOLE && orig != folded {
+        if self.origs.push(kind != HOLE && orig != folded).is_some() {
             self.orig_at.push(self.orig.len() as u32);
-            let len = orig.len().min(u16::MAX as usize);
-            self.orig.extend_from_slice(&(len as u16).to_le_bytes());
-            self.orig.extend_from_slice(&orig[..len]);
-        } else {
-            self.orig_at.push(SAME);
+            push_orig(&mut self.orig, orig);
         }
     }
 
@@ -732,7 +812,9 @@ impl Snapshot {
             self.folded[start..end].fill(SEP);
             self.garbage += end - start;
         }
-        self.orig_at[i] = SAME;
+        if let Some(slot) = self.origs.get(i) {
+            self.orig_at[slot] = SAME;
+        }
     }
 
     /// Rebuilds the arenas without removed and relocated names.
@@ -741,26 +823,29 @@ impl Snapshot {
         let mut folded = Vec::with_capacity(self.folded.len() - self.garbage);
         let mut fold_at = Vec::with_capacity(n + 1);
         let mut orig = Vec::new();
-        let mut orig_at = vec![SAME; n];
-        for (i, slot) in orig_at.iter_mut().enumerate() {
+        let mut origs = Slots::default();
+        let mut orig_at = Vec::new();
+        for i in 0..n {
             fold_at.push(folded.len() as u32);
+            let mut differs = false;
             if self.kind[i] != HOLE {
                 let f = self.folded_name(i);
                 folded.extend_from_slice(f);
                 let o = self.name(i);
                 if o != f {
-                    *slot = orig.len() as u32;
-                    let len = o.len().min(u16::MAX as usize);
-                    orig.extend_from_slice(&(len as u16).to_le_bytes());
-                    orig.extend_from_slice(&o[..len]);
+                    differs = true;
+                    orig_at.push(orig.len() as u32);
+                    push_orig(&mut orig, o);
                 }
             }
+            origs.push(differs);
             folded.push(SEP);
         }
         fold_at.push(folded.len() as u32);
         self.folded = folded;
         self.fold_at = fold_at;
         self.orig = orig;
+        self.origs = origs;
         self.orig_at = orig_at;
         self.relocated.clear();
         self.garbage = 0;
@@ -769,7 +854,7 @@ impl Snapshot {
 
     /// The absolute path of entry `i`, byte-exact.
     pub fn path(&self, i: u32) -> Vec<u8> {
-        let mut chain = Vec::with_capacity(self.depth[i as usize] as usize + 1);
+        let mut chain = Vec::with_capacity(16);
         let mut cur = i;
         loop {
             chain.push(cur);
@@ -1158,7 +1243,7 @@ impl Snapshot {
             }
         };
         for &d in ids {
-            let (d, hi) = (d as usize, self.hi[d as usize] as usize);
+            let (d, hi) = (d as usize, self.hi_of(d) as usize);
             if hi <= d {
                 continue;
             }
@@ -1250,7 +1335,8 @@ impl Snapshot {
         let k = pieces.len() - 1;
         let last = pieces[k];
         for i in 0..self.parent.len() {
-            if self.kind[i] == HOLE || (self.depth[i] as usize) < k + 1 {
+            // Every piece is a name below a root: k + 1 ancestors at least.
+            if self.kind[i] == HOLE || (self.depth_of(i as u32) as usize) < k + 1 {
                 continue;
             }
             if !name_of(i).starts_with(last) {
@@ -1296,7 +1382,7 @@ impl Snapshot {
             Reverse(exact),
             // bm25 is negative, lower is better; no content score last.
             content.map_or(i64::MAX, |s| (s * 1e6) as i64),
-            self.depth[i as usize],
+            self.depth_of(i),
             Reverse(self.mtime[i as usize]),
             i,
         )
@@ -1437,7 +1523,7 @@ impl Snapshot {
             return;
         }
         if self.ordered {
-            let hi = self.hi[top as usize].max(top);
+            let hi = self.hi_of(top);
             // Bit k: folder top + k was gone into.
             let mut inside = vec![0u64; (hi - top) as usize / 64 + 1];
             inside[0] = 1;
@@ -1563,7 +1649,7 @@ impl Snapshot {
     }
 
     pub fn entry_depth(&self, i: u32) -> u16 {
-        self.depth[i as usize]
+        self.depth_of(i)
     }
 
     /// The entry's name, byte-exact (a root's own folder: its absolute path).
@@ -1639,6 +1725,116 @@ mod tests {
         assert_eq!(paths(&s, "receipts"), ["/r/Receipts", "/r/Receipts/w2.pdf"]);
         assert_eq!(paths(&s, "receipts/w2"), ["/r/Receipts/w2.pdf"]);
         assert!(paths(&s, "notes").is_empty());
+    }
+
+    /// Depth and descendant ranges are kept for folders only; every entry's
+    /// depth and every subtree search must still equal a walk of the parent
+    /// links, after folders move (deeper, shallower, under a higher id) and
+    /// a file's id comes back as a folder with children.
+    #[test]
+    fn depths_and_subtrees_equal_a_walk_after_moves() {
+        fn walk_depth(s: &Snapshot, mut i: u32) -> u16 {
+            let mut d = 0;
+            while let Some(p) = s.entry_parent(i) {
+                d += 1;
+                i = p;
+            }
+            d
+        }
+        fn check(s: &Snapshot) {
+            for i in 0..s.id_bound() as u32 {
+                if s.entry_kind(i).is_some() {
+                    assert_eq!(s.entry_depth(i), walk_depth(s, i), "depth of {i}");
+                }
+            }
+            // Every entry under a folder named `a`, by a walk: what the
+            // search spreads from that folder (sparse, one mark).
+            let mut want: Vec<String> = Vec::new();
+            for i in 0..s.id_bound() as u32 {
+                if s.entry_kind(i).is_none() {
+                    continue;
+                }
+                let mut a = Some(i);
+                while let Some(x) = a {
+                    if s.entry_name(x) == b"a" {
+                        want.push(String::from_utf8(s.path(i)).unwrap());
+                        break;
+                    }
+                    a = s.entry_parent(x);
+                }
+            }
+            want.sort();
+            assert_eq!(
+                paths(s, "a/"),
+                want.iter()
+                    .filter(|p| !p.ends_with("/a"))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            );
+        }
+        let mut s = Snapshot::default();
+        let mut rows = vec![Change::Upsert(row(1, None, "/r", Kind::Dir))];
+        // /r/d2..d6, each in the one before, and a file in each.
+        for k in 0..5i64 {
+            let dir = 2 + 2 * k;
+            let parent = if k == 0 { 1 } else { dir - 2 };
+            rows.push(Change::Upsert(row(
+                dir,
+                Some(parent),
+                &format!("d{dir}"),
+                Kind::Dir,
+            )));
+            rows.push(Change::Upsert(row(
+                dir + 1,
+                Some(dir),
+                &format!("f{dir}"),
+                Kind::File,
+            )));
+        }
+        rows.push(Change::Upsert(row(12, Some(1), "a", Kind::Dir)));
+        rows.push(Change::Upsert(row(13, Some(12), "x", Kind::File)));
+        s.apply(rows, None);
+        check(&s);
+        // d4 (with d6..d10 below it) moves under a, then out to the root.
+        s.apply(
+            vec![Change::Moved {
+                id: 4,
+                parent_id: 12,
+                name: b"d4".to_vec(),
+                subtree: vec![5, 6, 7, 8, 9, 10, 11],
+            }],
+            None,
+        );
+        check(&s);
+        assert_eq!(s.entry_depth(11), 6);
+        s.apply(
+            vec![Change::Moved {
+                id: 4,
+                parent_id: 1,
+                name: b"d4".to_vec(),
+                subtree: vec![5, 6, 7, 8, 9, 10, 11],
+            }],
+            None,
+        );
+        check(&s);
+        // File 3 becomes a folder holding a new entry; a, emptied, is
+        // moved under d10 (a higher id: the ids are no longer ordered).
+        s.apply(
+            vec![
+                Change::Upsert(row(3, Some(2), "f2", Kind::Dir)),
+                Change::Upsert(row(14, Some(3), "y", Kind::File)),
+                Change::Moved {
+                    id: 12,
+                    parent_id: 10,
+                    name: b"a".to_vec(),
+                    subtree: vec![13],
+                },
+            ],
+            None,
+        );
+        check(&s);
+        assert_eq!(s.entry_depth(14), 3);
+        assert_eq!(s.entry_depth(13), 6);
     }
 
     /// Sizes are kept in 4 bytes, the few of 4 GiB and more on the side:
