@@ -81,6 +81,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    fsindexd::platform::process::limit_heap_arenas();
     let args = Args::parse();
     if args.extract {
         // Before anything else: stdout is the protocol.

@@ -48,6 +48,23 @@ pub fn lower_thread_priority() {
     }
 }
 
+/// Caps glibc's malloc at one arena per core (its default is eight per
+/// core), before any thread starts. Each thread that allocates gets an
+/// arena of its own up to the cap, and what a finished scan leaves
+/// scattered in an arena pins its pages: at a million entries the idle
+/// daemon held 4 MiB more with the default. Elsewhere: nothing.
+#[allow(unsafe_code)]
+pub fn limit_heap_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // SAFETY: mallopt takes two integers; called before other threads.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, cores.min(64) as libc::c_int);
+        }
+    }
+}
+
 /// Returns freed heap pages to the OS. glibc keeps them otherwise, and a
 /// scan of a million entries frees a lot: without this the idle daemon's
 /// RSS stays at its scan-time peak.
