@@ -19,7 +19,7 @@ use rusqlite::Connection;
 
 use crate::queries::fold::fold_bytes;
 use crate::queries::query::{Item, Query, kind_of};
-use crate::queries::slots::Slots;
+use crate::queries::slots::{Offsets, Slots};
 use crate::store::{Change, EntryRow, Kind};
 use crate::{Error, RwLockOk};
 
@@ -193,10 +193,10 @@ pub struct Snapshot {
     size: Vec<u32>,
     big: HashMap<u32, u64>,
     mtime: Vec<i64>,
-    /// `folded[fold_at[i]..fold_at[i + 1] - 1]` is entry i's folded name;
+    /// `folded[fold_at(i)..fold_at(i + 1) - 1]` is entry i's folded name;
     /// each name is followed by [`SEP`]. Roots' own folders have empty names:
     /// matching is on the path relative to the root.
-    fold_at: Vec<u32>,
+    fold_at: Offsets,
     folded: Vec<u8>,
     /// The entries whose original name differs from the folded one (a
     /// quarter of them on the bench tree), each with a slot in `orig_at`:
@@ -255,7 +255,11 @@ impl Default for Snapshot {
             size: Vec::new(),
             big: HashMap::new(),
             mtime: Vec::new(),
-            fold_at: vec![0],
+            fold_at: {
+                let mut at = Offsets::default();
+                at.push(0);
+                at
+            },
             folded: Vec::new(),
             origs: Slots::default(),
             orig_at: Vec::new(),
@@ -314,7 +318,7 @@ impl Snapshot {
             size: vec![0; n],
             big: HashMap::new(),
             mtime: vec![0; n],
-            fold_at: Vec::with_capacity(n + 1),
+            fold_at: Offsets::with_capacity(n + 1),
             folded: Vec::with_capacity(count as usize * 16),
             origs: Slots::default(),
             orig_at: Vec::new(),
@@ -448,7 +452,7 @@ impl Snapshot {
             let (from, to) = (b * GRAM_BLOCK, ((b + 1) * GRAM_BLOCK).min(n));
             grams.add(
                 b,
-                &self.folded[self.fold_at[from] as usize..self.fold_at[to] as usize],
+                &self.folded[self.fold_at.get(from)..self.fold_at.get(to)],
             );
         }
         self.grams = grams;
@@ -569,7 +573,7 @@ impl Snapshot {
             + self.size.capacity() * 4
             + self.big.capacity() * (std::mem::size_of::<(u32, u64)>() + 1)
             + self.mtime.capacity() * 8
-            + self.fold_at.capacity() * 4
+            + self.fold_at.bytes()
             + self.folded.capacity()
             + self.origs.bytes()
             + self.orig_at.capacity() * 4
@@ -592,7 +596,7 @@ impl Snapshot {
         {
             return folded;
         }
-        &self.folded[self.fold_at[i] as usize..self.fold_at[i + 1] as usize - 1]
+        &self.folded[self.fold_at.get(i)..self.fold_at.get(i + 1) - 1]
     }
 
     fn name(&self, i: usize) -> &[u8] {
@@ -807,7 +811,7 @@ impl Snapshot {
     /// Makes entry i's arena slot match nothing (a term never contains SEP).
     fn blank(&mut self, i: usize) {
         self.relocated.remove(&(i as u32));
-        let (start, end) = (self.fold_at[i] as usize, self.fold_at[i + 1] as usize - 1);
+        let (start, end) = (self.fold_at.get(i), self.fold_at.get(i + 1) - 1);
         if self.folded[start..end].iter().any(|&b| b != SEP) {
             self.folded[start..end].fill(SEP);
             self.garbage += end - start;
@@ -821,7 +825,7 @@ impl Snapshot {
     fn compact(&mut self) {
         let n = self.parent.len();
         let mut folded = Vec::with_capacity(self.folded.len() - self.garbage);
-        let mut fold_at = Vec::with_capacity(n + 1);
+        let mut fold_at = Offsets::with_capacity(n + 1);
         let mut orig = Vec::new();
         let mut origs = Slots::default();
         let mut orig_at = Vec::new();
@@ -1302,9 +1306,9 @@ impl Snapshot {
 
     /// Adds the entries in `from..to` whose arena name contains the term.
     fn mark_span(&self, finder: &memmem::Finder<'_>, from: usize, to: usize, ids: &mut Vec<u32>) {
-        let end = self.fold_at[to] as usize;
+        let end = self.fold_at.get(to);
         let mut i = from; // entry holding the current position
-        let mut pos = self.fold_at[from] as usize;
+        let mut pos = self.fold_at.get(from);
         while pos < end {
             let Some(off) = finder.find(&self.folded[pos..end]) else {
                 break;
@@ -1312,16 +1316,16 @@ impl Snapshot {
             let at = pos + off;
             // Find the entry whose name holds offset `at`: step forward when
             // close, binary-search when far.
-            if self.fold_at[(i + 8).min(to)] as usize <= at {
-                i = self.fold_at[i..=to].partition_point(|&s| s as usize <= at) - 1 + i;
+            if self.fold_at.get((i + 8).min(to)) <= at {
+                i = self.fold_at.holder(i, to, at);
             } else {
-                while self.fold_at[i + 1] as usize <= at {
+                while self.fold_at.get(i + 1) <= at {
                     i += 1;
                 }
             }
             ids.push(i as u32);
             // Skip to the next name: one hit per name is enough.
-            pos = self.fold_at[i + 1] as usize;
+            pos = self.fold_at.get(i + 1);
             i += 1;
         }
     }

@@ -82,6 +82,83 @@ impl Slots {
     }
 }
 
+/// A rising sequence of offsets (where each name starts in an arena) in
+/// 2 bytes an entry: a u32 base per 64 entries and a u16 from it. An offset
+/// too far from its base (64 names of more than 1 KiB each) is kept whole
+/// on the side.
+#[derive(Debug, Default)]
+pub struct Offsets {
+    base: Vec<u32>,
+    delta: Vec<u16>,
+    far: std::collections::HashMap<u32, u32>,
+}
+
+/// `delta` of an offset kept in `far`.
+const FAR: u16 = u16::MAX;
+
+impl Offsets {
+    pub fn with_capacity(n: usize) -> Offsets {
+        Offsets {
+            base: Vec::with_capacity(n.div_ceil(64)),
+            delta: Vec::with_capacity(n),
+            far: Default::default(),
+        }
+    }
+
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.delta.len()
+    }
+
+    /// Appends an offset, no smaller than the last.
+    pub fn push(&mut self, at: u32) {
+        let i = self.delta.len();
+        if i.is_multiple_of(64) {
+            self.base.push(at);
+        }
+        let d = at - self.base[i / 64];
+        if d < FAR as u32 {
+            self.delta.push(d as u16);
+        } else {
+            self.delta.push(FAR);
+            self.far.insert(i as u32, at);
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> usize {
+        match self.delta[i] {
+            FAR => self.far[&(i as u32)] as usize,
+            d => self.base[i / 64] as usize + d as usize,
+        }
+    }
+
+    /// The first index in `from..=to` whose offset is above `at`, less one:
+    /// the entry whose span holds offset `at` (`get(from) <= at`).
+    pub fn holder(&self, from: usize, to: usize, at: usize) -> usize {
+        let (mut lo, mut hi) = (from, to + 1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.get(mid) <= at {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo - 1
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.base.capacity() * 4 + self.delta.capacity() * 2 + self.far.capacity() * 9
+    }
+
+    pub fn shrink_to_fit(&mut self) {
+        self.base.shrink_to_fit();
+        self.delta.shrink_to_fit();
+        self.far.shrink_to_fit();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +194,41 @@ mod tests {
             check(&s, &with);
         }
         assert_eq!(s.len(), 300);
+    }
+
+    #[test]
+    fn offsets_give_back_what_was_pushed_near_and_far() {
+        let mut o = Offsets::default();
+        let mut want = Vec::new();
+        let mut at = 0u32;
+        for i in 0..500u32 {
+            // Mostly short names; a run of very long ones overflows a
+            // block's u16, and a gap of millions crosses blocks.
+            at += match i {
+                100..=180 => 3000,
+                300 => 5_000_000,
+                _ => i % 17,
+            };
+            o.push(at);
+            want.push(at as usize);
+        }
+        assert_eq!(o.len(), 500);
+        for (i, &w) in want.iter().enumerate() {
+            assert_eq!(o.get(i), w, "offset {i}");
+        }
+        // holder: the last index at or before each probed offset.
+        for probe in [0, 1, 50, 3000, 250_000, 5_000_000, 5_300_000] {
+            for (from, to) in [(0, 499), (64, 200), (290, 310)] {
+                if want[from] > probe {
+                    continue;
+                }
+                let expect = (from..=to).rev().find(|&k| want[k] <= probe).unwrap();
+                assert_eq!(
+                    o.holder(from, to, probe),
+                    expect,
+                    "{probe} in {from}..={to}"
+                );
+            }
+        }
     }
 }
