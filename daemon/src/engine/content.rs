@@ -272,7 +272,7 @@ impl Engine {
             if label == 0 || snapshot.entry_kind(i) != Some(crate::store::Kind::File) {
                 continue;
             }
-            let Some(kind) = fsindex_extract::kind_for_name(snapshot.entry_name(i)) else {
+            let Some(kind) = fsindex_extract::kind_for_name(&snapshot.entry_name(i)) else {
                 continue;
             };
             wanted.insert(i);

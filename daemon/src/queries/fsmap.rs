@@ -913,7 +913,7 @@ impl Stats {
                         pf.sub_first = c;
                     } else if pf.sub_same_key {
                         let (key, runs) =
-                            same_pattern(snap.entry_name(pf.sub_first), snap.entry_name(c));
+                            same_pattern(&snap.entry_name(pf.sub_first), &snap.entry_name(c));
                         pf.sub_same_key = key;
                         pf.sub_same_runs &= runs;
                     }
@@ -963,7 +963,7 @@ impl Stats {
             if f.direct == 0 {
                 f.first = i;
             } else if f.same_key {
-                let (key, runs) = same_pattern(snap.entry_name(f.first), snap.entry_name(i));
+                let (key, runs) = same_pattern(&snap.entry_name(f.first), &snap.entry_name(i));
                 f.same_key = key;
                 f.same_runs &= runs;
             }
@@ -1135,7 +1135,7 @@ impl IndexSource<'_> {
             match self.stats.folder(id) {
                 Some(f) if f.direct == 0 && f.sub == 1 => {
                     name.push(b'/');
-                    name.extend_from_slice(self.snapshot.entry_name(f.sub_first));
+                    name.extend_from_slice(&self.snapshot.entry_name(f.sub_first));
                     id = f.sub_first as i64;
                     chain += 1;
                 }
@@ -1153,7 +1153,7 @@ impl IndexSource<'_> {
             node.recent = f.newest >= self.recent_from;
             if f.sub == 0 && f.direct as usize >= GROUP_MIN && f.same_key {
                 // Its files are one group: the folder's line says it all.
-                let (key, runs) = pattern_key(self.snapshot.entry_name(f.first));
+                let (key, runs) = pattern_key(&self.snapshot.entry_name(f.first));
                 node.like = pattern_text(&key, f.same_runs.then_some(runs.as_slice()));
                 node.count = f.direct as u64;
                 node.years = Some((year_of(f.direct_oldest), year_of(f.direct_newest)));
@@ -1161,7 +1161,7 @@ impl IndexSource<'_> {
                 if f.direct == 0 && f.sub as usize >= GROUP_MIN && f.sub_same_key {
                     // Its subfolders are one group: named in its line, and
                     // listed directly when it is expanded.
-                    let (key, runs) = pattern_key(self.snapshot.entry_name(f.sub_first));
+                    let (key, runs) = pattern_key(&self.snapshot.entry_name(f.sub_first));
                     node.like =
                         pattern_text(&key, f.sub_same_runs.then_some(runs.as_slice())) + "/";
                     node.count = f.sub as u64;
