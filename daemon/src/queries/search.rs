@@ -21,7 +21,7 @@ use std::borrow::Cow;
 
 use crate::queries::fold::fold_bytes;
 use crate::queries::query::{Item, Query, kind_of};
-use crate::queries::slots::{Offsets, Slots};
+use crate::queries::slots::{Offsets, Parents, Slots};
 use crate::store::{Change, EntryRow, Kind};
 use crate::{Error, RwLockOk};
 
@@ -256,7 +256,7 @@ type Relocated = (Box<[u8]>, Box<[u8]>);
 /// A searchable copy of the entry tree, kept equal to the index by the
 /// writer (loaded before its first commit, then given every commit).
 pub struct Snapshot {
-    parent: Vec<u32>,
+    parent: Parents,
     kind: Vec<u8>,
     /// Sizes below 4 GiB; [`BIG`] for the rest, which are in `big`.
     size: Vec<u32>,
@@ -319,7 +319,7 @@ fn next_layout() -> u64 {
 impl Default for Snapshot {
     fn default() -> Self {
         Snapshot {
-            parent: Vec::new(),
+            parent: Parents::default(),
             kind: Vec::new(),
             size: Vec::new(),
             big: HashMap::new(),
@@ -382,7 +382,7 @@ impl Snapshot {
             ));
         }
         let mut s = Snapshot {
-            parent: vec![NO_PARENT; n],
+            parent: Parents::filled(n),
             kind: vec![HOLE; n],
             size: vec![0; n],
             big: HashMap::new(),
@@ -426,7 +426,7 @@ impl Snapshot {
             // whole; its folded name is empty.
             let folded = match parent {
                 Some(p) => {
-                    s.parent[id] = p as u32;
+                    s.parent.set(id, p as u32);
                     fold_bytes(name)
                 }
                 None => std::borrow::Cow::Borrowed(&b""[..]),
@@ -459,10 +459,10 @@ impl Snapshot {
         for i in 0..n {
             if let Some(slot) = s.dirs.get(i) {
                 let mut d = 0u16;
-                let mut a = s.parent[i];
+                let mut a = s.parent.get(i);
                 while a != NO_PARENT {
                     d = d.saturating_add(1);
-                    a = s.parent[a as usize];
+                    a = s.parent.get(a as usize);
                 }
                 s.depth[slot] = d;
             }
@@ -534,7 +534,7 @@ impl Snapshot {
         self.hi.fill(0);
         let mut ordered = true;
         for i in (0..n).rev() {
-            let p = self.parent[i];
+            let p = self.parent.get(i);
             if p == NO_PARENT {
                 continue;
             }
@@ -589,7 +589,7 @@ impl Snapshot {
         while a != NO_PARENT && self.hi_of(a) < top {
             let slot = self.dir_slot(a);
             self.hi[slot] = top;
-            a = self.parent[a as usize];
+            a = self.parent.get(a as usize);
         }
     }
 
@@ -601,7 +601,7 @@ impl Snapshot {
             if let Some(slot) = self.dirs.get(i as usize) {
                 return self.depth[slot].saturating_add(d);
             }
-            match self.parent[i as usize] {
+            match self.parent.get(i as usize) {
                 NO_PARENT => return d,
                 p => {
                     d = d.saturating_add(1);
@@ -613,7 +613,7 @@ impl Snapshot {
 
     /// Entry i's depth from its parent's, ignoring what i itself keeps.
     fn depth_from_parent(&self, i: u32) -> u16 {
-        match self.parent[i as usize] {
+        match self.parent.get(i as usize) {
             NO_PARENT => 0,
             p => self.depth_of(p).saturating_add(1),
         }
@@ -637,7 +637,7 @@ impl Snapshot {
 
     /// Memory held by this snapshot, for status and benchmarks.
     pub fn heap_bytes(&self) -> usize {
-        self.parent.capacity() * 4
+        self.parent.bytes()
             + self.kind.capacity()
             + self.size.capacity() * 4
             + self.big.capacity() * (std::mem::size_of::<(u32, u64)>() + 1)
@@ -728,7 +728,7 @@ impl Snapshot {
                     if (kind == Kind::Dir || was_dir)
                         && (created
                             || self.kind[i as usize] != kind as u8
-                            || self.parent[i as usize]
+                            || self.parent.get(i as usize)
                                 != row.parent_id.map_or(NO_PARENT, |p| p as u32)
                             || self.name(i as usize) != row.name.as_slice())
                     {
@@ -763,7 +763,7 @@ impl Snapshot {
                             let i = id as usize;
                             if i < self.kind.len()
                                 && self.kind[i] != HOLE
-                                && !set.contains(&(self.parent[i] as i64))
+                                && !set.contains(&(self.parent.get(i) as i64))
                             {
                                 let entry = Kind::from_i64(self.kind[i] as i64);
                                 let path = self.path(id as u32);
@@ -800,7 +800,7 @@ impl Snapshot {
                     };
                     let folded = fold_bytes(&name).into_owned();
                     self.blank(i);
-                    self.parent[i] = parent_id as u32;
+                    self.parent.set(i, parent_id as u32);
                     self.attach(i as u32, parent_id as u32, self.hi_of(i as u32));
                     self.relocated.insert(
                         i as u32,
@@ -853,15 +853,16 @@ impl Snapshot {
             self.entries += 1;
             return;
         }
-        let same_place =
-            self.kind[i] != HOLE && self.parent[i] == parent && self.name(i) == row.name.as_slice();
+        let same_place = self.kind[i] != HOLE
+            && self.parent.get(i) == parent
+            && self.name(i) == row.name.as_slice();
         if !same_place {
             // A new name for an existing id: it moves to the side table.
             if self.kind[i] == HOLE {
                 self.entries += 1;
             }
             self.blank(i);
-            self.parent[i] = parent;
+            self.parent.set(i, parent);
             self.attach(i as u32, parent, self.hi_of(i as u32));
             self.relocated.insert(
                 i as u32,
@@ -963,7 +964,7 @@ impl Snapshot {
         let mut cur = i;
         loop {
             chain.push(cur);
-            match self.parent[cur as usize] {
+            match self.parent.get(cur as usize) {
                 NO_PARENT => break,
                 p => cur = p,
             }
@@ -1054,7 +1055,7 @@ impl Snapshot {
                 }
             }
             let hits = ones(&all)
-                .filter(|&i| self.kind[i] != HOLE && self.parent[i] != NO_PARENT)
+                .filter(|&i| self.kind[i] != HOLE && self.parent.get(i) != NO_PARENT)
                 .map(|i| i as u32)
                 .collect();
             (hits, OwnBits::Sparse(own))
@@ -1087,7 +1088,7 @@ impl Snapshot {
             }
             let matched = matched.unwrap_or_default();
             let hits = (0..n)
-                .filter(|&i| matched[i] && self.kind[i] != HOLE && self.parent[i] != NO_PARENT)
+                .filter(|&i| matched[i] && self.kind[i] != HOLE && self.parent.get(i) != NO_PARENT)
                 .map(|i| i as u32)
                 .collect();
             (hits, OwnBits::Dense(std::mem::take(&mut marks.own)))
@@ -1195,7 +1196,7 @@ impl Snapshot {
                 let finder = memmem::Finder::new(t);
                 for (i, o) in own.iter_mut().enumerate() {
                     if self.kind[i] != HOLE
-                        && self.parent[i] != NO_PARENT
+                        && self.parent.get(i) != NO_PARENT
                         && finder.find(&self.name(i)).is_some()
                     {
                         *o = 1;
@@ -1234,7 +1235,7 @@ impl Snapshot {
                 let mut own = vec![0u32; n];
                 // Everything below the folder, not the folder itself.
                 for (i, o) in own.iter_mut().enumerate() {
-                    if self.parent[i] != NO_PARENT && self.parent[i] as i64 == *id {
+                    if self.parent.get(i) != NO_PARENT && self.parent.get(i) as i64 == *id {
                         *o = 1;
                     }
                 }
@@ -1288,7 +1289,7 @@ impl Snapshot {
         let n = self.parent.len();
         let mut out = vec![false; n];
         for i in 0..n {
-            let p = self.parent[i];
+            let p = self.parent.get(i);
             out[i] = own[i] & mask != 0
                 || match p {
                     NO_PARENT => false,
@@ -1305,7 +1306,7 @@ impl Snapshot {
             if marked(q as usize) {
                 return true;
             }
-            q = self.parent[q as usize];
+            q = self.parent.get(q as usize);
             if q == NO_PARENT {
                 return false;
             }
@@ -1319,7 +1320,7 @@ impl Snapshot {
     fn narrow(&self, set: Vec<u64>, own: &[u64]) -> Vec<u64> {
         let mut out = vec![0u64; set.len()];
         for i in ones(&set) {
-            let p = self.parent[i];
+            let p = self.parent.get(i);
             let hit = has(own, i)
                 || match p {
                     NO_PARENT => false,
@@ -1340,7 +1341,7 @@ impl Snapshot {
         let mut span: Option<(usize, usize)> = None;
         let visit = |set: &mut Vec<u64>, (from, to): (usize, usize)| {
             for i in from..=to {
-                let p = self.parent[i];
+                let p = self.parent.get(i);
                 if p != NO_PARENT && has(set, p as usize) {
                     set[i / 64] |= 1 << (i % 64);
                 }
@@ -1450,7 +1451,7 @@ impl Snapshot {
             if !name_of(i).starts_with(last) {
                 continue;
             }
-            let mut cur = self.parent[i];
+            let mut cur = self.parent.get(i);
             let mut ok = true;
             for j in (0..k).rev() {
                 let name = name_of(cur as usize);
@@ -1464,7 +1465,7 @@ impl Snapshot {
                     break;
                 }
                 if j > 0 {
-                    cur = self.parent[cur as usize];
+                    cur = self.parent.get(cur as usize);
                 }
             }
             if ok {
@@ -1645,7 +1646,7 @@ impl Snapshot {
                 if self.kind[j as usize] != DIR {
                     continue;
                 }
-                let p = self.parent[j as usize];
+                let p = self.parent.get(j as usize);
                 if is_in(&inside, p) && visit(j, Some(p)) {
                     let k = (j - top) as usize;
                     inside[k / 64] |= 1 << (k % 64);
@@ -1655,7 +1656,7 @@ impl Snapshot {
         }
         let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
         for (j, &k) in self.kind.iter().enumerate() {
-            let p = self.parent[j];
+            let p = self.parent.get(j);
             if k == DIR && p != NO_PARENT {
                 children.entry(p).or_default().push(j as u32);
             }
@@ -1685,7 +1686,7 @@ impl Snapshot {
 
     /// The parent's id; `None` for a root's own folder.
     pub fn entry_parent(&self, i: u32) -> Option<u32> {
-        match self.parent[i as usize] {
+        match self.parent.get(i as usize) {
             NO_PARENT => None,
             p => Some(p),
         }
@@ -1740,7 +1741,7 @@ impl Snapshot {
                     break label[at];
                 }
                 chain.push(at);
-                match self.parent[at] {
+                match self.parent.get(at) {
                     NO_PARENT => break 0,
                     p if (p as usize) < n && self.kind[at] != HOLE => at = p as usize,
                     _ => break 0,
@@ -2195,7 +2196,7 @@ mod tests {
                     let mut cycle = false;
                     while up != NO_PARENT {
                         cycle |= up == id as u32 || s.kind[up as usize] == HOLE;
-                        up = s.parent[up as usize];
+                        up = s.parent.get(up as usize);
                     }
                     if cycle {
                         continue;
@@ -2215,7 +2216,7 @@ mod tests {
                 }
                 1 => {}
                 _ => {
-                    let parent = s.parent[id as usize] as i64;
+                    let parent = s.parent.get(id as usize) as i64;
                     if s.kind[id as usize] != HOLE && parent != NO_PARENT as i64 {
                         let k = Kind::from_i64(s.kind[id as usize] as i64);
                         s.apply(
