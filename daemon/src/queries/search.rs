@@ -659,13 +659,15 @@ impl Snapshot {
                 .sum::<usize>()
     }
 
+    #[inline]
     fn folded_name(&self, i: usize) -> &[u8] {
         if !self.relocated.is_empty()
             && let Some((folded, _)) = self.relocated.get(&(i as u32))
         {
             return folded;
         }
-        &self.folded[self.fold_at.get(i)..self.fold_at.get(i + 1) - 1]
+        let (start, end) = self.fold_at.span(i);
+        &self.folded[start..end - 1]
     }
 
     /// Entry i's original name: borrowed, or rebuilt from its case runs.
@@ -694,6 +696,7 @@ impl Snapshot {
         }
     }
 
+    #[inline]
     fn orig_of(&self, i: usize) -> Orig<'_> {
         if !self.relocated.is_empty()
             && let Some((_, orig)) = self.relocated.get(&(i as u32))

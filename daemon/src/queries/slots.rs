@@ -45,7 +45,7 @@ impl Slots {
     }
 
     /// Id i's slot, if it has one.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, i: usize) -> Option<usize> {
         if i >= self.len {
             return None;
@@ -125,12 +125,24 @@ impl Offsets {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, i: usize) -> usize {
         match self.delta[i] {
             FAR => self.far[&(i as u32)] as usize,
             d => self.base[i / 64] as usize + d as usize,
         }
+    }
+
+    /// `get(i)..get(i + 1)`, reading the shared base once when both are in
+    /// one block.
+    #[inline(always)]
+    pub fn span(&self, i: usize) -> (usize, usize) {
+        let (a, b) = (self.delta[i], self.delta[i + 1]);
+        if a != FAR && b != FAR && !(i + 1).is_multiple_of(64) {
+            let base = self.base[i / 64] as usize;
+            return (base + a as usize, base + b as usize);
+        }
+        (self.get(i), self.get(i + 1))
     }
 
     /// The first index in `from..=to` whose offset is above `at`, less one:
@@ -190,7 +202,7 @@ impl Parents {
         self.back.len()
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, i: usize) -> u32 {
         match self.back[i] {
             NONE => Self::NO_PARENT,
