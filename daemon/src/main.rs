@@ -81,7 +81,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    fsindexd::platform::process::limit_heap_arenas();
+    fsindexd::platform::process::tune_allocator();
     let args = Args::parse();
     if args.extract {
         // Before anything else: stdout is the protocol.

@@ -220,6 +220,7 @@ impl Engine {
     /// Searches names (Search RPC). A filtered caller gets only entries in
     /// folders it may enter, and `total` counts only those.
     pub fn search(&self, args: SearchArgs, view: Option<View>) -> Result<SearchPage, Error> {
+        self.queried();
         let mut query = Query::parse(&args.query)?;
         if query
             .groups
@@ -319,6 +320,7 @@ impl Engine {
     /// RPC). A filtered caller sees no figures from inside folders it may
     /// not enter.
     pub fn disk_usage(&self, args: UsageArgs, mut view: Option<View>) -> Result<du::Report, Error> {
+        self.queried();
         let path = seen_path(&mut view, &args.path)?;
         if args.sync {
             self.sync(SYNC_WAIT)?;
@@ -357,6 +359,7 @@ impl Engine {
         reverse: bool,
         mut view: Option<View>,
     ) -> Result<Vec<Listed>, Error> {
+        self.queried();
         let path = seen_path(&mut view, path)?;
         let mut rows = self.store.read(|c| browse::list(c, &path))?;
         if let Some(v) = &view
@@ -415,6 +418,7 @@ impl Engine {
         max_children: usize,
         mut view: Option<View>,
     ) -> Result<browse::Node, Error> {
+        self.queried();
         let p = seen_path(&mut view, path)?;
         self.store.read(|c| {
             let mut root = browse::tree(c, &p, depth, max_children)?;
@@ -435,6 +439,7 @@ impl Engine {
         now_ns: i64,
         mut view: Option<View>,
     ) -> Result<fsmap::Map, Error> {
+        self.queried();
         let p = seen_path(&mut view, path)?;
         self.store.read(|c| {
             let closed = match &view {
@@ -488,6 +493,7 @@ impl Engine {
         progress: &mut dyn FnMut(dupes::Progress) -> bool,
         mut view: Option<View>,
     ) -> Result<Duplicates, Error> {
+        self.queried();
         let path = seen_optional(&mut view, path)?;
         let mut report =
             self.find_duplicates(path.as_deref(), min_size, include_empty, false, progress)?;
