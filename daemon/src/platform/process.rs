@@ -58,9 +58,9 @@ pub fn lower_thread_priority() {
 ///   unmaps it. By default that threshold rises to the largest block freed
 ///   (up to 32 MiB), after which a search's large vectors came from the
 ///   arenas and stayed there: 25 large searches left the daemon at 93 MiB
-///   even after `malloc_trim`, 61 MiB with the fixed threshold. Costs up to
-///   8% on the largest answers (`ar`, 272,290 results: 144 -> 153-157 ms in
-///   the daemon), nothing measurable on the others.
+///   even after `malloc_trim`, 61 MiB with the fixed threshold. No cost
+///   measurable on the largest answers (`ar`, 272,290 results: 119-129 ms
+///   in the daemon, 120-121 ms with the default; two runs each).
 ///
 /// Elsewhere: nothing.
 #[allow(unsafe_code)]
