@@ -1907,27 +1907,18 @@ mod tests {
         rows.push(Change::Upsert(row(13, Some(12), "x", Kind::File)));
         s.apply(rows, None);
         check(&s);
+        let moved = |id: i64, parent_id: i64, name: &str, subtree: Vec<i64>| Change::Moved {
+            id,
+            parent_id,
+            name: name.as_bytes().to_vec(),
+            subtree,
+        };
         // d4 (with d6..d10 below it) moves under a, then out to the root.
-        s.apply(
-            vec![Change::Moved {
-                id: 4,
-                parent_id: 12,
-                name: b"d4".to_vec(),
-                subtree: vec![5, 6, 7, 8, 9, 10, 11],
-            }],
-            None,
-        );
+        let below_d4 = vec![5, 6, 7, 8, 9, 10, 11];
+        s.apply(vec![moved(4, 12, "d4", below_d4.clone())], None);
         check(&s);
         assert_eq!(s.entry_depth(11), 6);
-        s.apply(
-            vec![Change::Moved {
-                id: 4,
-                parent_id: 1,
-                name: b"d4".to_vec(),
-                subtree: vec![5, 6, 7, 8, 9, 10, 11],
-            }],
-            None,
-        );
+        s.apply(vec![moved(4, 1, "d4", below_d4)], None);
         check(&s);
         // File 3 becomes a folder holding a new entry; a, emptied, is
         // moved under d10 (a higher id: the ids are no longer ordered).
@@ -1935,12 +1926,7 @@ mod tests {
             vec![
                 Change::Upsert(row(3, Some(2), "f2", Kind::Dir)),
                 Change::Upsert(row(14, Some(3), "y", Kind::File)),
-                Change::Moved {
-                    id: 12,
-                    parent_id: 10,
-                    name: b"a".to_vec(),
-                    subtree: vec![13],
-                },
+                moved(12, 10, "a", vec![13]),
             ],
             None,
         );
