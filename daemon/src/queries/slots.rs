@@ -1,8 +1,14 @@
-//! Which ids have a slot in a side table, and which slot: a bitmap with the
-//! count of set bits before each word, so that id i's slot is one popcount
-//! away. A value that only some entries need (a folder's descendant range,
-//! a name's original bytes) then costs 0.19 bytes an entry plus its own size
-//! for the entries that have it, instead of its size for every entry.
+//! Compact columns of the search snapshot, each read in O(1):
+//!
+//! - [`Slots`]: which ids have a slot in a side table, and which slot: a
+//!   bitmap with the count of set bits before each word, so that id i's
+//!   slot is one popcount away. A value that only some entries need (a
+//!   folder's descendant range, a name's original bytes) then costs 0.19
+//!   bytes an entry plus its own size for the entries that have it.
+//! - [`Offsets`]: where each name starts in the arena, 2 bytes an entry.
+//! - [`Parents`]: each entry's parent as the distance back, 2 bytes an entry.
+//!
+//! Values that do not fit the small form are kept whole on the side.
 
 /// The slot map over ids `0..len`. Slots are numbered in id order.
 #[derive(Debug, Default)]
