@@ -601,8 +601,7 @@ impl Rules {
             rules: self,
             dir,
             folder_hits: OnceCell::new(),
-            excluded_children: !self.excluded_parents.is_empty()
-                && self.excluded_parents.contains(dir),
+            excluded_children: OnceCell::new(),
         }
     }
 
@@ -656,7 +655,9 @@ pub struct Folder<'a> {
     /// Which folder parts of path patterns match `dir`, worked out when a
     /// name first needs it.
     folder_hits: OnceCell<Vec<usize>>,
-    excluded_children: bool,
+    /// Whether some child of this folder is excluded by path, looked up
+    /// when a folder child first needs it (not for every search result).
+    excluded_children: OnceCell<bool>,
 }
 
 impl Folder<'_> {
@@ -678,7 +679,8 @@ impl Folder<'_> {
         let r = self.rules;
         let mut v = Verdict::Index;
         if is_dir
-            && ((self.excluded_children && r.excluded.contains(&self.dir.join(name)))
+            && ((*self.excluded_children.get_or_init(|| r.excluded_parents.contains(self.dir))
+                && r.excluded.contains(&self.dir.join(name)))
                 // Looked up only for a trash folder's name: hashing every
                 // entry's folder path was a tenth of a large search's time.
                 || (is_volume_trash(name) && r.volume_tops.contains(self.dir)))
