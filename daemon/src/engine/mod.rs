@@ -150,9 +150,10 @@ pub struct Engine {
     cookie_seq: std::sync::atomic::AtomicU64,
     /// `rows_written` when memory was last given back.
     rows_at_idle: std::sync::atomic::AtomicU64,
-    /// Queries answered (search, du, listings, the map, duplicates): the
-    /// trimmer gives memory back once they stop (see [`Engine::trim_loop`]).
-    queries: std::sync::atomic::AtomicU64,
+    /// Queries answered (search, du, listings, the map, duplicates) and
+    /// scanner jobs begun or ended: the trimmer gives memory back once they
+    /// stop (see [`Engine::trim_loop`]).
+    activity: std::sync::atomic::AtomicU64,
     pub started: Instant,
     /// CPU time (ms) at the last two status calls at least a second apart.
     cpu_seen: Mutex<[(Instant, u64); 2]>,
@@ -245,7 +246,7 @@ impl Engine {
             cookies: Mutex::new(HashMap::new()),
             cookie_seq: std::sync::atomic::AtomicU64::new(0),
             rows_at_idle: std::sync::atomic::AtomicU64::new(0),
-            queries: std::sync::atomic::AtomicU64::new(0),
+            activity: std::sync::atomic::AtomicU64::new(0),
         });
         let mut recorded = engine.store.read(crate::store::roots)?;
         let wanted = match wanted {
@@ -302,33 +303,39 @@ impl Engine {
         Ok(engine)
     }
 
-    /// Counts a query for the trimmer.
-    pub(crate) fn queried(&self) {
-        self.queries.fetch_add(1, Ordering::Relaxed);
+    /// Counts a query, or a scanner job's start or end, for the trimmer.
+    pub(crate) fn note_activity(&self) {
+        self.activity.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Gives freed memory back to the OS a few seconds after queries stop.
+    /// Gives freed memory back to the OS a few seconds after queries and
+    /// scanner jobs (watcher batches, polls) stop.
     /// A large answer (272,290 paths for `ar` at a million entries) is
     /// built in many small allocations and freed after it is sent; the
     /// allocator kept those pages, and 25 searches took the idle daemon
     /// from 62 to 181-185 MiB. Ends with the engine.
     fn trim_loop(engine: std::sync::Weak<Engine>) {
         const TICK: Duration = Duration::from_secs(2);
+        // Under steady activity (a poll every second) there is no quiet
+        // tick: then at most this often.
+        const BUSY_EVERY: Duration = Duration::from_secs(30);
         // Test hook: the control run of the test that shows the trim works.
         let off = std::env::var_os("FSINDEX_TEST_NO_TRIM").is_some();
-        let (mut seen, mut dirty) = (0, false);
+        let (mut seen, mut dirty, mut trimmed) = (0, false, Instant::now());
         loop {
             std::thread::sleep(TICK);
             let Some(e) = engine.upgrade() else { return };
             if e.cancel.load(Ordering::Relaxed) {
                 return;
             }
-            let n = e.queries.load(Ordering::Relaxed);
-            if n != seen {
-                // Still busy: wait for a quiet tick.
+            let n = e.activity.load(Ordering::Relaxed);
+            let quiet = n == seen;
+            if !quiet {
                 (seen, dirty) = (n, true);
-            } else if dirty && !off {
-                dirty = false;
+            }
+            if dirty && !off && (quiet || trimmed.elapsed() >= BUSY_EVERY) {
+                dirty = !quiet;
+                trimmed = Instant::now();
                 crate::platform::process::release_memory();
             }
         }

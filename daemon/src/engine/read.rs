@@ -220,7 +220,7 @@ impl Engine {
     /// Searches names (Search RPC). A filtered caller gets only entries in
     /// folders it may enter, and `total` counts only those.
     pub fn search(&self, args: SearchArgs, view: Option<View>) -> Result<SearchPage, Error> {
-        self.queried();
+        self.note_activity();
         let mut query = Query::parse(&args.query)?;
         if query
             .groups
@@ -320,7 +320,7 @@ impl Engine {
     /// RPC). A filtered caller sees no figures from inside folders it may
     /// not enter.
     pub fn disk_usage(&self, args: UsageArgs, mut view: Option<View>) -> Result<du::Report, Error> {
-        self.queried();
+        self.note_activity();
         let path = seen_path(&mut view, &args.path)?;
         if args.sync {
             self.sync(SYNC_WAIT)?;
@@ -359,7 +359,7 @@ impl Engine {
         reverse: bool,
         mut view: Option<View>,
     ) -> Result<Vec<Listed>, Error> {
-        self.queried();
+        self.note_activity();
         let path = seen_path(&mut view, path)?;
         let mut rows = self.store.read(|c| browse::list(c, &path))?;
         if let Some(v) = &view
@@ -418,7 +418,7 @@ impl Engine {
         max_children: usize,
         mut view: Option<View>,
     ) -> Result<browse::Node, Error> {
-        self.queried();
+        self.note_activity();
         let p = seen_path(&mut view, path)?;
         self.store.read(|c| {
             let mut root = browse::tree(c, &p, depth, max_children)?;
@@ -439,7 +439,7 @@ impl Engine {
         now_ns: i64,
         mut view: Option<View>,
     ) -> Result<fsmap::Map, Error> {
-        self.queried();
+        self.note_activity();
         let p = seen_path(&mut view, path)?;
         self.store.read(|c| {
             let closed = match &view {
@@ -493,7 +493,7 @@ impl Engine {
         progress: &mut dyn FnMut(dupes::Progress) -> bool,
         mut view: Option<View>,
     ) -> Result<Duplicates, Error> {
-        self.queried();
+        self.note_activity();
         let path = seen_optional(&mut view, path)?;
         let mut report =
             self.find_duplicates(path.as_deref(), min_size, include_empty, false, progress)?;

@@ -50,6 +50,7 @@ impl Engine {
         // inherit this.
         crate::platform::process::lower_thread_priority();
         while let Ok(job) = rx.recv() {
+            self.note_activity();
             let job = match job {
                 Job::Scan(job) => job,
                 Job::Apply(batch) => {
@@ -58,11 +59,13 @@ impl Engine {
                         self.rescan_all_now();
                     }
                     self.content_due();
+                    self.note_activity();
                     continue;
                 }
                 Job::Poll(done) => {
                     self.poll_unwatched();
                     self.content_due();
+                    self.note_activity();
                     if let Some(tx) = done {
                         let _ = tx.send(());
                     }
@@ -71,6 +74,7 @@ impl Engine {
             };
             let result = self.run_job(&job);
             self.content_due();
+            self.note_activity();
             let mut roots = self.roots.lock_ok();
             if let Some(rt) = roots.get_mut(&job.root_id) {
                 match &result {
