@@ -308,6 +308,13 @@ impl Engine {
         self.activity.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Notes activity now and again when the span drops (a scanner job's
+    /// start and end, whichever way it ends).
+    pub(crate) fn activity_span(&self) -> ActivitySpan<'_> {
+        self.note_activity();
+        ActivitySpan(self)
+    }
+
     /// Gives freed memory back to the OS a few seconds after queries and
     /// scanner jobs (watcher batches, polls) stop.
     /// A large answer (272,290 paths for `ar` at a million entries) is
@@ -360,6 +367,15 @@ impl Engine {
         if let Some(h) = handle {
             let _ = h.join();
         }
+    }
+}
+
+/// See [`Engine::activity_span`].
+pub(crate) struct ActivitySpan<'a>(&'a Engine);
+
+impl Drop for ActivitySpan<'_> {
+    fn drop(&mut self) {
+        self.0.note_activity();
     }
 }
 

@@ -50,7 +50,9 @@ impl Engine {
         // inherit this.
         crate::platform::process::lower_thread_priority();
         while let Ok(job) = rx.recv() {
-            self.note_activity();
+            // Noted at the job's start and end (when it drops), for the
+            // trimmer.
+            let _active = self.activity_span();
             let job = match job {
                 Job::Scan(job) => job,
                 Job::Apply(batch) => {
@@ -59,13 +61,11 @@ impl Engine {
                         self.rescan_all_now();
                     }
                     self.content_due();
-                    self.note_activity();
                     continue;
                 }
                 Job::Poll(done) => {
                     self.poll_unwatched();
                     self.content_due();
-                    self.note_activity();
                     if let Some(tx) = done {
                         let _ = tx.send(());
                     }
@@ -74,7 +74,6 @@ impl Engine {
             };
             let result = self.run_job(&job);
             self.content_due();
-            self.note_activity();
             let mut roots = self.roots.lock_ok();
             if let Some(rt) = roots.get_mut(&job.root_id) {
                 match &result {
