@@ -247,6 +247,11 @@ impl Instance {
         })
     }
 
+    /// The running daemon's process id.
+    pub fn daemon_pid(&self) -> Option<u32> {
+        self.daemon.as_ref().map(|c| c.id())
+    }
+
     pub fn status(&self) -> Value {
         self.json(&["status"])
     }
