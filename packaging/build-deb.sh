@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Debian package target/debian/fsindex_VERSION-1_ARCH.deb:
-# release binaries, then man pages and shell completions generated from the
+# release binaries (fsctl linked statically, packaging/static-fsctl.sh), then man pages and shell completions generated from the
 # binaries' own clap definitions (into target/release/packaging/), then
 # `cargo deb --no-build` with the metadata in daemon/Cargo.toml.
 # Needs cargo-deb (`cargo install cargo-deb`). Extra arguments go to cargo deb.
@@ -19,6 +19,7 @@ bin="$target_dir/release"
 out="$bin/packaging"
 rm -rf "$out"
 mkdir -p "$out/man" "$out/completions"
+cp "$(packaging/static-fsctl.sh)" "$out/fsctl"
 
 # fsctl generates these without a daemon; an isolated FSINDEX_HOME all the same.
 home=$(mktemp -d)
