@@ -27,7 +27,9 @@ mod sync;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
-pub use read::{Heard, ListOrder, Listed, Rescan, SearchArgs, SearchPage, Subscription, UsageArgs};
+pub use read::{
+    Heard, ListOrder, Listed, Rescan, SearchArgs, SearchHead, SearchPage, Subscription, UsageArgs,
+};
 use roots::default_root;
 pub use status::{HashFigures, MemoryFigures, Status, WatchFigures};
 

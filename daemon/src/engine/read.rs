@@ -10,7 +10,7 @@ use crate::queries::dupes::Report as Duplicates;
 use crate::queries::fold;
 use crate::queries::fsmap;
 use crate::queries::query::{Item, Query};
-use crate::queries::search::Sort;
+use crate::queries::search::{Found, Sort};
 use crate::store::{EntryRow, Kind};
 
 /// A search, as the Search RPC asks it.
@@ -39,6 +39,17 @@ pub struct Listed {
     /// For a `content:` query: the passage that matched, words marked.
     pub snippet: String,
 }
+
+/// What is known of a search answer before its results: how many matched
+/// and how long matching and ordering took.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SearchHead {
+    pub total: u64,
+    pub elapsed_us: u64,
+}
+
+/// Results per chunk of a search answer (one message of the Search stream).
+pub const CHUNK: usize = 1024;
 
 /// A page of search results and the total that matched.
 #[derive(Debug)]
@@ -220,6 +231,31 @@ impl Engine {
     /// Searches names (Search RPC). A filtered caller gets only entries in
     /// folders it may enter, and `total` counts only those.
     pub fn search(&self, args: SearchArgs, view: Option<View>) -> Result<SearchPage, Error> {
+        let (mut head, mut entries) = (None, Vec::new());
+        self.search_each(args, view, &mut |h| head = Some(h), &mut |chunk| {
+            entries.extend(chunk);
+            true
+        })?;
+        let head = head.unwrap_or_default();
+        Ok(SearchPage {
+            total: head.total,
+            entries,
+            elapsed_us: head.elapsed_us,
+        })
+    }
+
+    /// [`search`](Self::search), handed over as it is made: `head` once the
+    /// results are matched and ordered (an error comes before it or not at
+    /// all), then `chunk` with up to [`CHUNK`] results at a time, in order,
+    /// until it returns false (the caller went away) or all are given.
+    /// The first results go out while the paths of the rest are built.
+    pub fn search_each(
+        &self,
+        args: SearchArgs,
+        view: Option<View>,
+        head: &mut dyn FnMut(SearchHead),
+        chunk: &mut dyn FnMut(Vec<Listed>) -> bool,
+    ) -> Result<(), Error> {
         self.note_activity();
         let mut query = Query::parse(&args.query)?;
         if query
@@ -252,14 +288,14 @@ impl Engine {
         let t = Instant::now();
         let snapshot = crate::queries::search::read_loaded(&self.snapshot);
         let (sort, offset, limit, reverse) = (args.sort, args.offset, args.limit, args.reverse);
-        let (total, found) =
+        let (total, ids) =
             match view {
-                None => snapshot.search_page(&query, sort, offset, limit, reverse, &mut |_| true),
+                None => snapshot.search_order(&query, sort, offset, limit, reverse, &mut |_| true),
                 Some(mut view) => {
                     // Visibility is a property of the parent folder: learn it
                     // once per folder.
                     let mut folders: HashMap<u32, bool> = HashMap::new();
-                    snapshot.search_page(&query, sort, offset, limit, reverse, &mut |i| {
+                    snapshot.search_order(&query, sort, offset, limit, reverse, &mut |i| {
                         match snapshot.entry_parent(i) {
                             Some(p) => *folders
                                 .entry(p)
@@ -269,51 +305,79 @@ impl Engine {
                     })
                 }
             };
-        drop(snapshot);
-        let elapsed_us = t.elapsed().as_micros() as u64;
-        tracing::debug!(us = elapsed_us, total, "search");
-        let words = query.content_words();
-        let entries = found
-            .into_iter()
-            .enumerate()
-            .map(|(k, f)| {
-                let path = crate::platform::bytes::path(&f.path);
-                // Only files that matched the content index were read for it
-                // (never a sensitive one), and only a caller who may read
-                // the file sees what it says.
-                let snippet = if k < SNIPPETS
-                    && !words.is_empty()
-                    && query.content_score(f.id).is_some()
-                    && reader.as_ref().is_none_or(|c| c.may(path, access::R))
-                {
-                    self.text_of(path)
-                        .and_then(|t| {
-                            crate::queries::snippet::snippet(
-                                &t,
-                                &words,
-                                crate::queries::snippet::WIDTH,
-                            )
-                        })
-                        .unwrap_or_default()
-                } else {
-                    String::new()
-                };
-                Listed {
-                    sensitive: rules.is_sensitive(path, f.kind == Kind::Dir),
-                    snippet,
-                    path: f.path,
-                    name: f.name,
-                    kind: f.kind,
-                    size: f.size,
-                    mtime_ns: f.mtime_ns,
-                }
-            })
-            .collect();
-        Ok(SearchPage {
+        let ordered = SearchHead {
             total: total as u64,
-            entries,
-            elapsed_us,
-        })
+            elapsed_us: t.elapsed().as_micros() as u64,
+        };
+        let words = query.content_words();
+        let listed = |f: Found, snippet: String| Listed {
+            sensitive: rules
+                .is_sensitive(crate::platform::bytes::path(&f.path), f.kind == Kind::Dir),
+            snippet,
+            path: f.path,
+            name: f.name,
+            kind: f.kind,
+            size: f.size,
+            mtime_ns: f.mtime_ns,
+        };
+        if words.is_empty() {
+            // Each chunk goes out as soon as its paths are built, under the
+            // same read of the snapshot as the ordering (one consistent
+            // answer; the writer waits no longer than it did for the whole).
+            head(ordered);
+            for part in ids.chunks(CHUNK) {
+                let part = part
+                    .iter()
+                    .map(|&i| listed(snapshot.found(i), String::new()))
+                    .collect();
+                if !chunk(part) {
+                    break;
+                }
+            }
+            drop(snapshot);
+            tracing::debug!(us = t.elapsed().as_micros() as u64, total, "search");
+            return Ok(());
+        }
+        // A `content:` query's first results carry a passage of the file's
+        // text, read with the snapshot released.
+        let found: Vec<Found> = ids.into_iter().map(|i| snapshot.found(i)).collect();
+        drop(snapshot);
+        tracing::debug!(us = t.elapsed().as_micros() as u64, total, "search");
+        head(ordered);
+        let mut found = found.into_iter().enumerate().peekable();
+        while found.peek().is_some() {
+            let part = found
+                .by_ref()
+                .take(CHUNK)
+                .map(|(k, f)| {
+                    let path = crate::platform::bytes::path(&f.path);
+                    // Only files that matched the content index were read for
+                    // it (never a sensitive one), and only a caller who may
+                    // read the file sees what it says.
+                    let snippet = if k < SNIPPETS
+                        && query.content_score(f.id).is_some()
+                        && reader.as_ref().is_none_or(|c| c.may(path, access::R))
+                    {
+                        self.text_of(path)
+                            .and_then(|t| {
+                                crate::queries::snippet::snippet(
+                                    &t,
+                                    &words,
+                                    crate::queries::snippet::WIDTH,
+                                )
+                            })
+                            .unwrap_or_default()
+                    } else {
+                        String::new()
+                    };
+                    listed(f, snippet)
+                })
+                .collect();
+            if !chunk(part) {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Disk usage of a path and its children, as GNU du counts (DiskUsage

@@ -1021,6 +1021,22 @@ impl Snapshot {
         reverse: bool,
         keep: &mut dyn FnMut(u32) -> bool,
     ) -> (usize, Vec<Found>) {
+        let (total, ids) = self.search_order(query, sort, offset, limit, reverse, keep);
+        (total, ids.into_iter().map(|i| self.found(i)).collect())
+    }
+
+    /// [`search_page`](Self::search_page) as entry ids, in order: what
+    /// [`found`](Self::found) then makes results of (a large answer is
+    /// sent while the rest of it is made).
+    pub fn search_order(
+        &self,
+        query: &Query,
+        sort: Sort,
+        offset: usize,
+        limit: usize,
+        reverse: bool,
+        keep: &mut dyn FnMut(u32) -> bool,
+    ) -> (usize, Vec<u32>) {
         let n = self.parent.len();
         // Plain terms are scanned for once: their marks serve both matching
         // and relevance (which terms an entry's own name holds).
@@ -1149,19 +1165,20 @@ impl Snapshot {
             }),
         }
         hits.truncate(limit);
-        let found = hits
-            .into_iter()
-            .skip(offset)
-            .map(|i| Found {
-                id: i,
-                path: self.path(i),
-                name: self.name(i as usize).into_owned(),
-                kind: Kind::from_i64(self.kind[i as usize] as i64),
-                size: self.size_of(i as usize),
-                mtime_ns: self.mtime[i as usize],
-            })
-            .collect();
-        (total, found)
+        hits.drain(..offset);
+        (total, hits)
+    }
+
+    /// The result for entry `i`: its path, name and figures.
+    pub fn found(&self, i: u32) -> Found {
+        Found {
+            id: i,
+            path: self.path(i),
+            name: self.name(i as usize).into_owned(),
+            kind: Kind::from_i64(self.kind[i as usize] as i64),
+            size: self.size_of(i as usize),
+            mtime_ns: self.mtime[i as usize],
+        }
     }
 
     /// Which entries one query item matches (holes and roots' own folders

@@ -16,7 +16,7 @@ use tonic::{Request, Response, Status};
 
 use crate::Error;
 use crate::engine::reload::Reloader;
-use crate::engine::{Engine, Heard};
+use crate::engine::{Engine, Heard, SearchHead};
 use crate::queries::access::{Caller, View};
 
 /// The gRPC service over one engine.
@@ -155,18 +155,59 @@ impl pb::index_server::Index for IndexService {
     ) -> Result<Response<Self::SearchStream>, Status> {
         let view = self.view(&req);
         let args = req.into_inner().into();
-        let page = self.blocking(move |e| e.search(args, view)).await?;
-        let (total, elapsed_us) = (page.total, page.elapsed_us);
-        let mut chunks: Vec<pb::SearchResponse> = Vec::new();
-        let mut entries = page.entries.into_iter().peekable();
-        while entries.peek().is_some() || chunks.is_empty() {
-            chunks.push(pb::SearchResponse {
-                total,
-                elapsed_us,
-                entries: entries.by_ref().take(1024).map(convert::entry).collect(),
-            });
+        // The answer streams while it is made: the status (or the error,
+        // which comes before any result) once the results are ordered, then
+        // each chunk as soon as its paths are built.
+        let (head_tx, head_rx) = tokio::sync::oneshot::channel();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut head_tx = Some(head_tx);
+            let ordered = std::cell::Cell::new(SearchHead::default());
+            let mut sent = false;
+            let result = engine.search_each(
+                args,
+                view,
+                &mut |h| {
+                    ordered.set(h);
+                    if let Some(t) = head_tx.take() {
+                        let _ = t.send(Ok(()));
+                    }
+                },
+                &mut |part| {
+                    sent = true;
+                    let msg = pb::SearchResponse {
+                        total: ordered.get().total,
+                        elapsed_us: ordered.get().elapsed_us,
+                        entries: part.into_iter().map(convert::entry).collect(),
+                    };
+                    tx.send(Ok(msg)).is_ok()
+                },
+            );
+            match result {
+                Err(e) => {
+                    if let Some(t) = head_tx.take() {
+                        let _ = t.send(Err(e));
+                    }
+                }
+                // Every answer has a message, for its total.
+                Ok(()) if !sent => {
+                    let _ = tx.send(Ok(pb::SearchResponse {
+                        total: ordered.get().total,
+                        elapsed_us: ordered.get().elapsed_us,
+                        entries: Vec::new(),
+                    }));
+                }
+                Ok(()) => {}
+            }
+        });
+        match head_rx.await {
+            Ok(Ok(())) => Ok(Response::new(Box::pin(
+                tokio_stream::wrappers::UnboundedReceiverStream::new(rx),
+            ))),
+            Ok(Err(e)) => Err(Status::from(e)),
+            Err(_) => Err(Status::internal("the search stopped before it answered")),
         }
-        Ok(Response::new(stream(chunks)))
     }
 
     async fn disk_usage(

@@ -180,3 +180,92 @@ fn exact_names_then_whole_words_then_parts_of_words() {
         ]
     );
 }
+
+/// An answer larger than one message (1,024 results) is sent chunk by
+/// chunk while the daemon is still building it: it must arrive whole, in
+/// its order, and a client that stops reading must not hurt the daemon.
+#[test]
+fn an_answer_of_several_chunks_is_whole_and_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    for d in 0..7 {
+        let dir = tree.join(format!("box{d}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..500 {
+            std::fs::write(dir.join(format!("chunky_{f:03}.txt")), vec![b'x'; f]).unwrap();
+        }
+    }
+    let mut inst = Instance::new(
+        tmp.path().join("home"),
+        &[tree.as_path()],
+        crate::util::Runner::current(),
+    );
+    inst.start();
+
+    // Every match, against a walk the test does itself.
+    let mut walked: Vec<Vec<u8>> = walkdir(&tree)
+        .into_iter()
+        .filter(|p| p.ends_with(".txt") && p.contains("chunky_"))
+        .map(String::into_bytes)
+        .collect();
+    walked.sort();
+    let mut got = inst.search0(&["chunky"]);
+    assert_eq!(got.len(), 3500);
+    got.sort();
+    assert_eq!(got, walked);
+
+    // By name, then size: the order holds across chunk boundaries.
+    let out = inst.fsctl(&[
+        "search", "chunky", "--limit", "0", "--sort", "size", "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let sizes: Vec<u64> = json_lines(&out)
+        .iter()
+        .map(|l| l["size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes.len(), 3500);
+    assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "not largest first");
+    assert_eq!((sizes[0], sizes[3499]), (499, 0));
+
+    // A page from the middle is the same slice of the whole order.
+    let whole = inst.fsctl(&["search", "chunky", "--limit", "0", "--sort", "path", "-0"]);
+    let whole: Vec<&[u8]> = whole
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .collect();
+    let limited = inst.fsctl(&[
+        "search", "chunky", "--limit", "2000", "--sort", "path", "-0",
+    ]);
+    let limited: Vec<&[u8]> = limited
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .collect();
+    assert_eq!(limited, whole[..2000]);
+
+    // A reader that hangs up after the first line: the daemon carries on.
+    let mut child = inst
+        .fsctl_cmd(&["search", "chunky", "--limit", "0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stdout.take());
+    let _ = child.wait();
+    assert_eq!(inst.search0(&["chunky"]).len(), 3500);
+}
+
+/// Every path under `root` (not `root` itself), as text.
+fn walkdir(root: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(root).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walkdir(&p));
+        }
+        out.push(p.to_string_lossy().into_owned());
+    }
+    out
+}

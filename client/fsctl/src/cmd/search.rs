@@ -7,7 +7,7 @@ use fsindex_proto::v1 as pb;
 use serde_json::json;
 
 use crate::Global;
-use crate::output::{lossy, rfc3339, type_name};
+use crate::output::{lossy, rfc3339, text, type_name};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum SortBy {
@@ -149,7 +149,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
                 line.push(b'\n');
                 out.write_all(&line)?;
             } else {
-                out.write_all(lossy(&e.path).as_bytes())?;
+                out.write_all(text(&e.path).as_bytes())?;
                 if tty && e.sensitive {
                     out.write_all(SENSITIVE_MARK.as_bytes())?;
                 }
