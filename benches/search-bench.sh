@@ -248,7 +248,7 @@ p(f"- machine: {os.cpu_count()} × {cpu}, {platform.system()} {platform.release(
 p(f"- command: `{settings} benches/search-bench.sh " + " ".join(trees) + " > benches/RESULTS-search.md`")
 p(f"- whole process: `hyperfine -N -i --warmup 5 --min-runs {min_runs}`, output to /dev/null, median; "
   f"daemon: the `search us=` debug lines of fsindexd over {reps} runs of the same fsctl command "
-  "(parse excluded; match, rank and build every result included; streaming excluded)")
+  "(parse excluded; match, rank and build every result included; since issue 16's fifth stop the first chunks are sent while the rest are built)")
 p("- fsindex matches the path relative to the root, plocate the absolute path; each root's own path holds none of the query words")
 for t in trees:
     d = os.path.join(work, t)
