@@ -654,7 +654,12 @@ fn parse_date_filter(value: &str, whole: &str, now: &jiff::Zoned) -> Result<Item
     })
 }
 
-/// Extensions per kind; anything else falls back on its MIME type.
+/// The names whose kind is not their extension's (see [`kind_of`]).
+pub const KIND_BY_WHOLE_NAME: &[&str] = &["makefile", "dockerfile", "cmakelists.txt", "justfile"];
+
+/// Extensions per kind; anything else falls back on its MIME type. Only
+/// the names in [`KIND_BY_WHOLE_NAME`] are judged by more than their
+/// extension (the text after the last `.`, lowercased).
 pub fn kind_of(name: &str, is_dir: bool) -> Option<KindClass> {
     if is_dir {
         return Some(KindClass::Folder);
@@ -685,12 +690,7 @@ pub fn kind_of(name: &str, is_dir: bool) -> Option<KindClass> {
     if DOCUMENT.contains(&ext) {
         return Some(KindClass::Document);
     }
-    if CODE.contains(&ext)
-        || matches!(
-            lower.as_str(),
-            "makefile" | "dockerfile" | "cmakelists.txt" | "justfile"
-        )
-    {
+    if CODE.contains(&ext) || KIND_BY_WHOLE_NAME.contains(&lower.as_str()) {
         return Some(KindClass::Code);
     }
     if TEXT.contains(&ext) {

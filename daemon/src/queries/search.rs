@@ -20,7 +20,7 @@ use rusqlite::Connection;
 use std::borrow::Cow;
 
 use crate::queries::fold::fold_bytes;
-use crate::queries::query::{Item, Query, kind_of};
+use crate::queries::query::{Item, KIND_BY_WHOLE_NAME, KindClass, Query, kind_of};
 use crate::queries::slots::{Offsets, Parents, Slots};
 use crate::store::{Change, EntryRow, Kind};
 use crate::{Error, RwLockOk};
@@ -1249,7 +1249,31 @@ impl Snapshot {
                 .map(|i| self.kind[i] != HOLE && (*from..*to).contains(&self.mtime[i]))
                 .collect(),
             Item::Kind(k) => {
-                names(&|i, name| kind_of(name, self.kind[i] == Kind::Dir as u8) == Some(*k))
+                // A file's kind follows from its extension (but for a few
+                // whole names): each extension is worked out once, not
+                // each of a million names (`kind:image` at 1M entries:
+                // first 100 results 107 -> 27 ms).
+                let mut by_ext: HashMap<u64, bool, std::hash::BuildHasherDefault<ExtHasher>> =
+                    HashMap::default();
+                (0..n)
+                    .map(|i| {
+                        let kind = self.kind[i];
+                        if kind == HOLE || kind == Kind::Dir as u8 {
+                            return kind != HOLE && *k == KindClass::Folder;
+                        }
+                        let name = self.folded_name(i);
+                        let is = || kind_of(&String::from_utf8_lossy(name), false) == Some(*k);
+                        let ext = memchr::memrchr(b'.', name).map_or(&[][..], |p| &name[p + 1..]);
+                        if ext.len() > 8 || KIND_BY_WHOLE_NAME.iter().any(|w| w.as_bytes() == name)
+                        {
+                            return is();
+                        }
+                        // No name holds a NUL: zero-padded, the key is exact.
+                        let mut key = [0u8; 8];
+                        key[..ext.len()].copy_from_slice(ext);
+                        *by_ext.entry(u64::from_le_bytes(key)).or_insert_with(is)
+                    })
+                    .collect()
             }
             Item::InEntry(id) => {
                 let mut own = vec![0u32; n];
@@ -1792,6 +1816,25 @@ impl Snapshot {
     }
 }
 
+/// Hashes an extension packed in a u64 (see `Item::Kind` in `eval`):
+/// one multiply, where SipHash would cost more than the look-up saves.
+#[derive(Default)]
+struct ExtHasher(u64);
+
+impl std::hash::Hasher for ExtHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1860,6 +1903,70 @@ mod tests {
     /// depth and every subtree search must still equal a walk of the parent
     /// links, after folders move (deeper, shallower, under a higher id) and
     /// a file's id comes back as a folder with children.
+    #[test]
+    fn kinds_worked_out_per_extension_equal_each_names_kind() {
+        let names = [
+            "a.JPG",
+            "b.jpg",
+            "c.png",
+            "Makefile",
+            "makefile.jpg",
+            "CMakeLists.txt",
+            "notes.txt",
+            "x.tar.gz",
+            "song.flac",
+            "film.mkv",
+            "noext",
+            "Dockerfile",
+            ".bashrc",
+            "weird.verylongextension",
+            "caf\u{e9}.PDF",
+            "r\u{e9}sum\u{e9}.docx",
+            "a.",
+            "..",
+            "justfile",
+            "img.jpeg.txt",
+            "clip.MP4",
+        ];
+        let mut rows = vec![Change::Upsert(row(1, None, "/r", Kind::Dir))];
+        for (k, n) in names.iter().enumerate() {
+            rows.push(Change::Upsert(row(2 + k as i64, Some(1), n, Kind::File)));
+        }
+        rows.push(Change::Upsert(row(100, Some(1), "photos.jpg", Kind::Dir)));
+        let mut s = Snapshot::default();
+        s.apply(rows, None);
+        for kind in [
+            "image", "document", "code", "text", "archive", "audio", "video", "folder",
+        ] {
+            let got = paths(&s, &format!("kind:{kind}"));
+            let mut want: Vec<String> = names
+                .iter()
+                .filter(|n| {
+                    // Each name judged on its own, as the query sees it (folded).
+                    let folded = String::from_utf8(fold_bytes(n.as_bytes()).into_owned()).unwrap();
+                    matches!(
+                        (kind, kind_of(&folded, false)),
+                        ("image", Some(KindClass::Image))
+                            | ("document", Some(KindClass::Document))
+                            | ("code", Some(KindClass::Code))
+                            | ("text", Some(KindClass::Text))
+                            | ("archive", Some(KindClass::Archive))
+                            | ("audio", Some(KindClass::Audio))
+                            | ("video", Some(KindClass::Video))
+                    )
+                })
+                .map(|n| format!("/r/{n}"))
+                .collect();
+            if kind == "folder" {
+                want = vec!["/r/photos.jpg".to_owned()];
+            }
+            want.sort();
+            let mut got = got;
+            got.sort();
+            assert_eq!(got, want, "kind:{kind}");
+        }
+    }
+
     #[test]
     fn depths_and_subtrees_equal_a_walk_after_moves() {
         fn walk_depth(s: &Snapshot, mut i: u32) -> u16 {
