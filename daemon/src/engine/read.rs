@@ -322,8 +322,9 @@ impl Engine {
         };
         if words.is_empty() {
             // Each chunk goes out as soon as its paths are built, under the
-            // same read of the snapshot as the ordering (one consistent
-            // answer; the writer waits no longer than it did for the whole).
+            // same read of the snapshot as the ordering: one consistent
+            // answer. The writer waits as it did while every path was built,
+            // plus the WARN checks, which are now made under the read too.
             head(ordered);
             for part in ids.chunks(CHUNK) {
                 let part = part
