@@ -334,7 +334,7 @@ type ExtIds = HashMap<(u64, u32), u32, std::hash::BuildHasherDefault<MulHasher>>
 /// Fibonacci hashing of integer keys (not for untrusted keys: extensions
 /// come from the user's own file names).
 #[derive(Default)]
-struct MulHasher(u64);
+pub(crate) struct MulHasher(u64);
 
 impl std::hash::Hasher for MulHasher {
     fn finish(&self) -> u64 {

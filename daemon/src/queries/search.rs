@@ -20,6 +20,7 @@ use rusqlite::Connection;
 use std::borrow::Cow;
 
 use crate::queries::fold::fold_bytes;
+use crate::queries::fsmap::MulHasher;
 use crate::queries::query::{Item, KIND_BY_WHOLE_NAME, KindClass, Query, kind_of};
 use crate::queries::slots::{Offsets, Parents, Slots};
 use crate::store::{Change, EntryRow, Kind};
@@ -1275,7 +1276,7 @@ impl Snapshot {
                 // whole names): each extension is worked out once, not
                 // each of a million names (`kind:image` at 1M entries:
                 // first 100 results 107 -> 27 ms).
-                let mut by_ext: HashMap<u64, bool, std::hash::BuildHasherDefault<ExtHasher>> =
+                let mut by_ext: HashMap<u64, bool, std::hash::BuildHasherDefault<MulHasher>> =
                     HashMap::default();
                 (0..n)
                     .map(|i| {
@@ -1835,25 +1836,6 @@ impl Snapshot {
     /// The entry's name in NFC with full case folding.
     pub fn entry_folded_name(&self, i: u32) -> &[u8] {
         self.folded_name(i as usize)
-    }
-}
-
-/// Hashes an extension packed in a u64 (see `Item::Kind` in `eval`):
-/// one multiply, where SipHash would cost more than the look-up saves.
-#[derive(Default)]
-struct ExtHasher(u64);
-
-impl std::hash::Hasher for ExtHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
