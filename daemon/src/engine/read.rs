@@ -42,14 +42,14 @@ pub struct Listed {
 
 /// What is known of a search answer before its results: how many matched
 /// and how long matching and ordering took.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct SearchHead {
     pub total: u64,
     pub elapsed_us: u64,
 }
 
 /// Results per chunk of a search answer (one message of the Search stream).
-pub const CHUNK: usize = 1024;
+const CHUNK: usize = 1024;
 
 /// A page of search results and the total that matched.
 #[derive(Debug)]
@@ -231,30 +231,31 @@ impl Engine {
     /// Searches names (Search RPC). A filtered caller gets only entries in
     /// folders it may enter, and `total` counts only those.
     pub fn search(&self, args: SearchArgs, view: Option<View>) -> Result<SearchPage, Error> {
-        let (mut head, mut entries) = (None, Vec::new());
-        self.search_each(args, view, &mut |h| head = Some(h), &mut |chunk| {
-            entries.extend(chunk);
+        let mut page = SearchPage {
+            total: 0,
+            entries: Vec::new(),
+            elapsed_us: 0,
+        };
+        self.search_each(args, view, &mut |head, part| {
+            (page.total, page.elapsed_us) = (head.total, head.elapsed_us);
+            page.entries.extend(part);
             true
         })?;
-        let head = head.unwrap_or_default();
-        Ok(SearchPage {
-            total: head.total,
-            entries,
-            elapsed_us: head.elapsed_us,
-        })
+        Ok(page)
     }
 
-    /// [`search`](Self::search), handed over as it is made: `head` once the
-    /// results are matched and ordered (an error comes before it or not at
-    /// all), then `chunk` with up to [`CHUNK`] results at a time, in order,
-    /// until it returns false (the caller went away) or all are given.
-    /// The first results go out while the paths of the rest are built.
+    /// [`search`](Self::search), handed over as it is made: `chunk` gets up
+    /// to [`CHUNK`] results at a time, in order, with what is known of the
+    /// whole answer, until it returns false (the caller went away) or all
+    /// are given. It is called at least once (with no results when none
+    /// matched), the first time as soon as the results are ordered; an error
+    /// comes before that or not at all. The first results go out while the
+    /// paths of the rest are built.
     pub fn search_each(
         &self,
         args: SearchArgs,
         view: Option<View>,
-        head: &mut dyn FnMut(SearchHead),
-        chunk: &mut dyn FnMut(Vec<Listed>) -> bool,
+        chunk: &mut dyn FnMut(SearchHead, Vec<Listed>) -> bool,
     ) -> Result<(), Error> {
         self.note_activity();
         let mut query = Query::parse(&args.query)?;
@@ -309,6 +310,12 @@ impl Engine {
             total: total as u64,
             elapsed_us: t.elapsed().as_micros() as u64,
         };
+        if ids.is_empty() {
+            drop(snapshot);
+            tracing::debug!(us = ordered.elapsed_us, total, "search");
+            chunk(ordered, Vec::new());
+            return Ok(());
+        }
         let words = query.content_words();
         let listed = |f: Found, snippet: String| Listed {
             sensitive: rules
@@ -325,13 +332,12 @@ impl Engine {
             // same read of the snapshot as the ordering: one consistent
             // answer. The writer waits as it did while every path was built,
             // plus the WARN checks, which are now made under the read too.
-            head(ordered);
             for part in ids.chunks(CHUNK) {
                 let part = part
                     .iter()
                     .map(|&i| listed(snapshot.found(i), String::new()))
                     .collect();
-                if !chunk(part) {
+                if !chunk(ordered, part) {
                     break;
                 }
             }
@@ -344,7 +350,6 @@ impl Engine {
         let found: Vec<Found> = ids.into_iter().map(|i| snapshot.found(i)).collect();
         drop(snapshot);
         tracing::debug!(us = t.elapsed().as_micros() as u64, total, "search");
-        head(ordered);
         let mut found = found.into_iter().enumerate().peekable();
         while found.peek().is_some() {
             let part = found
@@ -374,7 +379,7 @@ impl Engine {
                     listed(f, snippet)
                 })
                 .collect();
-            if !chunk(part) {
+            if !chunk(ordered, part) {
                 break;
             }
         }

@@ -16,7 +16,7 @@ use tonic::{Request, Response, Status};
 
 use crate::Error;
 use crate::engine::reload::Reloader;
-use crate::engine::{Engine, Heard, SearchHead};
+use crate::engine::{Engine, Heard};
 use crate::queries::access::{Caller, View};
 
 /// The gRPC service over one engine.
@@ -163,42 +163,19 @@ impl pb::index_server::Index for IndexService {
         let engine = self.engine.clone();
         tokio::task::spawn_blocking(move || {
             let mut head_tx = Some(head_tx);
-            let ordered = std::cell::Cell::new(SearchHead::default());
-            let mut sent = false;
-            let result = engine.search_each(
-                args,
-                view,
-                &mut |h| {
-                    ordered.set(h);
-                    if let Some(t) = head_tx.take() {
-                        let _ = t.send(Ok(()));
-                    }
-                },
-                &mut |part| {
-                    sent = true;
-                    let msg = pb::SearchResponse {
-                        total: ordered.get().total,
-                        elapsed_us: ordered.get().elapsed_us,
-                        entries: part.into_iter().map(convert::entry).collect(),
-                    };
-                    tx.send(Ok(msg)).is_ok()
-                },
-            );
-            match result {
-                Err(e) => {
-                    if let Some(t) = head_tx.take() {
-                        let _ = t.send(Err(e));
-                    }
+            let result = engine.search_each(args, view, &mut |head, part| {
+                if let Some(t) = head_tx.take() {
+                    let _ = t.send(Ok(()));
                 }
-                // Every answer has a message, for its total.
-                Ok(()) if !sent => {
-                    let _ = tx.send(Ok(pb::SearchResponse {
-                        total: ordered.get().total,
-                        elapsed_us: ordered.get().elapsed_us,
-                        entries: Vec::new(),
-                    }));
-                }
-                Ok(()) => {}
+                let msg = pb::SearchResponse {
+                    total: head.total,
+                    elapsed_us: head.elapsed_us,
+                    entries: part.into_iter().map(convert::entry).collect(),
+                };
+                tx.send(Ok(msg)).is_ok()
+            });
+            if let (Err(e), Some(t)) = (result, head_tx) {
+                let _ = t.send(Err(e));
             }
         });
         match head_rx.await {
