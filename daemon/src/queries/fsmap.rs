@@ -312,10 +312,13 @@ fn same_pattern(a: &[u8], b: &[u8]) -> (bool, bool) {
     }
 }
 
+/// The longest extension [`ext_key`] keeps whole.
+pub(crate) const MAX_KEYED_EXT: usize = 12;
+
 /// An extension packed into a map key: up to 8 bytes fit in the number
-/// (names hold no NUL, so zero padding is unambiguous); longer ones (at most
-/// 12, see [`extension`]) use the remaining bytes too.
-fn ext_key(ext: &[u8]) -> (u64, u32) {
+/// (names hold no NUL, so zero padding is unambiguous); longer ones, up to
+/// [`MAX_KEYED_EXT`] (see [`extension`]), use the remaining bytes too.
+pub(crate) fn ext_key(ext: &[u8]) -> (u64, u32) {
     let mut lo = [0u8; 8];
     let mut hi = [0u8; 4];
     let n = ext.len().min(8);
@@ -360,7 +363,7 @@ impl std::hash::Hasher for MulHasher {
 /// at most 12 bytes without spaces; empty otherwise.
 fn extension(name: &[u8]) -> &[u8] {
     match memchr::memrchr(b'.', name) {
-        Some(dot) if dot > 0 && name.len() - dot - 1 <= 12 => {
+        Some(dot) if dot > 0 && name.len() - dot - 1 <= MAX_KEYED_EXT => {
             let ext = &name[dot + 1..];
             if ext.contains(&b' ') { &[] } else { ext }
         }

@@ -20,11 +20,12 @@ use rusqlite::Connection;
 use std::borrow::Cow;
 
 use crate::queries::fold::fold_bytes;
-use crate::queries::fsmap::MulHasher;
+use crate::queries::fsmap::{MAX_KEYED_EXT, MulHasher, ext_key};
 use crate::queries::query::{Item, KIND_BY_WHOLE_NAME, KindClass, Query, kind_of};
 use crate::queries::slots::{Offsets, Parents, Slots};
 use crate::store::{Change, EntryRow, Kind};
 use crate::{Error, RwLockOk};
+use std::hash::BuildHasherDefault;
 
 const NO_PARENT: u32 = u32::MAX;
 /// `kind` of an id that has no entry (deleted rows leave holes).
@@ -1276,7 +1277,7 @@ impl Snapshot {
                 // whole names): each extension is worked out once, not
                 // each of a million names (`kind:image` at 1M entries:
                 // first 100 results 107 -> 27 ms).
-                let mut by_ext: HashMap<u64, bool, std::hash::BuildHasherDefault<MulHasher>> =
+                let mut by_ext: HashMap<(u64, u32), bool, BuildHasherDefault<MulHasher>> =
                     HashMap::default();
                 (0..n)
                     .map(|i| {
@@ -1287,14 +1288,12 @@ impl Snapshot {
                         let name = self.folded_name(i);
                         let is = || kind_of(&String::from_utf8_lossy(name), false) == Some(*k);
                         let ext = memchr::memrchr(b'.', name).map_or(&[][..], |p| &name[p + 1..]);
-                        if ext.len() > 8 || KIND_BY_WHOLE_NAME.iter().any(|w| w.as_bytes() == name)
+                        if ext.len() > MAX_KEYED_EXT
+                            || KIND_BY_WHOLE_NAME.iter().any(|w| w.as_bytes() == name)
                         {
                             return is();
                         }
-                        // No name holds a NUL: zero-padded, the key is exact.
-                        let mut key = [0u8; 8];
-                        key[..ext.len()].copy_from_slice(ext);
-                        *by_ext.entry(u64::from_le_bytes(key)).or_insert_with(is)
+                        *by_ext.entry(ext_key(ext)).or_insert_with(is)
                     })
                     .collect()
             }
@@ -2002,6 +2001,24 @@ mod tests {
             let mut got = got;
             got.sort();
             assert_eq!(got, want, "kind:{kind}");
+        }
+        // The same, written out by hand for some of them.
+        let by_hand = [
+            ("image", &["a.JPG", "b.jpg", "c.png", "makefile.jpg"][..]),
+            (
+                "code",
+                &["CMakeLists.txt", "Dockerfile", "Makefile", "justfile"][..],
+            ),
+            ("text", &["img.jpeg.txt", "notes.txt"][..]),
+            ("archive", &["x.tar.gz"][..]),
+            ("document", &["caf\u{e9}.PDF", "r\u{e9}sum\u{e9}.docx"][..]),
+        ];
+        for (kind, names) in by_hand {
+            let mut got = paths(&s, &format!("kind:{kind}"));
+            got.sort();
+            let mut want: Vec<String> = names.iter().map(|n| format!("/r/{n}")).collect();
+            want.sort();
+            assert_eq!(got, want, "kind:{kind} by hand");
         }
     }
 
