@@ -991,6 +991,25 @@ mod tests {
                 }
             }
         }
+        // And as a person reads the default tiers (README, What is
+        // indexed): WARN is `*password*`, `*token*`, `*secret*`, any case,
+        // for the entry's own name; `secrets*` is SKIP, not WARN.
+        let defaults = &sets[0];
+        for (p, want) in [
+            ("/h/my_password.txt", true),
+            ("/h/My_PASSWORD.TXT", true),
+            ("/h/api-Token", true),
+            ("/h/top_secret.doc", true),
+            ("/h/secrets.yaml", false),
+            ("/h/token/inner.txt", false),
+            ("/h/monkey.txt", false),
+            ("/h/plain.txt", false),
+        ] {
+            assert_eq!(defaults.is_sensitive(Path::new(p), false), want, "{p}");
+        }
+        assert!(sets[1].is_sensitive(Path::new("/h/monkey.txt"), false));
+        assert!(sets[1].is_sensitive(Path::new("/h/пароль.txt"), false));
+        assert!(!sets[4].is_sensitive(Path::new("/h/my_password.txt"), false));
         // The quick check is taken where every WARN name is `*text*`.
         assert!(sets[0].warn_needles.is_some() && sets[1].warn_needles.is_some());
         assert!(sets[2].warn_needles.is_none() && sets[3].warn_needles.is_none());
