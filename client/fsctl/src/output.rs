@@ -18,12 +18,12 @@ pub fn rfc3339(ns: i64) -> String {
 
 /// Display form of a byte-exact path (lossy for names that are not UTF-8).
 pub fn lossy(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    text(b).into_owned()
 }
 
-/// `b` as text for printing: itself when it is UTF-8 (no copy; std's
-/// validator is several times faster than the lossy decoder's loop), else
-/// with U+FFFD for what is not.
+/// `b` as text for printing: itself when it is UTF-8 (no copy, and std's
+/// validator instead of the lossy decoder's byte loop, which was 6% of
+/// fsctl's time printing 34,680 paths), else with U+FFFD for what is not.
 pub fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
     match std::str::from_utf8(b) {
         Ok(s) => std::borrow::Cow::Borrowed(s),
