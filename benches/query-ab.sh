@@ -6,10 +6,13 @@
 # re-layout (issue 11) made nothing slower:
 #
 #   A=/tmp/bin-before B=target/release benches/query-ab.sh
+#   A=... B=... TREE=/tmp/fsbench/real ROUNDS=2 benches/query-ab.sh driver include
 #
 # Environment: A, B (folders holding fsindexd and fsctl), TREE (default
 # /tmp/fsbench/t, made by mktree.py with ENTRIES entries if missing), RUNS
-# (hyperfine runs per command, default 30). Markdown on stdout.
+# (hyperfine runs per command, default 30), ROUNDS (A then B, this many
+# times, default 1; a column each). Arguments: the queries, if not the
+# default set. Markdown on stdout.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BENCH=query-ab
@@ -26,11 +29,14 @@ WORK=$(mktemp -d /tmp/query-ab.XXXX)
 P=
 trap '[[ -n $P ]] && kill "$P" 2>/dev/null; rm -rf "$WORK"' EXIT
 
+ROUNDS=${ROUNDS:-1}
 QUERIES=("tax 2025" "report" "zanzibar" "qqxjnomatch" "ext:pdf")
+(($#)) && QUERIES=("$@")
 declare -A MS
 
-for side in A B; do
-    dir=${!side}
+for ((round = 1; round <= ROUNDS; round++)); do for ab in A B; do
+    side=$ab$round
+    dir=${!ab}
     export FSINDEX_HOME=$WORK/$side
     mkdir -p "$FSINDEX_HOME"
     "$dir/fsindexd" --root "$TREE" >"$WORK/$side.log" 2>&1 &
@@ -50,14 +56,19 @@ for side in A B; do
 import json,sys
 for r in json.load(open(sys.argv[1]))["results"]: print("%.2f" % (r["median"]*1000))' "$WORK/$side.json")
     kill "$P"; wait "$P" 2>/dev/null || true; P=
-done
+done; done
 
-echo "| command (whole process, median of $RUNS) | A | B | B/A |"
-echo "|---|---|---|---|"
+head="| command (whole process, median of $RUNS) |" rule="|---|"
+for ((round = 1; round <= ROUNDS; round++)); do head+=" A | B | B/A |"; rule+="---|---|---|"; done
+echo "$head"; echo "$rule"
 labels=()
 for q in "${QUERIES[@]}"; do labels+=("fsctl search --limit 0 $q"); done
 labels+=("fsctl du TREE --top 20")
 for i in "${!labels[@]}"; do
-    a=${MS[A,$i]} b=${MS[B,$i]}
-    printf '| `%s` | %s ms | %s ms | %.2fx |\n' "${labels[$i]}" "$a" "$b" "$(python3 -c "print($b/$a)")"
+    row="| \`${labels[$i]}\` |"
+    for ((round = 1; round <= ROUNDS; round++)); do
+        a=${MS[A$round,$i]} b=${MS[B$round,$i]}
+        row+=$(printf ' %s ms | %s ms | %.2fx |' "$a" "$b" "$(python3 -c "print($b/$a)")")
+    done
+    echo "$row"
 done
