@@ -11,7 +11,8 @@
 # Environment: A, B (folders holding fsindexd and fsctl), TREE (default
 # /tmp/fsbench/t, made by mktree.py with ENTRIES entries if missing), RUNS
 # (hyperfine runs per command, default 30), ROUNDS (A then B, this many
-# times, default 1; a column each). Arguments: the queries, if not the
+# times, default 1; a column each), SETTLE (seconds between ready and
+# timing, default 3). Arguments: the queries, if not the
 # default set. Markdown on stdout.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -46,6 +47,9 @@ for ((round = 1; round <= ROUNDS; round++)); do for ab in A B; do
         ((SECONDS - t0 < 600)) || die "$side did not get ready"
         sleep 0.1
     done
+    # As search-bench.sh does: let the writer go idle (its checkpoint and
+    # the snapshot's compaction) before timing.
+    sleep "${SETTLE:-3}"
     log "$side ready; timing"
     cmds=()
     for q in "${QUERIES[@]}"; do cmds+=("$dir/fsctl search --limit 0 $q"); done
