@@ -70,9 +70,11 @@ impl Grams {
         self.blocks
     }
 
-    /// Adds the trigrams of `names` to block `b` (names separated by
+    /// Adds the trigrams of `names` to block `b` (names each followed by
     /// [`SEP`], which no term holds, so trigrams across names are left
-    /// out).
+    /// out), and each name's last two bytes with the SEP after them, for
+    /// [`Snapshot::mark_tail`]: `ai/` for an `ext:ai` that `.ai` alone
+    /// would let through a third of the blocks.
     fn add(&mut self, b: usize, names: &[u8]) {
         if b >= self.blocks {
             if self.cols.is_empty() {
@@ -84,14 +86,15 @@ impl Grams {
             self.blocks = b + 1;
         }
         for w in names.windows(3) {
-            if w[0] != SEP && w[1] != SEP && w[2] != SEP {
+            if w[0] != SEP && w[1] != SEP {
                 let bit = gram_bit(w[0], w[1], w[2]);
                 self.cols[bit / 64][b] |= 1 << (bit % 64);
             }
         }
     }
 
-    /// The blocks holding every trigram of `term` (3+ bytes), ascending.
+    /// The blocks holding every trigram of `term` (3+ bytes, with no
+    /// [`SEP`] but maybe one at its end), ascending.
     fn candidates(&self, term: &[u8]) -> Vec<u32> {
         if self.blocks == 0 {
             return Vec::new();
@@ -264,6 +267,12 @@ pub struct Snapshot {
     size: Vec<u32>,
     big: HashMap<u32, u64>,
     mtime: Vec<i64>,
+    /// Entry i's kind for `kind:` by its name, in half a byte
+    /// (`classes[i / 2] >> (i % 2 * 4)`): 0 for none, else 1 + its
+    /// [`KindClass`]. Kept for every name, used for all but folders
+    /// (whose kind is their own): `kind:image` reads half a byte an entry
+    /// instead of each name (first 100 of 1M entries: 24.2 -> 5.0 ms p50).
+    classes: Vec<u8>,
     /// `folded[fold_at(i)..fold_at(i + 1) - 1]` is entry i's folded name;
     /// each name is followed by [`SEP`]. Roots' own folders have empty names:
     /// matching is on the path relative to the root.
@@ -326,6 +335,7 @@ impl Default for Snapshot {
             size: Vec::new(),
             big: HashMap::new(),
             mtime: Vec::new(),
+            classes: Vec::new(),
             fold_at: {
                 let mut at = Offsets::default();
                 at.push(0);
@@ -389,6 +399,7 @@ impl Snapshot {
             size: vec![0; n],
             big: HashMap::new(),
             mtime: vec![0; n],
+            classes: vec![0; n.div_ceil(2)],
             fold_at: Offsets::with_capacity(n + 1),
             folded: Vec::with_capacity(count as usize * 16),
             origs: Slots::default(),
@@ -434,6 +445,7 @@ impl Snapshot {
                 None => std::borrow::Cow::Borrowed(&b""[..]),
             };
             s.folded.extend_from_slice(&folded);
+            s.set_class(id, &folded);
             if *folded != *name {
                 s.origs.push(true);
                 s.orig_at.push(s.orig.len() as u32);
@@ -502,6 +514,7 @@ impl Snapshot {
         self.size.shrink_to_fit();
         self.big.shrink_to_fit();
         self.mtime.shrink_to_fit();
+        self.classes.shrink_to_fit();
         self.fold_at.shrink_to_fit();
         self.folded.shrink_to_fit();
         self.origs.shrink_to_fit();
@@ -644,6 +657,7 @@ impl Snapshot {
             + self.size.capacity() * 4
             + self.big.capacity() * (std::mem::size_of::<(u32, u64)>() + 1)
             + self.mtime.capacity() * 8
+            + self.classes.capacity()
             + self.fold_at.bytes()
             + self.folded.capacity()
             + self.origs.bytes()
@@ -805,6 +819,7 @@ impl Snapshot {
                     };
                     let folded = fold_bytes(&name).into_owned();
                     self.blank(i);
+                    self.set_class(i, &folded);
                     self.parent.set(i, parent_id as u32);
                     self.attach(i as u32, parent_id as u32, self.hi_of(i as u32));
                     self.relocated.insert(
@@ -867,6 +882,7 @@ impl Snapshot {
                 self.entries += 1;
             }
             self.blank(i);
+            self.set_class(i, &folded);
             self.parent.set(i, parent);
             self.attach(i as u32, parent, self.hi_of(i as u32));
             self.relocated.insert(
@@ -891,14 +907,16 @@ impl Snapshot {
         self.size.push(0);
         self.set_size(i as usize, size);
         self.mtime.push(mtime);
+        self.set_class(i as usize, folded);
         if self.dirs.push(kind == Kind::Dir as u8).is_some() {
             self.hi.push(i);
             self.depth.push(self.depth_from_parent(i));
         }
+        let at = self.folded.len();
         self.folded.extend_from_slice(folded);
         self.folded.push(SEP);
         self.fold_at.push(self.folded.len() as u32);
-        self.grams.add(i as usize / GRAM_BLOCK, folded);
+        self.grams.add(i as usize / GRAM_BLOCK, &self.folded[at..]);
         self.attach(i, parent, i);
         if self.origs.push(kind != HOLE && orig != folded).is_some() {
             self.orig_at.push(self.orig.len() as u32);
@@ -1125,18 +1143,30 @@ impl Snapshot {
             offset.saturating_add(limit).min(total)
         };
         let flip = |o: std::cmp::Ordering| if reverse { o.reverse() } else { o };
+        let finders: Vec<memmem::Finder<'_>> = terms
+            .iter()
+            .map(|t| memmem::Finder::new(t.as_bytes()))
+            .collect();
 
         match sort {
-            Sort::Relevance => {
-                let mut keyed: Vec<(RelevanceKey, u32)> = hits
+            Sort::Relevance
+                if !query
+                    .groups
                     .iter()
-                    .map(|&i| {
-                        let content = query.content_score(i);
-                        (self.relevance(i, own_bits.get(i), &terms, content), i)
-                    })
-                    .collect();
-                top_k(&mut keyed, offset, limit, |a, b| flip(a.cmp(b)));
-                hits = keyed.into_iter().map(|(_, i)| i).collect();
+                    .flatten()
+                    .any(|item| matches!(item, Item::ContentHits(_))) =>
+            {
+                let rank = |i: u32| self.rank(i, own_bits.get(i), &finders);
+                let keyed = top_keys(&hits, offset, limit, rank, |a, b| flip(a.cmp(b)));
+                hits = keyed.into_iter().map(|k| k as u32).collect();
+            }
+            Sort::Relevance => {
+                let relevance = |i: u32| {
+                    let content = query.content_score(i);
+                    self.relevance(i, own_bits.get(i), &finders, content)
+                };
+                let keyed = top_keys(&hits, offset, limit, relevance, |a, b| flip(a.cmp(b)));
+                hits = keyed.into_iter().map(|k| k.6).collect();
             }
             Sort::Name => top_k(&mut hits, offset, limit, |&a, &b| {
                 flip(
@@ -1248,19 +1278,15 @@ impl Snapshot {
                 }
                 // On the bytes: for an extension without U+FFFD the same
                 // answer as on the shown text (a name's invalid bytes never
-                // make or unmake a `.ext` ending), without decoding a
-                // million names (`ext:pdf`, the first 100 of 1M entries: 24.7 -> 10.8
-                // ms).
-                (0..n)
-                    .map(|i| {
-                        let kind = self.kind[i];
-                        kind != HOLE
-                            && kind != Kind::Dir as u8
-                            && exts
-                                .iter()
-                                .any(|e| has_ext(self.folded_name(i), e.as_bytes()))
-                    })
-                    .collect()
+                // make or unmake a `.ext` ending).
+                let mut m = vec![false; n];
+                for e in exts {
+                    let tail = [b".", e.as_bytes()].concat();
+                    for i in self.mark_tail(&tail) {
+                        m[i as usize] = self.kind[i as usize] != Kind::Dir as u8;
+                    }
+                }
+                m
             }
             Item::Size { min, max } => (0..n)
                 .map(|i| {
@@ -1273,27 +1299,15 @@ impl Snapshot {
                 .map(|i| self.kind[i] != HOLE && (*from..*to).contains(&self.mtime[i]))
                 .collect(),
             Item::Kind(k) => {
-                // A file's kind follows from its extension (but for a few
-                // whole names): each extension is worked out once, not
-                // each of a million names (`kind:image` at 1M entries:
-                // first 100 results 107 -> 27 ms).
-                let mut by_ext: HashMap<(u64, u32), bool, BuildHasherDefault<MulHasher>> =
-                    HashMap::default();
+                let code = *k as u8 + 1;
                 (0..n)
                     .map(|i| {
                         let kind = self.kind[i];
-                        if kind == HOLE || kind == Kind::Dir as u8 {
-                            return kind != HOLE && *k == KindClass::Folder;
+                        if kind == Kind::Dir as u8 {
+                            *k == KindClass::Folder
+                        } else {
+                            kind != HOLE && self.class_of(i) == code
                         }
-                        let name = self.folded_name(i);
-                        let is = || kind_of(&String::from_utf8_lossy(name), false) == Some(*k);
-                        let ext = memchr::memrchr(b'.', name).map_or(&[][..], |p| &name[p + 1..]);
-                        if ext.len() > MAX_KEYED_EXT
-                            || KIND_BY_WHOLE_NAME.iter().any(|w| w.as_bytes() == name)
-                        {
-                            return is();
-                        }
-                        *by_ext.entry(ext_key(ext)).or_insert_with(is)
                     })
                     .collect()
             }
@@ -1437,28 +1451,8 @@ impl Snapshot {
     fn mark_name_term(&self, term: &[u8]) -> Vec<u32> {
         let mut ids = Vec::new();
         let finder = memmem::Finder::new(term);
-        let n = self.parent.len();
-        if term.len() < 3 || self.grams.len() * GRAM_BLOCK < n {
-            self.mark_span(&finder, 0, n, &mut ids);
-        } else {
-            let blocks = self.grams.candidates(term);
-            let mut k = 0;
-            while k < blocks.len() {
-                // A run of consecutive blocks is one span.
-                let first = blocks[k] as usize;
-                let mut last = first;
-                k += 1;
-                while k < blocks.len() && blocks[k] as usize == last + 1 {
-                    last += 1;
-                    k += 1;
-                }
-                self.mark_span(
-                    &finder,
-                    first * GRAM_BLOCK,
-                    ((last + 1) * GRAM_BLOCK).min(n),
-                    &mut ids,
-                );
-            }
+        for (from, to) in self.candidate_spans(term) {
+            self.mark_span(&finder, from, to, &mut ids, |_, _| true);
         }
         if !self.relocated.is_empty() {
             for (&i, (folded, _)) in &self.relocated {
@@ -1471,8 +1465,70 @@ impl Snapshot {
         ids
     }
 
-    /// Adds the entries in `from..to` whose arena name contains the term.
-    fn mark_span(&self, finder: &memmem::Finder<'_>, from: usize, to: usize, ids: &mut Vec<u32>) {
+    /// The id ranges whose arena names can hold `text` (no [`SEP`] in it
+    /// but maybe at its end): runs of the blocks the trigram filter passes,
+    /// or everything.
+    fn candidate_spans(&self, text: &[u8]) -> Vec<(usize, usize)> {
+        let n = self.parent.len();
+        if text.len() < 3 || self.grams.len() * GRAM_BLOCK < n {
+            return vec![(0, n)];
+        }
+        let blocks = self.grams.candidates(text);
+        let mut spans = Vec::new();
+        let mut k = 0;
+        while k < blocks.len() {
+            // A run of consecutive blocks is one span.
+            let first = blocks[k] as usize;
+            let mut last = first;
+            k += 1;
+            while k < blocks.len() && blocks[k] as usize == last + 1 {
+                last += 1;
+                k += 1;
+            }
+            spans.push((first * GRAM_BLOCK, ((last + 1) * GRAM_BLOCK).min(n)));
+        }
+        spans
+    }
+
+    /// The entries whose folded name ends with `tail` and is longer
+    /// (`a.pdf`, not `.pdf`, for `.pdf`), ascending. One SIMD search for
+    /// `tail` and the [`SEP`] after each name, in the blocks the trigram
+    /// filter passes: the names that end otherwise are never looked at
+    /// (`ext:pdf`, the first 100 of 1M entries: 10.2 -> 6.2 ms p50).
+    fn mark_tail(&self, tail: &[u8]) -> Vec<u32> {
+        let fits = |len: usize| len > tail.len();
+        let mut needle = tail.to_vec();
+        needle.push(SEP);
+        let finder = memmem::Finder::new(&needle);
+        let mut ids = Vec::new();
+        for (from, to) in self.candidate_spans(&needle) {
+            // A hit ends at its name's SEP (names hold none), so the name
+            // is `at - start` bytes longer than `tail`.
+            self.mark_span(&finder, from, to, &mut ids, |i, at| {
+                fits(at - self.fold_at.get(i) + tail.len())
+            });
+        }
+        if !self.relocated.is_empty() {
+            for (&i, (folded, _)) in &self.relocated {
+                if self.kind[i as usize] != HOLE && folded.ends_with(tail) && fits(folded.len()) {
+                    ids.push(i);
+                }
+            }
+            ids.sort_unstable();
+        }
+        ids
+    }
+
+    /// Adds the entries in `from..to` whose arena name contains the term
+    /// at an offset `at` that `keep(entry, at)` takes.
+    fn mark_span(
+        &self,
+        finder: &memmem::Finder<'_>,
+        from: usize,
+        to: usize,
+        ids: &mut Vec<u32>,
+        keep: impl Fn(usize, usize) -> bool,
+    ) {
         let end = self.fold_at.get(to);
         let mut i = from; // entry holding the current position
         let mut pos = self.fold_at.get(from);
@@ -1490,7 +1546,9 @@ impl Snapshot {
                     i += 1;
                 }
             }
-            ids.push(i as u32);
+            if keep(i, at) {
+                ids.push(i as u32);
+            }
             // Skip to the next name: one hit per name is enough.
             pos = self.fold_at.get(i + 1);
             i += 1;
@@ -1541,16 +1599,14 @@ impl Snapshot {
         ids
     }
 
-    fn relevance(&self, i: u32, own: u32, terms: &[&str], content: Option<f64>) -> RelevanceKey {
-        let name = self.folded_name(i as usize);
-        let mut whole = 0;
-        let mut exact = 0;
-        for (t, term) in terms.iter().enumerate() {
-            if own & (1 << t) != 0 {
-                whole = whole.max(name_match(name, term.as_bytes()));
-                exact += u32::from(is_word_match(name, term.as_bytes()));
-            }
-        }
+    fn relevance(
+        &self,
+        i: u32,
+        own: u32,
+        terms: &[memmem::Finder<'_>],
+        content: Option<f64>,
+    ) -> RelevanceKey {
+        let (whole, exact) = self.name_fit(i, own, terms);
         (
             Reverse(own.count_ones()),
             Reverse(whole),
@@ -1561,6 +1617,41 @@ impl Snapshot {
             Reverse(self.mtime[i as usize]),
             i,
         )
+    }
+
+    /// [`relevance`](Self::relevance) without a content score, in one
+    /// integer that orders the same: 16 bytes to select from instead of
+    /// 48 (`ar`, the first 100 of 1M entries: 20.9 -> 12.9 ms p50). The id
+    /// is its low 32 bits.
+    fn rank(&self, i: u32, own: u32, terms: &[memmem::Finder<'_>]) -> u128 {
+        let (whole, exact) = self.name_fit(i, own, terms);
+        // Order-preserving as unsigned, then newer first.
+        let newer = !((self.mtime[i as usize] as u64) ^ (1 << 63));
+        // At most 32 terms (bits of `own`); `whole` is at most 2.
+        u128::from(32 - own.count_ones()) << 120
+            | u128::from(2 - whole) << 118
+            | u128::from(32 - exact) << 112
+            | u128::from(self.depth_of(i)) << 96
+            | u128::from(newer) << 32
+            | u128::from(i)
+    }
+
+    /// How well entry i's own name fits the terms it holds (bits of
+    /// `own`): the best [`name_match`], and how many are whole words.
+    fn name_fit(&self, i: u32, own: u32, terms: &[memmem::Finder<'_>]) -> (u8, u32) {
+        if own == 0 {
+            return (0, 0);
+        }
+        let name = self.folded_name(i as usize);
+        let mut whole = 0;
+        let mut exact = 0;
+        for (t, term) in terms.iter().enumerate() {
+            if own & (1 << t) != 0 {
+                whole = whole.max(name_match(name, term.needle()));
+                exact += u32::from(is_word_match(name, term));
+            }
+        }
+        (whole, exact)
     }
 }
 
@@ -1612,6 +1703,28 @@ fn ones(set: &[u64]) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
+/// [`kind_of`] a file of folded name `name`, as a class code (see
+/// [`Snapshot::classes`]). A kind follows from the extension (but for a few
+/// whole names), so each extension is worked out once per thread (the
+/// memo is dropped past 4,096 of them).
+fn name_class(name: &[u8]) -> u8 {
+    type Memo = HashMap<(u64, u32), u8, BuildHasherDefault<MulHasher>>;
+    thread_local! {
+        static MEMO: std::cell::RefCell<Memo> = std::cell::RefCell::new(Memo::default());
+    }
+    let class = || kind_of(&String::from_utf8_lossy(name), false).map_or(0, |c| c as u8 + 1);
+    let ext = memchr::memrchr(b'.', name).map_or(&[][..], |p| &name[p + 1..]);
+    if ext.len() > MAX_KEYED_EXT || KIND_BY_WHOLE_NAME.iter().any(|w| w.as_bytes() == name) {
+        return class();
+    }
+    MEMO.with_borrow_mut(|memo| {
+        if memo.len() > 4096 {
+            memo.clear();
+        }
+        *memo.entry(ext_key(ext)).or_insert_with(class)
+    })
+}
+
 /// The filter bit of the trigram `abc`.
 fn gram_bit(a: u8, b: u8, c: u8) -> usize {
     let x = u32::from(a) | u32::from(b) << 8 | u32::from(c) << 16;
@@ -1644,7 +1757,25 @@ fn name_match(name: &[u8], term: &[u8]) -> u8 {
 }
 
 /// True when `term` occurs in `name` bounded by non-alphanumeric characters.
-fn is_word_match(name: &[u8], term: &[u8]) -> bool {
+fn is_word_match(name: &[u8], finder: &memmem::Finder<'_>) -> bool {
+    let term = finder.needle();
+    if name.is_ascii() {
+        // The same answer on bytes, without decoding (a non-ASCII term is
+        // in no ASCII name), and by hand: names are short, and a SIMD
+        // search costs more to set up than this loop takes.
+        let alnum = |b: Option<&u8>| b.is_some_and(u8::is_ascii_alphanumeric);
+        let Some(last) = name.len().checked_sub(term.len()) else {
+            return false;
+        };
+        return (0..=last).any(|at| {
+            name[at..at + term.len()]
+                .iter()
+                .zip(term)
+                .all(|(a, b)| a == b)
+                && !alnum(at.checked_sub(1).and_then(|b| name.get(b)))
+                && !alnum(name.get(at + term.len()))
+        });
+    }
     let Ok(name) = std::str::from_utf8(name) else {
         return false;
     };
@@ -1663,6 +1794,50 @@ fn is_word_match(name: &[u8], term: &[u8]) -> bool {
         before && after
     })
 }
+
+/// The keys of `hits` (made by `key`, which ends with the id) that
+/// [`top_k`] puts first, the first `k` only. When few of many are asked
+/// for, the two halves are keyed and selected from on two threads, and the
+/// two selections merged (`ar`, the first 100 of 1M entries: 14.6 -> 9.1
+/// ms p50).
+fn top_keys<K: Send>(
+    hits: &[u32],
+    from: usize,
+    k: usize,
+    key: impl Fn(u32) -> K + Sync,
+    cmp: impl Fn(&K, &K) -> std::cmp::Ordering + Sync,
+) -> Vec<K> {
+    if hits.len() < PARALLEL_KEYS || k > hits.len() / 4 {
+        let mut keyed: Vec<K> = hits.iter().map(|&i| key(i)).collect();
+        top_k(&mut keyed, from, k, &cmp);
+        keyed.truncate(k);
+        return keyed;
+    }
+    // The k first of each half, in any order.
+    let pick = |part: &[u32]| {
+        let mut keyed: Vec<K> = part.iter().map(|&i| key(i)).collect();
+        if k > 0 && k < keyed.len() {
+            keyed.select_nth_unstable_by(k - 1, &cmp);
+        }
+        keyed.truncate(k);
+        keyed
+    };
+    let (a, b) = hits.split_at(hits.len() / 2);
+    let (mut keyed, other) = std::thread::scope(|s| {
+        let other = s.spawn(|| pick(b));
+        (pick(a), other.join())
+    });
+    match other {
+        Ok(other) => keyed.extend(other),
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+    top_k(&mut keyed, from, k, &cmp);
+    keyed.truncate(k);
+    keyed
+}
+
+/// Results from which [`top_keys`] keys on two threads.
+const PARALLEL_KEYS: usize = 32_768;
 
 /// Orders the first `k` elements (the rest are left in any order).
 /// Puts the `k` smallest of `v` first, with `v[from..k]` in order (what
@@ -1771,6 +1946,19 @@ impl Snapshot {
             BIG => self.big.get(&(i as u32)).copied().unwrap_or(BIG as u64),
             s => s as u64,
         }
+    }
+
+    /// Entry i's class code (see [`Snapshot::classes`]).
+    fn class_of(&self, i: usize) -> u8 {
+        self.classes.get(i / 2).map_or(0, |b| b >> (i % 2 * 4) & 15)
+    }
+
+    fn set_class(&mut self, i: usize, folded: &[u8]) {
+        if self.classes.len() <= i / 2 {
+            self.classes.resize(i / 2 + 1, 0);
+        }
+        let shift = i % 2 * 4;
+        self.classes[i / 2] = self.classes[i / 2] & !(15 << shift) | name_class(folded) << shift;
     }
 
     fn set_size(&mut self, i: usize, size: u64) {
@@ -2401,6 +2589,239 @@ mod tests {
         check(&s, &mut rnd);
     }
 
+    /// `ext:`, `kind:` and the relevance order of the first results on a
+    /// tree large enough for the trigram filter's blocks and the two-thread
+    /// ranking, before and after renames, moves and removals, against
+    /// answers the test works out name by name.
+    #[test]
+    fn filters_and_first_results_on_a_large_tree_equal_a_name_by_name_oracle() {
+        let stems = [
+            "ar",
+            "report",
+            "Bar_ar",
+            "x",
+            "caf\u{e9} ar",
+            "IMG_",
+            "Cargo",
+            "car",
+        ];
+        let exts = [
+            ".pdf", ".jpg", ".JPG", ".md", ".ai", ".tar.gz", ".c", "", ".pdf.bak", ".mp3", ".toml",
+        ];
+        let mut rows = vec![Change::Upsert(row(1, None, "/r", Kind::Dir))];
+        let folders = 300i64;
+        for f in 0..folders {
+            let name = match f % 3 {
+                0 => format!("archive {f}"),
+                1 => format!("dir{f}"),
+                _ => format!("Photos.jpg {f}"),
+            };
+            rows.push(Change::Upsert(row(
+                2 + f,
+                Some(1 + f / 2),
+                &name,
+                Kind::Dir,
+            )));
+        }
+        let first_file = 2 + folders;
+        let files = 70_000i64;
+        for k in 0..files {
+            let name = match k % 997 {
+                0 => "ar".to_owned(),
+                1 => "ar.txt".to_owned(),
+                2 => ".pdf".to_owned(),
+                3 => "Makefile".to_owned(),
+                _ => format!(
+                    "{}{k}{}",
+                    stems[k as usize % stems.len()],
+                    exts[k as usize / 7 % exts.len()]
+                ),
+            };
+            let mut r = row(first_file + k, Some(2 + k % folders), &name, Kind::File);
+            r.mtime_ns = (k * 7919 % 1000) - 10;
+            rows.push(Change::Upsert(r));
+        }
+        let mut s = Snapshot::default();
+        s.apply(rows, None);
+
+        // Lists of thousands: say where they part.
+        let same = |got: &[u32], want: &[u32], what: &str| {
+            if let Some(k) = (0..got.len().max(want.len())).find(|&k| got.get(k) != want.get(k)) {
+                panic!(
+                    "{what}: {} results, {} wanted; first difference at {k}: {:?} for {:?}",
+                    got.len(),
+                    want.len(),
+                    got.get(k),
+                    want.get(k)
+                );
+            }
+        };
+        let check = |s: &Snapshot, when: &str| {
+            let live: Vec<u32> = (0..s.id_bound() as u32)
+                .filter(|&i| s.entry_kind(i).is_some() && s.entry_parent(i).is_some())
+                .collect();
+            let name = |i: u32| String::from_utf8_lossy(s.entry_folded_name(i)).into_owned();
+            let file = |i: u32| s.entry_kind(i) != Some(Kind::Dir);
+            let sorted = |q: &str| {
+                let (_, found) = s.search(&Query::parse(q).unwrap(), Sort::Path, 0, false);
+                let mut ids: Vec<u32> = found.into_iter().map(|f| f.id).collect();
+                ids.sort_unstable();
+                ids
+            };
+            for e in ["pdf", "ai", "c", "gz", "bak"] {
+                let want: Vec<u32> = live
+                    .iter()
+                    .copied()
+                    .filter(|&i| {
+                        let n = name(i);
+                        file(i) && n.len() > e.len() + 1 && n.ends_with(&format!(".{e}"))
+                    })
+                    .collect();
+                assert!(!want.is_empty(), "{when}: ext:{e}");
+                same(
+                    &sorted(&format!("ext:{e}")),
+                    &want,
+                    &format!("{when}: ext:{e}"),
+                );
+            }
+            for (k, class) in [
+                ("image", KindClass::Image),
+                ("code", KindClass::Code),
+                ("archive", KindClass::Archive),
+                ("audio", KindClass::Audio),
+                ("text", KindClass::Text),
+            ] {
+                let want: Vec<u32> = live
+                    .iter()
+                    .copied()
+                    .filter(|&i| file(i) && kind_of(&name(i), false) == Some(class))
+                    .collect();
+                assert!(!want.is_empty(), "{when}: kind:{k}");
+                same(
+                    &sorted(&format!("kind:{k}")),
+                    &want,
+                    &format!("{when}: kind:{k}"),
+                );
+            }
+            // Relevance, worked out here: own-name terms, whole name (or
+            // stem), whole words, depth, newer, id.
+            let word = |n: &str, t: &str| {
+                n.match_indices(t).any(|(at, m)| {
+                    !n[..at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(char::is_alphanumeric)
+                        && !n[at + m.len()..]
+                            .chars()
+                            .next()
+                            .is_some_and(char::is_alphanumeric)
+                })
+            };
+            let depth = |mut i: u32| {
+                let mut d = 0u16;
+                while let Some(p) = s.entry_parent(i) {
+                    d += 1;
+                    i = p;
+                }
+                d
+            };
+            for q in ["ar", "ar car", "x", "img_ jpg", "2"] {
+                let terms: Vec<&str> = q.split(' ').collect();
+                let below_root = |mut i: u32, t: &str| loop {
+                    if s.entry_parent(i).is_none() {
+                        return false;
+                    }
+                    if name(i).contains(t) {
+                        return true;
+                    }
+                    i = s.entry_parent(i).unwrap();
+                };
+                let mut want: Vec<(_, u32)> = live
+                    .iter()
+                    .copied()
+                    .filter(|&i| terms.iter().all(|t| below_root(i, t)))
+                    .map(|i| {
+                        let n = name(i);
+                        let own: Vec<&str> =
+                            terms.iter().copied().filter(|t| n.contains(t)).collect();
+                        let whole = own
+                            .iter()
+                            .map(|t| match n.rsplit_once('.') {
+                                _ if n == *t => 2,
+                                Some((stem, _)) if !stem.is_empty() && stem == *t => 1,
+                                _ => 0,
+                            })
+                            .max()
+                            .unwrap_or(0);
+                        let words = own.iter().filter(|t| word(&n, t)).count();
+                        let key = (
+                            Reverse(own.len()),
+                            Reverse(whole),
+                            Reverse(words),
+                            depth(i),
+                            Reverse(s.entry_mtime_ns(i)),
+                        );
+                        (key, i)
+                    })
+                    .collect();
+                want.sort();
+                let want: Vec<u32> = want.into_iter().map(|(_, i)| i).collect();
+                let query = Query::parse(q).unwrap();
+                for (offset, limit, reverse) in [(0, 100, false), (50, 100, false), (0, 100, true)]
+                {
+                    let (total, got) =
+                        s.search_page(&query, Sort::Relevance, offset, limit, reverse, &mut |_| {
+                            true
+                        });
+                    assert_eq!(total, want.len(), "{when}: {q}");
+                    let got: Vec<u32> = got.into_iter().map(|f| f.id).collect();
+                    let expect: Vec<u32> = if reverse {
+                        want.iter()
+                            .rev()
+                            .skip(offset)
+                            .take(limit)
+                            .copied()
+                            .collect()
+                    } else {
+                        want.iter().skip(offset).take(limit).copied().collect()
+                    };
+                    assert_eq!(got, expect, "{when}: {q} from {offset}, reverse {reverse}");
+                }
+            }
+        };
+        check(&s, "as loaded");
+        assert!(
+            s.search(&Query::parse("ar").unwrap(), Sort::Relevance, 1, false)
+                .0
+                >= PARALLEL_KEYS,
+            "enough results for two threads"
+        );
+
+        // Renames (to other extensions and kinds), moves, removals.
+        let mut changes = Vec::new();
+        for k in (0..files).step_by(13) {
+            let id = first_file + k;
+            let name = format!(
+                "{}{k}{}",
+                stems[(k as usize + 3) % stems.len()],
+                exts[k as usize % exts.len()]
+            );
+            changes.push(Change::Moved {
+                id,
+                parent_id: 2 + (k * 7) % folders,
+                name: name.into_bytes(),
+                subtree: Vec::new(),
+            });
+        }
+        changes.push(Change::Removed(
+            (0..files).step_by(11).map(|k| first_file + k).collect(),
+        ));
+        s.apply(changes, None);
+        check(&s, "after renames");
+        s.compact();
+        check(&s, "compacted");
+    }
+
     #[test]
     fn whole_names_rank_above_names_that_contain_the_term() {
         assert_eq!(name_match(b"cargo.toml", b"cargo.toml"), 2);
@@ -2412,8 +2833,11 @@ mod tests {
 
     #[test]
     fn word_matches() {
-        assert!(is_word_match(b"tax 2025.pdf", b"2025"));
-        assert!(!is_word_match(b"taxes", b"tax"));
-        assert!(is_word_match(b"my_tax", b"tax"));
+        assert!(is_word_match(
+            b"tax 2025.pdf",
+            &memmem::Finder::new(b"2025")
+        ));
+        assert!(!is_word_match(b"taxes", &memmem::Finder::new(b"tax")));
+        assert!(is_word_match(b"my_tax", &memmem::Finder::new(b"tax")));
     }
 }
