@@ -1077,15 +1077,18 @@ impl Snapshot {
                 .groups
                 .iter()
                 .all(|g| g.len() == 1 && matches!(g[0], Item::Term(_)));
-        // The term with fewest marks decides whether the sparse path pays.
+        // The term with fewest marks is spread.
         let rarest = (0..lists.len()).min_by_key(|&t| lists[t].len());
         let (hits, own_bits): (Vec<u32>, OwnBits) = if let Some(r) =
-            rarest.filter(|&r| only_terms && self.ordered && lists[r].len() <= n / 16)
+            rarest.filter(|_| only_terms && self.ordered)
         {
-            // Few marks for one term: spread them through their subtrees
-            // only, then keep the entries where each other term marks
-            // the entry or a folder above it (a common term is not
-            // spread through the whole tree: `café jpg`).
+            // Spread one term's marks through their subtrees only (a
+            // marked file has none), then keep the entries where each
+            // other term marks the entry or a folder above it (a common
+            // term is not spread through the whole tree: `café jpg`).
+            // Cheaper than the passes over every entry below even when
+            // most names are marked (`IMG`, 1M entries, first 100: 8.7 ->
+            // 4.7 ms p50; it was taken up to n/16 marks).
             let own: Vec<Vec<u64>> = lists.iter().map(|l| self.bitset(l)).collect();
             let mut all = self.spread_sparse(&lists[r], own[r].clone());
             for (t, o) in own.iter().enumerate() {
