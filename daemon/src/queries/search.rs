@@ -2741,21 +2741,17 @@ mod tests {
                 ids.sort_unstable();
                 ids
             };
+            // A filter's answer against the live entries it should keep.
+            let agrees = |q: &str, keep: &dyn Fn(u32) -> bool| {
+                let want: Vec<u32> = live.iter().copied().filter(|&i| keep(i)).collect();
+                assert!(!want.is_empty(), "{when}: {q}");
+                same(&sorted(q), &want, &format!("{when}: {q}"));
+            };
             for e in ["pdf", "ai", "c", "gz", "bak"] {
-                let want: Vec<u32> = live
-                    .iter()
-                    .copied()
-                    .filter(|&i| {
-                        let n = name(i);
-                        file(i) && n.len() > e.len() + 1 && n.ends_with(&format!(".{e}"))
-                    })
-                    .collect();
-                assert!(!want.is_empty(), "{when}: ext:{e}");
-                same(
-                    &sorted(&format!("ext:{e}")),
-                    &want,
-                    &format!("{when}: ext:{e}"),
-                );
+                agrees(&format!("ext:{e}"), &|i| {
+                    let n = name(i);
+                    file(i) && n.len() > e.len() + 1 && n.ends_with(&format!(".{e}"))
+                });
             }
             for (k, class) in [
                 ("image", KindClass::Image),
@@ -2764,17 +2760,9 @@ mod tests {
                 ("audio", KindClass::Audio),
                 ("text", KindClass::Text),
             ] {
-                let want: Vec<u32> = live
-                    .iter()
-                    .copied()
-                    .filter(|&i| file(i) && kind_of(&name(i), false) == Some(class))
-                    .collect();
-                assert!(!want.is_empty(), "{when}: kind:{k}");
-                same(
-                    &sorted(&format!("kind:{k}")),
-                    &want,
-                    &format!("{when}: kind:{k}"),
-                );
+                agrees(&format!("kind:{k}"), &|i| {
+                    file(i) && kind_of(&name(i), false) == Some(class)
+                });
             }
             // Relevance, worked out here: own-name terms, whole name (or
             // stem), whole words, depth, newer, id.
