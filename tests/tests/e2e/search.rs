@@ -258,6 +258,116 @@ fn an_answer_of_several_chunks_is_whole_and_in_order() {
 }
 
 /// Every path under `root` (not `root` itself), as text.
+/// `ext:` and `kind:` against a walk the test does itself, on a tree of
+/// several hundred names (more than one block of the daemon's trigram
+/// filter), then again after renames to other extensions, a folder moved,
+/// removals and new files, all made while the daemon watches.
+#[test]
+fn ext_and_kind_follow_renames_and_moves_against_a_walk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    let names = [
+        "photos/IMG_0001.JPG",
+        "photos/b.png",
+        "photos/c.gif",
+        "photos/notes.txt",
+        "photos/x.pdf/inside.txt",
+        "docs/report.pdf",
+        "docs/Report2.PDF",
+        "docs/.pdf",
+        "docs/pdf",
+        "docs/a.tar.gz",
+        "docs/readme.md",
+        "docs/art.ai",
+        "src/Makefile",
+        "src/CMakeLists.txt",
+        "src/main.c",
+        "src/song.mp3",
+    ];
+    for n in names {
+        util::write_file(&tree, n, b"x");
+    }
+    let exts = ["pdf", "jpg", "txt", "ai", "c", "md", "png"];
+    for i in 0..420 {
+        util::write_file(
+            &tree,
+            format!("bulk/f{}/file_{i}.{}", i % 7, exts[i % 5]),
+            b"",
+        );
+    }
+    let mut inst = Instance::new(
+        tmp.path().join("home"),
+        &[tree.as_path()],
+        crate::util::Runner::current(),
+    );
+    inst.start();
+
+    // Files (not folders) whose name, lowercased, ends in one of the
+    // endings and is longer than it.
+    let walked = |endings: &[&str], whole: &[&str]| -> Vec<Vec<u8>> {
+        let mut out: Vec<Vec<u8>> = walkdir(&tree)
+            .into_iter()
+            .filter(|p| {
+                let path = std::path::Path::new(p);
+                let name = path.file_name().unwrap().to_string_lossy().to_lowercase();
+                !path.is_dir()
+                    && (whole.contains(&name.as_str())
+                        || endings
+                            .iter()
+                            .any(|e| name.len() > e.len() && name.ends_with(e)))
+            })
+            .map(String::into_bytes)
+            .collect();
+        out.sort();
+        out
+    };
+    let found = |q: &str| {
+        let mut got = inst.search0(&[q, "--limit", "0"]);
+        got.sort();
+        got
+    };
+    // Written out by hand: the extensions of each kind among the names here.
+    let check = |when: &str| {
+        assert_eq!(found("ext:pdf"), walked(&[".pdf"], &[]), "{when}: ext:pdf");
+        assert_eq!(found("ext:ai"), walked(&[".ai"], &[]), "{when}: ext:ai");
+        assert_eq!(found("ext:c"), walked(&[".c"], &[]), "{when}: ext:c");
+        assert_eq!(found("ext:gz"), walked(&[".gz"], &[]), "{when}: ext:gz");
+        let images = walked(&[".jpg", ".png", ".gif"], &[]);
+        assert_eq!(found("kind:image"), images, "{when}: kind:image");
+        let code = walked(&[".c"], &["makefile", "cmakelists.txt"]);
+        assert_eq!(found("kind:code"), code, "{when}: kind:code");
+        let text: Vec<Vec<u8>> = walked(&[".txt", ".md"], &[])
+            .into_iter()
+            .filter(|p| !p.ends_with(b"/CMakeLists.txt"))
+            .collect();
+        assert_eq!(found("kind:text"), text, "{when}: kind:text");
+        assert_eq!(
+            found("kind:audio"),
+            walked(&[".mp3"], &[]),
+            "{when}: kind:audio"
+        );
+    };
+    check("as indexed");
+    assert!(
+        found("ext:pdf").len() > 80,
+        "enough names for several blocks"
+    );
+
+    let mv = |from: &str, to: &str| std::fs::rename(tree.join(from), tree.join(to)).unwrap();
+    mv("photos/notes.txt", "photos/notes.jpg");
+    mv("photos/b.png", "docs/b.txt");
+    mv("photos", "pictures");
+    mv("docs/report.pdf", "docs/report.pdf.bak");
+    mv("src/main.c", "src/Makefile.c");
+    mv("src/CMakeLists.txt", "src/lists.txt");
+    mv("bulk/f3", "bulk/moved.pdf");
+    std::fs::remove_file(tree.join("bulk/f1/file_1.jpg")).unwrap();
+    util::write_file(&tree, "new/clip.gif", b"gif");
+    util::write_file(&tree, "new/deck.ai", b"ai");
+    util::sync(&inst);
+    check("after renames, moves and removals");
+}
+
 fn walkdir(root: &std::path::Path) -> Vec<String> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(root).unwrap() {
