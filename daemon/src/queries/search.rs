@@ -1091,9 +1091,7 @@ impl Snapshot {
                 .all(|g| g.len() == 1 && matches!(g[0], Item::Term(_)));
         // The term with fewest marks is spread.
         let rarest = (0..lists.len()).min_by_key(|&t| lists[t].len());
-        let (hits, own_bits): (Vec<u32>, OwnBits) = if let Some(r) =
-            rarest.filter(|_| only_terms && self.ordered)
-        {
+        let hits: Vec<u32> = if let Some(r) = rarest.filter(|_| only_terms && self.ordered) {
             // Spread one term's marks through their subtrees only (a
             // marked file has none), then keep the entries where each
             // other term marks the entry or a folder above it (a common
@@ -1108,11 +1106,10 @@ impl Snapshot {
                     all = self.narrow(all, o);
                 }
             }
-            let hits = ones(&all)
+            ones(&all)
                 .filter(|&i| self.kind[i] != HOLE && self.parent.get(i) != NO_PARENT)
                 .map(|i| i as u32)
-                .collect();
-            (hits, OwnBits::Sparse(own))
+                .collect()
         } else {
             if !lists.is_empty() {
                 marks.own = vec![0u32; n];
@@ -1141,11 +1138,10 @@ impl Snapshot {
                 });
             }
             let matched = matched.unwrap_or_default();
-            let hits = (0..n)
+            (0..n)
                 .filter(|&i| matched[i] && self.kind[i] != HOLE && self.parent.get(i) != NO_PARENT)
                 .map(|i| i as u32)
-                .collect();
-            (hits, OwnBits::Dense(std::mem::take(&mut marks.own)))
+                .collect()
         };
         let mut hits = hits;
         hits.retain(|&i| keep(i));
@@ -1158,10 +1154,6 @@ impl Snapshot {
             offset.saturating_add(limit).min(total)
         };
         let flip = |o: std::cmp::Ordering| if reverse { o.reverse() } else { o };
-        let finders: Vec<memmem::Finder<'_>> = terms
-            .iter()
-            .map(|t| memmem::Finder::new(t.as_bytes()))
-            .collect();
 
         match sort {
             Sort::Relevance
@@ -1171,20 +1163,15 @@ impl Snapshot {
                     .flatten()
                     .any(|item| matches!(item, Item::ContentHits(_))) =>
             {
-                let marked = Marked {
-                    terms: &finders,
-                    own: &own_bits,
-                    lists: &lists,
-                    fits: &fits,
-                };
-                hits = self.top_ranks(&hits, offset, limit, reverse, &marked);
+                hits = self.top_ranks(&hits, offset, limit, reverse, &lists, &fits);
             }
             Sort::Relevance => {
-                let relevance = |i: u32| {
-                    let content = query.content_score(i);
-                    self.relevance(i, own_bits.get(i), &finders, content)
-                };
-                let mut keyed: Vec<RelevanceKey> = hits.iter().map(|&i| relevance(i)).collect();
+                // `hits` ascend, as the cursor reads them.
+                let mut names = NameFits::new(&lists, &fits, 0);
+                let mut keyed: Vec<RelevanceKey> = hits
+                    .iter()
+                    .map(|&i| self.relevance(i, names.of(i), query.content_score(i)))
+                    .collect();
                 top_k(&mut keyed, offset, limit, |a, b| flip(a.cmp(b)));
                 keyed.truncate(limit);
                 hits = keyed.into_iter().map(|k| k.6).collect();
@@ -1485,7 +1472,7 @@ impl Snapshot {
             self.mark_span(&finder, from, to, &mut ids, |i, _| {
                 if fits {
                     let (start, end) = self.fold_at.span(i);
-                    how.push(fit(&self.folded[start..end - 1], &finder));
+                    how.push(fit(&self.folded[start..end - 1], term));
                 }
                 true
             });
@@ -1497,7 +1484,7 @@ impl Snapshot {
                 .filter(|&(&i, (folded, _))| {
                     self.kind[i as usize] != HOLE && finder.find(folded).is_some()
                 })
-                .map(|(&i, (folded, _))| (i, if fits { fit(folded, &finder) } else { 0 }))
+                .map(|(&i, (folded, _))| (i, if fits { fit(folded, term) } else { 0 }))
                 .collect();
             if !more.is_empty() {
                 if fits {
@@ -1647,16 +1634,11 @@ impl Snapshot {
         ids
     }
 
-    fn relevance(
-        &self,
-        i: u32,
-        own: u32,
-        terms: &[memmem::Finder<'_>],
-        content: Option<f64>,
-    ) -> RelevanceKey {
-        let (whole, exact) = self.name_fit(i, own, terms);
+    /// Entry i's relevance, from how its own name fits the terms
+    /// ([`NameFits::of`]) and its content score.
+    fn relevance(&self, i: u32, (own, whole, exact): Fit, content: Option<f64>) -> RelevanceKey {
         (
-            Reverse(own.count_ones()),
+            Reverse(own),
             Reverse(whole),
             Reverse(exact),
             // bm25 is negative, lower is better; no content score last.
@@ -1667,30 +1649,19 @@ impl Snapshot {
         )
     }
 
-    /// [`relevance`](Self::relevance) without a content score, in one
-    /// integer that orders the same: 16 bytes to select from instead of
-    /// 48 (`ar`, the first 100 of 1M entries: 20.9 -> 15.5 ms p50, with
-    /// the byte word check). The id is its low 32 bits.
-    fn rank(&self, i: u32, own: u32, terms: &[memmem::Finder<'_>]) -> u128 {
-        self.rank_names(i, own, terms) | self.rank_rest(i)
-    }
-
-    /// The part of [`rank`](Self::rank) that the names make, in its top
-    /// bits: own-name terms, whole name, whole words.
-    fn rank_names(&self, i: u32, own: u32, terms: &[memmem::Finder<'_>]) -> u128 {
-        let (whole, exact) = self.name_fit(i, own, terms);
-        names_key(own.count_ones(), whole, exact)
-    }
-
-    /// The rest of [`rank`](Self::rank), below [`RANK_NAMES`]: depth, newer
-    /// first, id.
+    /// The part of a rank key below [`RANK_NAMES`] (see [`names_key`]):
+    /// depth, newer first, id. A rank key is [`relevance`](Self::relevance)
+    /// without a content score, in one integer that orders the same: 16
+    /// bytes to select from instead of 48 (`ar`, the first 100 of 1M
+    /// entries: 20.9 -> 15.5 ms p50, with the byte word check). The id is
+    /// its low 32 bits.
     fn rank_rest(&self, i: u32) -> u128 {
         // Order-preserving as unsigned, then newer first.
         let newer = !((self.mtime[i as usize] as u64) ^ (1 << 63));
         u128::from(self.depth_of(i)) << 96 | u128::from(newer) << 32 | u128::from(i)
     }
 
-    /// The ids of the results [`rank`](Self::rank) puts at `from..k`, in
+    /// The ids of the results their rank keys put at `from..k`, in
     /// order (reversed with `reverse`). Only keys that beat the k-th best
     /// so far are kept, and a result whose names part alone cannot is
     /// dropped before its depth and time are looked up. Many results are
@@ -1702,9 +1673,9 @@ impl Snapshot {
         from: usize,
         k: usize,
         reverse: bool,
-        marked: &Marked<'_>,
+        lists: &[Vec<u32>],
+        fits: &[Vec<u8>],
     ) -> Vec<u32> {
-        let (lists, fits) = (marked.lists, marked.fits);
         // Reversed, the keys are complemented: the least come first still.
         let flip = |key: u128| if reverse { !key } else { key };
         let id = |kept: u128| flip(kept) as u32;
@@ -1712,9 +1683,10 @@ impl Snapshot {
             return Vec::new();
         }
         if k > hits.len() / 4 {
+            let mut names = NameFits::new(lists, fits, 0);
             let mut keyed: Vec<u128> = hits
                 .iter()
-                .map(|&i| flip(self.rank(i, marked.own.get(i), marked.terms)))
+                .map(|&i| flip(names_key(names.of(i)) | self.rank_rest(i)))
                 .collect();
             top_k(&mut keyed, from, k, u128::cmp);
             return keyed[..k.min(keyed.len())].iter().map(|&x| id(x)).collect();
@@ -1722,33 +1694,14 @@ impl Snapshot {
         let pick = |part: &[u32]| {
             let mut kept: Vec<u128> = Vec::with_capacity(4 * k);
             let mut worst = u128::MAX;
-            // The terms' marks are read in id order, as `part` is, with a
-            // cursor each.
-            let first = part.first().copied().unwrap_or(0);
-            let mut at: Vec<usize> = lists
-                .iter()
-                .map(|l| l.partition_point(|&x| x < first))
-                .collect();
+            let mut names = NameFits::new(lists, fits, part.first().copied().unwrap_or(0));
             let cut = |kept: &mut Vec<u128>| {
                 kept.select_nth_unstable(k - 1);
                 kept.truncate(k);
                 kept[k - 1]
             };
             for &i in part {
-                let (mut own, mut whole, mut exact) = (0u32, 0u8, 0u32);
-                for (t, list) in lists.iter().enumerate() {
-                    let c = &mut at[t];
-                    while list.get(*c).is_some_and(|&x| x < i) {
-                        *c += 1;
-                    }
-                    if list.get(*c) == Some(&i) {
-                        let f = fits[t][*c];
-                        own += 1;
-                        whole = whole.max(f & FIT_WHOLE);
-                        exact += u32::from(f & FIT_WORD != 0);
-                    }
-                }
-                let names = names_key(own, whole, exact);
+                let names = names_key(names.of(i));
                 // The least its key can be, complemented or not.
                 let least = if reverse {
                     !(names | !RANK_NAMES)
@@ -1789,24 +1742,6 @@ impl Snapshot {
         top_k(&mut kept, from, k, u128::cmp);
         kept[..k.min(kept.len())].iter().map(|&x| id(x)).collect()
     }
-
-    /// How well entry i's own name fits the terms it holds (bits of
-    /// `own`): the best [`name_match`], and how many are whole words.
-    fn name_fit(&self, i: u32, own: u32, terms: &[memmem::Finder<'_>]) -> (u8, u32) {
-        if own == 0 {
-            return (0, 0);
-        }
-        let name = self.folded_name(i as usize);
-        let mut whole = 0;
-        let mut exact = 0;
-        for (t, term) in terms.iter().enumerate() {
-            if own & (1 << t) != 0 {
-                whole = whole.max(name_match(name, term.needle()));
-                exact += u32::from(is_word_match(name, term));
-            }
-        }
-        (whole, exact)
-    }
 }
 
 /// Plain terms of a query, marked once per search: bit t of `own[i]` says
@@ -1817,33 +1752,44 @@ struct Marks<'a> {
     found: Vec<usize>,
 }
 
-/// A search's plain terms, what they marked and how well (for
-/// [`Snapshot::top_ranks`]): each term's marks in id order with their
-/// [`fit`]s, and the same marks per entry.
-struct Marked<'a> {
-    terms: &'a [memmem::Finder<'a>],
-    own: &'a OwnBits,
+/// (own-name terms, best [`name_match`], whole words): how an entry's own
+/// name fits a query's plain terms.
+type Fit = (u32, u8, u32);
+
+/// Each plain term's marks in id order with their [`fit`]s, read for
+/// ascending ids with a cursor per term.
+struct NameFits<'a> {
     lists: &'a [Vec<u32>],
     fits: &'a [Vec<u8>],
+    at: Vec<usize>,
 }
 
-/// Which plain terms each entry's own name holds, for relevance: a `u32` of
-/// term bits per entry, or one bit set per term.
-enum OwnBits {
-    Dense(Vec<u32>),
-    Sparse(Vec<Vec<u64>>),
-}
+impl<'a> NameFits<'a> {
+    /// Cursors at the first marks of ids `first` and up.
+    fn new(lists: &'a [Vec<u32>], fits: &'a [Vec<u8>], first: u32) -> Self {
+        let at = lists
+            .iter()
+            .map(|l| l.partition_point(|&x| x < first))
+            .collect();
+        NameFits { lists, fits, at }
+    }
 
-impl OwnBits {
-    fn get(&self, i: u32) -> u32 {
-        match self {
-            OwnBits::Dense(own) => own.get(i as usize).copied().unwrap_or(0),
-            OwnBits::Sparse(sets) => sets
-                .iter()
-                .enumerate()
-                .map(|(t, s)| ((s[i as usize / 64] >> (i % 64)) as u32 & 1) << t)
-                .sum(),
+    /// How entry i's own name fits the terms; ids asked for must ascend.
+    fn of(&mut self, i: u32) -> Fit {
+        let (mut own, mut whole, mut exact) = (0, 0, 0);
+        for (t, list) in self.lists.iter().enumerate() {
+            let c = &mut self.at[t];
+            while list.get(*c).is_some_and(|&x| x < i) {
+                *c += 1;
+            }
+            if list.get(*c) == Some(&i) {
+                let f = self.fits[t][*c];
+                own += 1;
+                whole = whole.max(f & FIT_WHOLE);
+                exact += u32::from(f & FIT_WORD != 0);
+            }
         }
+        (own, whole, exact)
     }
 }
 
@@ -1924,8 +1870,7 @@ fn name_match(name: &[u8], term: &[u8]) -> u8 {
 }
 
 /// True when `term` occurs in `name` bounded by non-alphanumeric characters.
-fn is_word_match(name: &[u8], finder: &memmem::Finder<'_>) -> bool {
-    let term = finder.needle();
+fn is_word_match(name: &[u8], term: &[u8]) -> bool {
     let Some(last) = name.len().checked_sub(term.len()) else {
         return false;
     };
@@ -1981,14 +1926,14 @@ fn is_word_match_decoded(name: &[u8], term: &[u8]) -> bool {
 /// The names part of a [`Snapshot::rank`] key: how many terms the own name
 /// holds (at most 32, the bits of `own`), the best [`name_match`] (at most
 /// 2), how many are whole words.
-fn names_key(own: u32, whole: u8, exact: u32) -> u128 {
+fn names_key((own, whole, exact): Fit) -> u128 {
     u128::from(32 - own) << 120 | u128::from(2 - whole) << 118 | u128::from(32 - exact) << 112
 }
 
 /// How well a name that holds a term fits it: its [`name_match`] in the low
 /// bits ([`FIT_WHOLE`]), and [`FIT_WORD`] when it holds it as a word.
-fn fit(name: &[u8], term: &memmem::Finder<'_>) -> u8 {
-    name_match(name, term.needle())
+fn fit(name: &[u8], term: &[u8]) -> u8 {
+    name_match(name, term)
         | if is_word_match(name, term) {
             FIT_WORD
         } else {
@@ -3021,7 +2966,7 @@ mod tests {
         for name in names {
             for term in terms {
                 assert_eq!(
-                    is_word_match(name, &memmem::Finder::new(term)),
+                    is_word_match(name, term),
                     is_word_match_decoded(name, term),
                     "{:?} in {:?}",
                     String::from_utf8_lossy(term),
@@ -3030,21 +2975,15 @@ mod tests {
             }
         }
         // Letters that are not ASCII are not boundaries.
-        assert!(!is_word_match(b"\xc3\xa9ar", &memmem::Finder::new(b"ar")));
-        assert!(is_word_match(
-            b"\xe2\x80\x94ar\xe2\x80\x94",
-            &memmem::Finder::new(b"ar")
-        ));
-        assert!(!is_word_match(b"\xff ar", &memmem::Finder::new(b"ar")));
+        assert!(!is_word_match(b"\xc3\xa9ar", b"ar"));
+        assert!(is_word_match(b"\xe2\x80\x94ar\xe2\x80\x94", b"ar"));
+        assert!(!is_word_match(b"\xff ar", b"ar"));
     }
 
     #[test]
     fn word_matches() {
-        assert!(is_word_match(
-            b"tax 2025.pdf",
-            &memmem::Finder::new(b"2025")
-        ));
-        assert!(!is_word_match(b"taxes", &memmem::Finder::new(b"tax")));
-        assert!(is_word_match(b"my_tax", &memmem::Finder::new(b"tax")));
+        assert!(is_word_match(b"tax 2025.pdf", b"2025"));
+        assert!(!is_word_match(b"taxes", b"tax"));
+        assert!(is_word_match(b"my_tax", b"tax"));
     }
 }
