@@ -1465,18 +1465,39 @@ impl Snapshot {
     /// are in cache: read back later, the name was a cache miss, a quarter
     /// of the samples of ranking `ar` at 1M entries.
     fn mark_name_term_fits(&self, term: &[u8], fits: bool) -> (Vec<u32>, Vec<u8>) {
-        let mut ids = Vec::new();
-        let mut how = Vec::new();
         let finder = memmem::Finder::new(term);
-        for (from, to) in self.candidate_spans(term) {
-            self.mark_span(&finder, from, to, &mut ids, |i, _| {
-                if fits {
-                    let (start, end) = self.fold_at.span(i);
-                    how.push(fit(&self.folded[start..end - 1], term));
+        let spans = self.candidate_spans(term);
+        let mark = |spans: &[(usize, usize)]| {
+            let (mut ids, mut how) = (Vec::new(), Vec::new());
+            for &(from, to) in spans {
+                self.mark_span(&finder, from, to, &mut ids, |i, _| {
+                    if fits {
+                        let (start, end) = self.fold_at.span(i);
+                        how.push(fit(&self.folded[start..end - 1], term));
+                    }
+                    true
+                });
+            }
+            (ids, how)
+        };
+        // Many names to look at: the second half on a second thread.
+        let (mut ids, mut how) = match split_spans(&spans, PARALLEL_MARK) {
+            None => mark(&spans),
+            Some((a, b)) => {
+                let (mut first, second) = std::thread::scope(|s| {
+                    let second = s.spawn(|| mark(&b));
+                    (mark(&a), second.join())
+                });
+                match second {
+                    Ok((ids, how)) => {
+                        first.0.extend(ids);
+                        first.1.extend(how);
+                    }
+                    Err(panic) => std::panic::resume_unwind(panic),
                 }
-                true
-            });
-        }
+                first
+            }
+        };
         if !self.relocated.is_empty() {
             let mut more: Vec<(u32, u8)> = self
                 .relocated
@@ -1573,9 +1594,20 @@ impl Snapshot {
             };
             let at = pos + off;
             // Find the entry whose name holds offset `at`: step forward when
-            // close, binary-search when far.
+            // close; when far, gallop to a bound, then binary-search up to
+            // it (a search up to `to` took 20 probes of a large span).
             if self.fold_at.get((i + 8).min(to)) <= at {
-                i = self.fold_at.holder(i, to, at);
+                let (mut lo, mut step) = ((i + 8).min(to), 16);
+                let hi = loop {
+                    let probe = (lo + step).min(to);
+                    // `get(to)` is the span's end, past every hit.
+                    if self.fold_at.get(probe) > at {
+                        break probe;
+                    }
+                    lo = probe;
+                    step *= 2;
+                };
+                i = self.fold_at.holder(lo, hi, at);
             } else {
                 while self.fold_at.get(i + 1) <= at {
                     i += 1;
@@ -1946,6 +1978,39 @@ const FIT_WORD: u8 = 4;
 
 /// The bits of a [`Snapshot::rank`] key that the names make.
 const RANK_NAMES: u128 = !0 << 112;
+
+/// Entries from which a term is looked for in their names on two threads
+/// (`ar`, the first 100 of 1M entries, together with the galloping search
+/// for a hit's name: 12.0 -> 9.8 ms p50). Lower in the unit tests, whose
+/// large tree then takes that path.
+const PARALLEL_MARK: usize = if cfg!(test) { 32_768 } else { 262_144 };
+
+/// `spans` (ascending, disjoint) cut in two with about as many entries
+/// each, when they hold `least` entries or more.
+fn split_spans(
+    spans: &[(usize, usize)],
+    least: usize,
+) -> Option<(Vec<(usize, usize)>, Vec<(usize, usize)>)> {
+    let total: usize = spans.iter().map(|&(a, b)| b - a).sum();
+    if total < least {
+        return None;
+    }
+    let (mut first, mut second) = (Vec::new(), Vec::new());
+    let mut left = total / 2;
+    for &(a, b) in spans {
+        if left == 0 {
+            second.push((a, b));
+        } else if b - a <= left {
+            first.push((a, b));
+            left -= b - a;
+        } else {
+            first.push((a, a + left));
+            second.push((a + left, b));
+            left = 0;
+        }
+    }
+    Some((first, second))
+}
 
 /// Results from which [`Snapshot::top_ranks`] ranks on two threads.
 const PARALLEL_KEYS: usize = 32_768;
@@ -2895,6 +2960,10 @@ mod tests {
                 >= PARALLEL_KEYS,
             "enough results for two threads"
         );
+        assert!(
+            split_spans(&s.candidate_spans(b"ar"), PARALLEL_MARK).is_some(),
+            "enough names to mark on two threads"
+        );
 
         // Renames (to other extensions and kinds), moves, removals.
         let mut changes = Vec::new();
@@ -2919,6 +2988,19 @@ mod tests {
         check(&s, "after renames");
         s.compact();
         check(&s, "compacted");
+    }
+
+    #[test]
+    fn spans_split_in_two_halves_that_keep_every_entry_once() {
+        assert_eq!(split_spans(&[(0, 10)], 11), None);
+        let spans = [(0, 10), (20, 21), (30, 50), (60, 61)];
+        for least in [0, 1, 32] {
+            let (a, b) = split_spans(&spans, least).unwrap();
+            let ids = |v: &[(usize, usize)]| v.iter().flat_map(|&(x, y)| x..y).collect::<Vec<_>>();
+            let (a, b) = (ids(&a), ids(&b));
+            assert_eq!(a.len(), 16);
+            assert_eq!([a, b].concat(), ids(&spans));
+        }
     }
 
     #[test]
