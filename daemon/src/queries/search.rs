@@ -1979,6 +1979,9 @@ const FIT_WORD: u8 = 4;
 /// The bits of a [`Snapshot::rank`] key that the names make.
 const RANK_NAMES: u128 = !0 << 112;
 
+/// A run of ids, `from..to`.
+type Span = (usize, usize);
+
 /// Entries from which a term is looked for in their names on two threads
 /// (`ar`, the first 100 of 1M entries, together with the galloping search
 /// for a hit's name: 12.0 -> 9.8 ms p50). Lower in the unit tests, whose
@@ -1987,10 +1990,7 @@ const PARALLEL_MARK: usize = if cfg!(test) { 32_768 } else { 262_144 };
 
 /// `spans` (ascending, disjoint) cut in two with about as many entries
 /// each, when they hold `least` entries or more.
-fn split_spans(
-    spans: &[(usize, usize)],
-    least: usize,
-) -> Option<(Vec<(usize, usize)>, Vec<(usize, usize)>)> {
+fn split_spans(spans: &[Span], least: usize) -> Option<(Vec<Span>, Vec<Span>)> {
     let total: usize = spans.iter().map(|&(a, b)| b - a).sum();
     if total < least {
         return None;
