@@ -1489,41 +1489,19 @@ impl Snapshot {
     /// are in cache: read back later, the name was a cache miss, a quarter
     /// of the samples of ranking `ar` at 1M entries.
     fn mark_name_term_fits(&self, term: &[u8], fits: bool) -> (Vec<u32>, Vec<u8>) {
+        let (mut ids, mut how) = (Vec::new(), Vec::new());
         let finder = memmem::Finder::new(term);
-        let spans = self.candidate_spans(term);
-        let mark = |spans: &[(usize, usize)]| {
-            let (mut ids, mut how) = (Vec::new(), Vec::new());
-            for &(from, to) in spans {
-                self.mark_span(&finder, from, to, &mut ids, |i, at| {
-                    if fits {
-                        // `at` is the term's first place in the name: a
-                        // name holds no SEP, so no hit spans two names.
-                        let (start, end) = self.fold_at.span(i);
-                        how.push(fit_from(&self.folded[start..end - 1], term, at - start));
-                    }
-                    true
-                });
-            }
-            (ids, how)
-        };
-        // Many names to look at: the second half on a second thread.
-        let (mut ids, mut how) = match split_spans(&spans, PARALLEL_MARK) {
-            None => mark(&spans),
-            Some((a, b)) => {
-                let (mut first, second) = std::thread::scope(|s| {
-                    let second = s.spawn(|| mark(&b));
-                    (mark(&a), second.join())
-                });
-                match second {
-                    Ok((ids, how)) => {
-                        first.0.extend(ids);
-                        first.1.extend(how);
-                    }
-                    Err(panic) => std::panic::resume_unwind(panic),
+        for (from, to) in self.candidate_spans(term) {
+            self.mark_span(&finder, from, to, &mut ids, |i, at| {
+                if fits {
+                    // `at` is the term's first place in the name: a name
+                    // holds no SEP, so no hit spans two names.
+                    let (start, end) = self.fold_at.span(i);
+                    how.push(fit_from(&self.folded[start..end - 1], term, at - start));
                 }
-                first
-            }
-        };
+                true
+            });
+        }
         if !self.relocated.is_empty() {
             let mut more: Vec<(u32, u8)> = self
                 .relocated
@@ -1979,6 +1957,7 @@ fn name_match(name: &[u8], term: &[u8]) -> u8 {
 }
 
 /// True when `term` occurs in `name` bounded by non-alphanumeric characters.
+#[cfg(test)]
 fn is_word_match(name: &[u8], term: &[u8]) -> bool {
     is_word_match_from(name, term, 0)
 }
@@ -2071,39 +2050,6 @@ const FIT_WORD: u8 = 4;
 
 /// The bits of a [`Snapshot::rank`] key that the names make.
 const RANK_NAMES: u128 = !0 << 112;
-
-/// A run of ids, `from..to`.
-type Span = (usize, usize);
-
-/// Entries from which a term is looked for in their names on two threads
-/// (`ar`, the first 100 of 1M entries, together with the galloping search
-/// for a hit's name: 12.0 -> 9.8 ms p50). Lower in the unit tests, whose
-/// large tree then takes that path.
-const PARALLEL_MARK: usize = if cfg!(test) { 32_768 } else { 262_144 };
-
-/// `spans` (ascending, disjoint) cut in two with about as many entries
-/// each, when they hold `least` entries or more.
-fn split_spans(spans: &[Span], least: usize) -> Option<(Vec<Span>, Vec<Span>)> {
-    let total: usize = spans.iter().map(|&(a, b)| b - a).sum();
-    if total < least {
-        return None;
-    }
-    let (mut first, mut second) = (Vec::new(), Vec::new());
-    let mut left = total / 2;
-    for &(a, b) in spans {
-        if left == 0 {
-            second.push((a, b));
-        } else if b - a <= left {
-            first.push((a, b));
-            left -= b - a;
-        } else {
-            first.push((a, a + left));
-            second.push((a + left, b));
-            left = 0;
-        }
-    }
-    Some((first, second))
-}
 
 /// Results from which [`Snapshot::top_ranks`] ranks on two threads.
 const PARALLEL_KEYS: usize = 32_768;
@@ -2215,11 +2161,6 @@ impl Snapshot {
             BIG => self.big.get(&(i as u32)).copied().unwrap_or(BIG as u64),
             s => s as u64,
         }
-    }
-
-    /// Entry i's class code (see [`Snapshot::classes`]).
-    fn class_of(&self, i: usize) -> u8 {
-        self.classes.get(i / 2).map_or(0, |b| b >> (i % 2 * 4) & 15)
     }
 
     fn set_class(&mut self, i: usize, folded: &[u8]) {
@@ -3053,10 +2994,6 @@ mod tests {
                 >= PARALLEL_KEYS,
             "enough results for two threads"
         );
-        assert!(
-            split_spans(&s.candidate_spans(b"ar"), PARALLEL_MARK).is_some(),
-            "enough names to mark on two threads"
-        );
 
         // Renames (to other extensions and kinds), moves, removals.
         let mut changes = Vec::new();
@@ -3081,19 +3018,6 @@ mod tests {
         check(&s, "after renames");
         s.compact();
         check(&s, "compacted");
-    }
-
-    #[test]
-    fn spans_split_in_two_halves_that_keep_every_entry_once() {
-        assert_eq!(split_spans(&[(0, 10)], 11), None);
-        let spans = [(0, 10), (20, 21), (30, 50), (60, 61)];
-        for least in [0, 1, 32] {
-            let (a, b) = split_spans(&spans, least).unwrap();
-            let ids = |v: &[(usize, usize)]| v.iter().flat_map(|&(x, y)| x..y).collect::<Vec<_>>();
-            let (a, b) = (ids(&a), ids(&b));
-            assert_eq!(a.len(), 16);
-            assert_eq!([a, b].concat(), ids(&spans));
-        }
     }
 
     #[test]
