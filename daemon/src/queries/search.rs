@@ -1120,7 +1120,28 @@ impl Snapshot {
                 }
             }
             let mut matched: Option<Vec<bool>> = None;
-            for group in &query.groups {
+            // Groups of filters on an entry's own figures go last, and are
+            // then checked only where the others matched (`ext:jpg
+            // size:>1mb`: a size check for each .jpg, not for 1M entries).
+            let mut groups: Vec<&Vec<Item>> = query.groups.iter().collect();
+            let figures_only = |g: &[Item]| {
+                g.iter().all(|item| {
+                    matches!(
+                        item,
+                        Item::Size { .. } | Item::Modified { .. } | Item::Kind(_)
+                    )
+                })
+            };
+            groups.sort_by_key(|g| figures_only(g));
+            for group in groups {
+                if let Some(all) = matched.as_mut()
+                    && figures_only(group)
+                {
+                    for (i, m) in all.iter_mut().enumerate() {
+                        *m = *m && group.iter().any(|item| self.holds(item, i) == Some(true));
+                    }
+                    continue;
+                }
                 let mut any = vec![false; n];
                 for item in group {
                     for (a, m) in any.iter_mut().zip(self.eval(item, &marks)) {
@@ -1365,6 +1386,25 @@ impl Snapshot {
             }
             Item::Not(inner) => self.eval(inner, marks).into_iter().map(|m| !m).collect(),
         }
+    }
+
+    /// Whether entry i passes `item`, for the filters on an entry's own
+    /// figures (size, time, kind), as [`eval`](Self::eval) answers them;
+    /// `None` for every other item.
+    fn holds(&self, item: &Item, i: usize) -> Option<bool> {
+        let kind = self.kind.get(i).copied().unwrap_or(HOLE);
+        Some(match item {
+            Item::Size { min, max } => {
+                kind != HOLE && kind != Kind::Dir as u8 && (*min..=*max).contains(&self.size_of(i))
+            }
+            Item::Modified { from, to } => kind != HOLE && (*from..*to).contains(&self.mtime[i]),
+            Item::Kind(k) if kind == Kind::Dir as u8 => *k == KindClass::Folder,
+            Item::Kind(k) => {
+                let class = self.classes.get(i / 2).map_or(0, |b| b >> (i % 2 * 4) & 15);
+                kind != HOLE && class == *k as u8 + 1
+            }
+            _ => return None,
+        })
     }
 
     /// The entries whose folded name holds `term` (or, with `/`, where a

@@ -81,9 +81,11 @@ fn build(root: &Path) {
     std::fs::create_dir_all(root.join("empty folder")).unwrap();
     let bad = root.join(std::ffi::OsStr::new(unsafe_free_bad_name()));
     std::fs::write(bad, b"x").unwrap();
+    w("music/jingle.flac", 50);
     // Dated files: 2020, and 2023-03-15.
     for (p, date) in [
         ("old/ancient.txt", "2020-05-05 12:00"),
+        ("old/tiny.pdf", "2020-07-01 12:00"),
         ("old/march.log", "2023-03-15 10:00"),
     ] {
         w(p, 10);
@@ -268,8 +270,42 @@ fn every_filter_and_operator_equals_the_oracle() {
             select(&|s| has(s, "empty folder")),
         ),
         (vec!["!e".into()], select(&|s| !has(s, "e"))),
+        // Filters on an entry's own figures together with others, in
+        // either order (the daemon checks them last, only where the
+        // others matched).
+        (
+            vec!["size:>1kb".into(), "ext:pdf".into()],
+            select(&|s| !s.dir && s.size > 1024 && ext_of(&s.name, "pdf")),
+        ),
+        (
+            vec!["ext:pdf".into(), "size:<=1kb".into()],
+            select(&|s| !s.dir && s.size <= 1024 && ext_of(&s.name, "pdf")),
+        ),
+        (
+            vec!["dm:<2021".into(), "kind:document|kind:folder".into()],
+            select(&|s| {
+                s.mtime < y2021 && (s.dir || ["pdf", "docx"].iter().any(|e| ext_of(&s.name, e)))
+            }),
+        ),
+        (
+            vec!["kind:audio|kind:video".into(), "size:<100|dm:2020".into()],
+            select(&|s| {
+                (s.name.ends_with(".flac") || s.name.ends_with(".mkv"))
+                    && ((!s.dir && s.size < 100) || (y2020..y2021).contains(&s.mtime))
+            }),
+        ),
+        (
+            vec!["e".into(), "size:>=1kb".into(), "!kind:document".into()],
+            select(&|s| {
+                has(s, "e")
+                    && !s.dir
+                    && s.size >= 1024
+                    && !["pdf", "docx"].iter().any(|e| ext_of(&s.name, e))
+            }),
+        ),
     ];
     for (query, expected) in cases {
+        assert!(!expected.is_empty(), "the tree has answers for {query:?}");
         let args: Vec<&str> = query.iter().map(String::as_str).collect();
         let got: BTreeSet<Vec<u8>> = inst.search0(&args).into_iter().collect();
         assert_eq!(expected, got, "query {query:?}:\n{}", diff(&expected, &got));
