@@ -289,23 +289,21 @@ impl Engine {
         let t = Instant::now();
         let snapshot = crate::queries::search::read_loaded(&self.snapshot);
         let (sort, offset, limit, reverse) = (args.sort, args.offset, args.limit, args.reverse);
-        let (total, ids) =
-            match view {
-                None => snapshot.search_order(&query, sort, offset, limit, reverse, &mut |_| true),
-                Some(mut view) => {
-                    // Visibility is a property of the parent folder: learn it
-                    // once per folder.
-                    let mut folders: HashMap<u32, bool> = HashMap::new();
-                    snapshot.search_order(&query, sort, offset, limit, reverse, &mut |i| {
-                        match snapshot.entry_parent(i) {
-                            Some(p) => *folders
-                                .entry(p)
-                                .or_insert_with(|| view.reaches(&snapshot.path(p))),
-                            None => view.sees(&snapshot.path(i)),
-                        }
-                    })
-                }
-            };
+        let (total, ids) = match view {
+            None => snapshot.search_order(&query, sort, offset, limit, reverse, None),
+            Some(mut view) => {
+                // Visibility is a property of the parent folder: learn it
+                // once per folder.
+                let mut folders: HashMap<u32, bool> = HashMap::new();
+                let mut keep = |i| match snapshot.entry_parent(i) {
+                    Some(p) => *folders
+                        .entry(p)
+                        .or_insert_with(|| view.reaches(&snapshot.path(p))),
+                    None => view.sees(&snapshot.path(i)),
+                };
+                snapshot.search_order(&query, sort, offset, limit, reverse, Some(&mut keep))
+            }
+        };
         let ordered = SearchHead {
             total: total as u64,
             elapsed_us: t.elapsed().as_micros() as u64,

@@ -1012,7 +1012,7 @@ impl Snapshot {
         limit: usize,
         reverse: bool,
     ) -> (usize, Vec<Found>) {
-        self.search_where(query, sort, limit, reverse, &mut |_| true)
+        self.search_where(query, sort, limit, reverse, None)
     }
 
     /// [`search`](Self::search) over the entries `keep` lets through (what
@@ -1023,7 +1023,7 @@ impl Snapshot {
         sort: Sort,
         limit: usize,
         reverse: bool,
-        keep: &mut dyn FnMut(u32) -> bool,
+        keep: Keep<'_>,
     ) -> (usize, Vec<Found>) {
         self.search_page(query, sort, 0, limit, reverse, keep)
     }
@@ -1039,7 +1039,7 @@ impl Snapshot {
         offset: usize,
         limit: usize,
         reverse: bool,
-        keep: &mut dyn FnMut(u32) -> bool,
+        keep: Keep<'_>,
     ) -> (usize, Vec<Found>) {
         let (total, ids) = self.search_order(query, sort, offset, limit, reverse, keep);
         (total, ids.into_iter().map(|i| self.found(i)).collect())
@@ -1055,7 +1055,7 @@ impl Snapshot {
         offset: usize,
         limit: usize,
         reverse: bool,
-        keep: &mut dyn FnMut(u32) -> bool,
+        mut keep: Keep<'_>,
     ) -> (usize, Vec<u32>) {
         let n = self.parent.len();
         // Plain terms are scanned for once: their marks serve both matching
@@ -1104,6 +1104,23 @@ impl Snapshot {
             for (t, o) in own.iter().enumerate() {
                 if t != r {
                     all = self.narrow(all, o);
+                }
+            }
+            let result =
+                |i: usize| has(&all, i) && self.kind[i] != HOLE && self.parent.get(i) != NO_PARENT;
+            let want = offset.saturating_add(limit);
+            if keep.is_none() && !reverse && limit > 0 && matches!(sort, Sort::Relevance) {
+                // Every result is kept: when enough own every term for the
+                // page, rank those alone (see below), and count the rest in
+                // the bit set without listing them (`ar`: 272,290 results,
+                // 55,664 ranked; 9.1-9.8 -> 8.0-8.5 ms p50).
+                let best = owning_all(&lists, |i| result(i as usize));
+                if best.len() >= want {
+                    let total = ones(&all).filter(|&i| result(i)).count();
+                    let mut page = self.top_ranks(&best, offset, want, false, &lists, &fits);
+                    page.truncate(want);
+                    page.drain(..offset);
+                    return (total, page);
                 }
             }
             ones(&all)
@@ -1165,7 +1182,9 @@ impl Snapshot {
                 .collect()
         };
         let mut hits = hits;
-        hits.retain(|&i| keep(i));
+        if let Some(keep) = keep.as_mut() {
+            hits.retain(|&i| keep(i));
+        }
         let total = hits.len();
         let offset = offset.min(total);
         // Order the first offset + limit; return the last `limit` of them.
@@ -1191,7 +1210,10 @@ impl Snapshot {
                 // results hold them (`IMG`).
                 let few = lists.iter().map(Vec::len).min().unwrap_or(usize::MAX);
                 let best = (!reverse && few <= hits.len() / 2)
-                    .then(|| owning_all(&hits, &lists))
+                    .then(|| {
+                        let mut h = 0;
+                        owning_all(&lists, |i| holds(&hits, &mut h, i))
+                    })
                     .filter(|best| best.len() >= limit);
                 let ranked = best.as_deref().unwrap_or(&hits);
                 hits = self.top_ranks(ranked, offset, limit, reverse, &lists, &fits);
@@ -1893,31 +1915,42 @@ impl<'a> NameFits<'a> {
     }
 }
 
-/// The entries of `hits` (ascending) that every list (ascending) holds;
-/// `hits` itself when there are no lists.
-fn owning_all(hits: &[u32], lists: &[Vec<u32>]) -> Vec<u32> {
+/// The entries that every list (ascending) holds and that are `results`,
+/// ascending; `results` is asked about ascending ids. None without lists.
+fn owning_all(lists: &[Vec<u32>], mut results: impl FnMut(u32) -> bool) -> Vec<u32> {
     let Some(rarest) = lists.iter().min_by_key(|l| l.len()) else {
-        return hits.to_vec();
+        return Vec::new();
     };
     let mut at = vec![0usize; lists.len()];
-    let mut h = 0;
     rarest
         .iter()
         .copied()
         .filter(|&i| {
-            let holds = |list: &[u32], c: &mut usize| {
-                while list.get(*c).is_some_and(|&x| x < i) {
-                    *c += 1;
-                }
-                list.get(*c) == Some(&i)
-            };
-            holds(hits, &mut h)
+            results(i)
                 && lists
                     .iter()
                     .zip(at.iter_mut())
-                    .all(|(list, c)| holds(list, c))
+                    .all(|(list, c)| holds(list, c, i))
         })
         .collect()
+}
+
+/// What a search keeps of its results (what one caller may see); `None`
+/// keeps every result.
+pub type Keep<'a> = Option<&'a mut dyn FnMut(u32) -> bool>;
+
+/// Whether `list` (ascending) holds `i`, searched from `*c` on, where it
+/// leaves `*c` for the next, larger `i`: by galloping, as the list may be
+/// far longer than the ids asked for (`ar`: 272,290 results, 55,664 asked).
+fn holds(list: &[u32], c: &mut usize, i: u32) -> bool {
+    let rest = &list[(*c).min(list.len())..];
+    let mut step = 1;
+    while step < rest.len() && rest[step - 1] < i {
+        step *= 2;
+    }
+    let bound = step.min(rest.len());
+    *c += rest[..bound].partition_point(|&x| x < i);
+    list.get(*c) == Some(&i)
 }
 
 /// Whether bit `i` of `set` is set.
@@ -2703,8 +2736,7 @@ mod tests {
                         let mut joined = Vec::new();
                         let mut offset = 0;
                         while offset < total + page {
-                            let (t, found) =
-                                s.search_page(&q, sort, offset, page, reverse, &mut |_| true);
+                            let (t, found) = s.search_page(&q, sort, offset, page, reverse, None);
                             assert_eq!(t, total);
                             assert!(found.len() <= page);
                             joined.extend(found);
@@ -2718,7 +2750,7 @@ mod tests {
                         );
                     }
                     // Past the end: the total, no rows.
-                    let (t, found) = s.search_page(&q, sort, total + 3, 10, reverse, &mut |_| true);
+                    let (t, found) = s.search_page(&q, sort, total + 3, 10, reverse, None);
                     assert_eq!((t, found.len()), (total, 0));
                 }
             }
@@ -2963,7 +2995,7 @@ mod tests {
                 }
                 d
             };
-            for q in ["ar", "ar car", "x", "img_ jpg", "2"] {
+            for q in ["ar", "ar car", "x", "img_ jpg", "2", "archive", "dir1"] {
                 let terms: Vec<&str> = q.split(' ').collect();
                 let below_root = |mut i: u32, t: &str| loop {
                     if s.entry_parent(i).is_none() {
@@ -3005,13 +3037,28 @@ mod tests {
                 want.sort();
                 let want: Vec<u32> = want.into_iter().map(|(_, i)| i).collect();
                 let query = Query::parse(q).unwrap();
-                for (offset, limit, reverse) in [(0, 100, false), (50, 100, false), (0, 100, true)]
-                {
+                // Every result kept (counted in the bit set, the page
+                // ranked from the names that own the terms), kept by a
+                // filter that passes all (listed, then ranked), and kept by
+                // one that drops every third id.
+                let third = |i: u32| !i.is_multiple_of(3);
+                for (keeps, (offset, limit, reverse)) in [0, 1, 2].into_iter().flat_map(|k| {
+                    [(0, 100, false), (50, 100, false), (0, 100, true)].map(|page| (k, page))
+                }) {
+                    let (mut all, mut some) = (|_: u32| true, third);
+                    let keep: Keep<'_> = match keeps {
+                        0 => None,
+                        1 => Some(&mut all),
+                        _ => Some(&mut some),
+                    };
                     let (total, got) =
-                        s.search_page(&query, Sort::Relevance, offset, limit, reverse, &mut |_| {
-                            true
-                        });
-                    assert_eq!(total, want.len(), "{when}: {q}");
+                        s.search_page(&query, Sort::Relevance, offset, limit, reverse, keep);
+                    let want: Vec<u32> = want
+                        .iter()
+                        .copied()
+                        .filter(|&i| keeps < 2 || third(i))
+                        .collect();
+                    assert_eq!(total, want.len(), "{when}: {q}, keep {keeps}");
                     let got: Vec<u32> = got.into_iter().map(|f| f.id).collect();
                     let expect: Vec<u32> = if reverse {
                         want.iter()
@@ -3023,7 +3070,10 @@ mod tests {
                     } else {
                         want.iter().skip(offset).take(limit).copied().collect()
                     };
-                    assert_eq!(got, expect, "{when}: {q} from {offset}, reverse {reverse}");
+                    assert_eq!(
+                        got, expect,
+                        "{when}: {q} from {offset}, reverse {reverse}, keep {keeps}"
+                    );
                 }
             }
         };
@@ -3058,6 +3108,26 @@ mod tests {
         check(&s, "after renames");
         s.compact();
         check(&s, "compacted");
+    }
+
+    #[test]
+    fn galloping_membership_equals_a_binary_search() {
+        let list: Vec<u32> = (0..5000u32).filter(|x| x % 7 == 0 || x % 11 == 3).collect();
+        for stride in [1, 2, 5, 13, 97, 1000] {
+            let mut c = 0;
+            for i in (0..5100u32).step_by(stride) {
+                assert_eq!(
+                    holds(&list, &mut c, i),
+                    list.binary_search(&i).is_ok(),
+                    "{i}"
+                );
+                assert_eq!(c, list.partition_point(|&x| x < i), "cursor at {i}");
+            }
+        }
+        assert!(!holds(&[], &mut 0, 3));
+        let lists = [vec![3, 50, 299, 301], vec![1, 3, 4, 299]];
+        assert_eq!(owning_all(&lists, |i| i < 300), [3, 299]);
+        assert_eq!(owning_all(&[], |_| true), Vec::<u32>::new());
     }
 
     #[test]
