@@ -1113,7 +1113,8 @@ impl Snapshot {
                 // Every result is kept: when enough own every term for the
                 // page, rank those alone (see below), and count the rest in
                 // the bit set without listing them (`ar`: 272,290 results,
-                // 55,664 ranked; 9.1-9.8 -> 8.0-8.5 ms p50).
+                // 55,664 ranked; the first 100 of 1M entries: 9.8-10.3 ->
+                // 7.7 ms p50).
                 let best = owning_all(&lists, |i| result(i as usize));
                 if best.len() >= want {
                     let total = ones(&all).filter(|&i| result(i)).count();
@@ -1155,7 +1156,7 @@ impl Snapshot {
                     && figures_only(group)
                 {
                     for (i, m) in all.iter_mut().enumerate() {
-                        *m = *m && group.iter().any(|item| self.holds(item, i) == Some(true));
+                        *m = *m && group.iter().any(|item| self.passes(item, i) == Some(true));
                     }
                     continue;
                 }
@@ -1362,7 +1363,8 @@ impl Snapshot {
             Item::Kind(k) => {
                 // Folders are of their own kind; the rest by their class,
                 // two to a byte (`kind:image`, the first 100 of 1M
-                // entries: 8.5 -> 7.0 ms p50, with the depth cursor).
+                // entries: 8.6-10.6 -> 7.4-8.9 ms p50, with the depth
+                // cursor).
                 let dir = Kind::Dir as u8;
                 let folders = *k == KindClass::Folder;
                 let mut m: Vec<bool> = self.kind[..n]
@@ -1413,7 +1415,7 @@ impl Snapshot {
     /// Whether entry i passes `item`, for the filters on an entry's own
     /// figures (size, time, kind), as [`eval`](Self::eval) answers them;
     /// `None` for every other item.
-    fn holds(&self, item: &Item, i: usize) -> Option<bool> {
+    fn passes(&self, item: &Item, i: usize) -> Option<bool> {
         let kind = self.kind.get(i).copied().unwrap_or(HOLE);
         Some(match item {
             Item::Size { min, max } => {
