@@ -1142,14 +1142,8 @@ impl Snapshot {
             // then checked only where the others matched (`ext:jpg
             // size:>1mb`: a size check for each .jpg, not for 1M entries).
             let mut groups: Vec<&Vec<Item>> = query.groups.iter().collect();
-            let figures_only = |g: &[Item]| {
-                g.iter().all(|item| {
-                    matches!(
-                        item,
-                        Item::Size { .. } | Item::Modified { .. } | Item::Kind(_)
-                    )
-                })
-            };
+            // `passes` answers for those filters alone.
+            let figures_only = |g: &[Item]| g.iter().all(|item| self.passes(item, 0).is_some());
             groups.sort_by_key(|g| figures_only(g));
             for group in groups {
                 if let Some(all) = matched.as_mut()
@@ -1350,16 +1344,11 @@ impl Snapshot {
                 }
                 m
             }
-            Item::Size { min, max } => (0..n)
-                .map(|i| {
-                    self.kind[i] != HOLE
-                        && self.kind[i] != Kind::Dir as u8
-                        && (*min..=*max).contains(&self.size_of(i))
-                })
-                .collect(),
-            Item::Modified { from, to } => (0..n)
-                .map(|i| self.kind[i] != HOLE && (*from..*to).contains(&self.mtime[i]))
-                .collect(),
+            // One definition of each entry's filters, with the checks that
+            // run only where other groups matched.
+            Item::Size { .. } | Item::Modified { .. } => {
+                (0..n).map(|i| self.passes(item, i) == Some(true)).collect()
+            }
             Item::Kind(k) => {
                 // Folders are of their own kind; the rest by their class,
                 // two to a byte (`kind:image`, the first 100 of 1M
@@ -1423,10 +1412,7 @@ impl Snapshot {
             }
             Item::Modified { from, to } => kind != HOLE && (*from..*to).contains(&self.mtime[i]),
             Item::Kind(k) if kind == Kind::Dir as u8 => *k == KindClass::Folder,
-            Item::Kind(k) => {
-                let class = self.classes.get(i / 2).map_or(0, |b| b >> (i % 2 * 4) & 15);
-                kind != HOLE && class == *k as u8 + 1
-            }
+            Item::Kind(k) => kind != HOLE && self.class_of(i) == *k as u8 + 1,
             _ => return None,
         })
     }
@@ -2236,6 +2222,11 @@ impl Snapshot {
             BIG => self.big.get(&(i as u32)).copied().unwrap_or(BIG as u64),
             s => s as u64,
         }
+    }
+
+    /// Entry i's class code (see [`Snapshot::classes`]).
+    fn class_of(&self, i: usize) -> u8 {
+        self.classes.get(i / 2).map_or(0, |b| b >> (i % 2 * 4) & 15)
     }
 
     fn set_class(&mut self, i: usize, folded: &[u8]) {
