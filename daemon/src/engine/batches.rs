@@ -83,20 +83,37 @@ impl Engine {
         // Inodes with several links whose rows change: their other paths
         // get their link counts refreshed.
         let mut links = scan::LinkCounts::new();
+        // Where this batch's renames put entries: the index learns of them
+        // only when `ops` is applied, and a later rename may start or end
+        // there (mv a x; mv x y, or mv a x; mv b x).
+        // An entry the index still has at a path it left (mv x y; mv a x)
+        // is not what that path holds.
+        let mut placed: HashMap<PathBuf, i64> = HashMap::new();
+        let mut moved: std::collections::HashSet<i64> = Default::default();
         for (from, to) in std::mem::take(&mut b.moves) {
-            let src = self.store.read(|c| crate::store::resolve(c, &from)).ok();
-            let dst_parent = to
-                .parent()
-                .and_then(|p| self.store.read(|c| crate::store::resolve(c, p)).ok());
+            let indexed = |p: &Path| -> Option<i64> {
+                match placed.get(p) {
+                    Some(&id) => Some(id),
+                    None => self
+                        .store
+                        .read(|c| crate::store::resolve(c, p))
+                        .ok()
+                        .map(|(_, id)| id)
+                        .filter(|id| !moved.contains(id)),
+                }
+            };
+            let src = indexed(&from);
+            let dst_parent = to.parent().and_then(indexed);
+            // What has the name now: it is replaced.
+            let held = indexed(&to);
             let meta = crate::platform::fs::lstat(&to);
             let allowed = meta
                 .as_ref()
                 .is_ok_and(|m| !rules.verdict(&to, m.is_dir()).hides());
             match (src, dst_parent, to.file_name()) {
-                (Some((_, id)), Some((_, parent_id)), Some(name))
-                    if allowed && !is_cookie(name) =>
-                {
-                    if let Ok((_, old)) = self.store.read(|c| crate::store::resolve(c, &to))
+                (Some(id), Some(parent_id), Some(name)) if allowed && !is_cookie(name) => {
+                    placed.remove(&from);
+                    if let Some(old) = held
                         && old != id
                     {
                         // Replaced (an editor's save): if it had other
@@ -110,6 +127,12 @@ impl Engine {
                         parent_id,
                         name: crate::platform::bytes::vec(Path::new(name)),
                     });
+                    placed = std::mem::take(&mut placed)
+                        .into_iter()
+                        .map(|(p, id)| (rebase(p, &from, &to), id))
+                        .collect();
+                    placed.insert(to.clone(), id);
+                    moved.insert(id);
                     if let Some(w) = watcher {
                         w.rename_prefix(&from, &to);
                     }

@@ -624,6 +624,9 @@ pub(crate) fn path_of(conn: &Connection, id: i64) -> Result<Option<PathBuf>, Err
     Ok(Some(path))
 }
 
+/// How many refreshes an inode with an out-of-date path is tried again in.
+const RELINK_TRIES: u8 = 8;
+
 /// Re-reads every indexed path of the given inodes and writes what
 /// changed: a link made or removed anywhere changes the link count (and the
 /// ctime) of every other path of the inode, and the kernel tells only the
@@ -631,8 +634,13 @@ pub(crate) fn path_of(conn: &Connection, id: i64) -> Result<Option<PathBuf>, Err
 pub(crate) fn refresh_links(
     store: &Store,
     writer: &WriteHandle,
-    inodes: LinkCounts,
+    mut inodes: LinkCounts,
 ) -> Result<u64, Error> {
+    // Inodes whose paths were out of date at an earlier refresh (see below).
+    let retried = std::mem::take(&mut *store.relink.lock_ok());
+    for &inode in retried.keys() {
+        inodes.entry(inode).or_default();
+    }
     if inodes.is_empty() {
         return Ok(0);
     }
@@ -688,9 +696,22 @@ pub(crate) fn refresh_links(
         let (Some(old), Some(path)) = (load_one(&conn, id)?, path_of(&conn, id)?) else {
             continue;
         };
-        // Gone or replaced: the event for that is on its way.
-        let Ok(s) = pfs::lstat(&path) else { continue };
+        // Gone or replaced: the event for that is on its way. Or a folder
+        // above it was renamed and the index does not know it yet: a later
+        // refresh, after that rename is applied, tries again (a few times:
+        // a path the index keeps is out of date only until its event).
+        let again = |old: &Known| {
+            let tries = retried.get(&(old.dev, old.ino)).copied().unwrap_or(0);
+            if tries < RELINK_TRIES {
+                store.relink.lock_ok().insert((old.dev, old.ino), tries + 1);
+            }
+        };
+        let Ok(s) = pfs::lstat(&path) else {
+            again(&old);
+            continue;
+        };
         if s.ino != old.ino || s.dev != old.dev || s.kind != old.kind {
+            again(&old);
             continue;
         }
         let mut row = row_from_stat(id, None, Vec::new(), &s);
@@ -1524,8 +1545,15 @@ pub fn apply_names(
         {
             w.watch_linked_file(&path, None);
         }
+        // A folder at the name is the one indexed only if it is the same
+        // inode: one moved away and another made or moved in under its name
+        // (mv d out; mkdir d, or cp -a into d) holds other entries, so it is
+        // a new folder and scanned whole.
+        let same = |k: &Known| {
+            k.kind == row.kind && (k.kind != Kind::Dir || (k.dev, k.ino) == (row.dev, row.ino))
+        };
         match old {
-            Some(k) if k.kind == row.kind => {
+            Some(k) if same(&k) => {
                 row.id = k.id;
                 row.flags = k.flags;
                 if row.kind == Kind::Dir && k.mode != row.mode {

@@ -301,6 +301,11 @@ pub struct Store {
     pub rows_written: AtomicU64,
     /// Things the user should hear about in `status` (e.g. recovery).
     pub notices: Mutex<Vec<String>>,
+    /// Inodes with several links whose link-count refresh met a path the
+    /// index had not caught up with (a folder above it renamed, the event
+    /// still to come), with the refreshes tried so far: tried again with
+    /// the next ones.
+    pub relink: Mutex<HashMap<(u64, u64), u8>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -448,6 +453,7 @@ impl Store {
             readers: Mutex::new(Vec::new()),
             next_id: AtomicI64::new(max_id + 1),
             rows_written: AtomicU64::new(0),
+            relink: Mutex::new(Default::default()),
             notices: Mutex::new(notice.into_iter().collect()),
         });
         let (tx, rx) = mpsc::sync_channel::<Vec<Op>>(8);
@@ -948,8 +954,19 @@ fn move_entry(
     agg: &mut Aggregates,
     changes: &mut Vec<Change>,
 ) -> Result<u64, Error> {
+    // A rename replaces what had the name (rename(2)); two renames to
+    // one name in a batch leave the last. Never a second row for a name.
+    let mut held = tx.prepare_cached("SELECT id FROM entries WHERE parent_id=?1 AND name=?2")?;
+    let replaced: Option<i64> = held
+        .query_row(params![parent_id, name], |r| r.get(0))
+        .optional()?;
+    let mut written = 0;
+    if let Some(other) = replaced.filter(|&o| o != id) {
+        agg.apply(tx)?;
+        written += delete_subtree(tx, other, agg, changes)?;
+    }
     let Some((row, totals)) = detach(tx, id, agg)? else {
-        return Ok(0);
+        return Ok(written);
     };
     tx.execute(
         "UPDATE entries SET parent_id=?2, name=?3 WHERE id=?1",
@@ -976,7 +993,7 @@ fn move_entry(
         name,
         subtree,
     });
-    Ok(1)
+    Ok(written + 1)
 }
 
 pub fn dir_totals(conn: &Connection, id: i64) -> Result<Option<Totals>, Error> {
