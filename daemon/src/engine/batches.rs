@@ -256,8 +256,18 @@ impl Engine {
                 continue; // gone again (or a symlink now): its event follows
             }
             let target = self.target_for(root, Some(&d))?;
-            self.scan_target(&target, &Progress::default())?;
-            done.push(d);
+            match self.scan_target(&target, &Progress::default()) {
+                Ok(_) => done.push(d),
+                // Gone between the check above and the scan's first stat:
+                // as above, its event follows.
+                Err(Error::Io(e))
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        && !crate::platform::fs::is_dir(&target.start) =>
+                {
+                    tracing::debug!("{} vanished before its scan", target.start.display());
+                }
+                Err(e) => return Err(e),
+            }
         }
         self.signal_cookies(&b.cookies);
         // After a large burst, give memory back as after a scan.

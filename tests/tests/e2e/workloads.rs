@@ -1807,6 +1807,11 @@ fn random_operations_in_bursts_keep_the_index_exact() {
     std::fs::create_dir_all(&stash).unwrap();
     let mut log: Vec<String> = Vec::new();
     let mut linked = false;
+    // The notify backend (FSEvents, ReadDirectoryChangesW) has no watch on
+    // a single file, so link counts changed by links made or removed
+    // elsewhere show after a scan (a_link_made_and_removed_outside_the_root);
+    // under it, this test makes no hard links.
+    let notify = watch_backend().as_deref() == Some("notify");
     let top = c.root.clone();
     let r = |p: &Path| lossy(p.strip_prefix(&top).unwrap_or(p).as_os_str().as_bytes());
     for round in 0..rounds {
@@ -1870,7 +1875,8 @@ fn random_operations_in_bursts_keep_the_index_exact() {
                     let _ = std::fs::remove_dir_all(s);
                     format!("rm -r {}", r(s))
                 }
-                (11, Some(f), _) => {
+                // Hard links under the notify backend: see below.
+                (11, Some(f), _) if !notify => {
                     linked = true;
                     let _ = std::fs::hard_link(f, other_dir.join(&name));
                     format!("ln {} {}", r(f), r(&other_dir.join(&name)))
