@@ -570,6 +570,26 @@ pub fn sync(inst: &Instance) {
     );
 }
 
+/// A small, seeded generator (xorshift64*), so that a failing random test
+/// replays from its seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    /// Below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    pub fn pick<'a, T>(&mut self, v: &'a [T]) -> Option<&'a T> {
+        (!v.is_empty()).then(|| &v[self.below(v.len())])
+    }
+}
+
 /// Writes `content` to `rel` under `root`, making folders as needed.
 pub fn write_file(root: &Path, rel: impl AsRef<Path>, content: &[u8]) {
     let p = root.join(rel);

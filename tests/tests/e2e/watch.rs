@@ -7,24 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::util::{
-    self, Instance, Runner, Watch, diff, find_oracle, polling, search_oracle, sync, verify_clean,
-    watch_backend,
+    self, Instance, Rng, Runner, Watch, diff, find_oracle, polling, search_oracle, sync,
+    verify_clean, watch_backend,
 };
-
-/// A small deterministic RNG (xorshift64*), so a failing seed replays.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// Every folder and file under `root` (root included in folders).
 fn listing(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {

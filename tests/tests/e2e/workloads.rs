@@ -23,8 +23,8 @@ use fsindex_proto::v1 as pb;
 use serde_json::Value;
 
 use crate::util::{
-    self, Instance, Runner, diff_first, gnu_du, grpc, indexed_rel, lossy, sh, text, watch_backend,
-    write_file,
+    self, Instance, Rng, Runner, diff_first, gnu_du, grpc, indexed_rel, lossy, sh, text,
+    watch_backend, write_file,
 };
 
 /// What GNU find says about one entry (`%y %s %n %i %T@ %m`).
@@ -1725,25 +1725,6 @@ fn excluded_folders_are_du_rows_of_their_own() {
     }
     c.du("a scan with excluded folders", &c.root, &mut problems);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-}
-
-/// A small, seeded generator (xorshift64*), so that a failing run can be
-/// replayed with `FSINDEX_FUZZ_SEED`.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> Option<&'a T> {
-        (!v.is_empty()).then(|| &v[self.below(v.len())])
-    }
 }
 
 /// Every folder and every non-folder below `root` (not following links),
