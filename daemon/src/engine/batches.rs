@@ -86,26 +86,34 @@ impl Engine {
         // Where this batch's renames put entries: the index learns of them
         // only when `ops` is applied, and a later rename may start or end
         // there (mv a x; mv x y, or mv a x; mv b x).
-        // An entry the index still has at a path it left (mv x y; mv a x)
-        // is not what that path holds.
         let mut placed: HashMap<PathBuf, i64> = HashMap::new();
+        // Entries those renames took away from where the index has them: an
+        // entry the index still has at a name is not what the name holds
+        // when a rename took it away (mv x y; mv a x).
         let mut moved: std::collections::HashSet<i64> = Default::default();
         for (from, to) in std::mem::take(&mut b.moves) {
-            let indexed = |p: &Path| -> Option<i64> {
-                match placed.get(p) {
-                    Some(&id) => Some(id),
-                    None => self
-                        .store
-                        .read(|c| crate::store::resolve(c, p))
-                        .ok()
-                        .map(|(_, id)| id)
-                        .filter(|id| !moved.contains(id)),
-                }
+            let in_index = |p: &Path| -> Option<i64> {
+                self.store
+                    .read(|c| crate::store::resolve(c, p))
+                    .ok()
+                    .map(|(_, id)| id)
             };
-            let src = indexed(&from);
-            let dst_parent = to.parent().and_then(indexed);
-            // What has the name now: it is replaced.
-            let held = indexed(&to);
+            // The entry at a path: placed there by this batch, or the index's
+            // unless a rename of this batch took it away (`mv x y; mv a x`
+            // replaces no x; `mv x y; touch x; mv x z` moves the new x).
+            let at = |p: &Path| {
+                placed
+                    .get(p)
+                    .copied()
+                    .or_else(|| in_index(p).filter(|id| !moved.contains(id)))
+            };
+            let src = at(&from);
+            let held = at(&to);
+            // A folder keeps its id wherever a rename put it: an event that
+            // still names its old place names it too.
+            let dst_parent = to
+                .parent()
+                .and_then(|p| placed.get(p).copied().or_else(|| in_index(p)));
             let meta = crate::platform::fs::lstat(&to);
             let allowed = meta
                 .as_ref()

@@ -886,6 +886,9 @@ fn renames_that_meet_in_one_burst() {
         write_file(root, "a/third", &bytes(12));
         write_file(root, "d1/inside/f", &bytes(13));
         write_file(root, "d2/g", &bytes(14));
+        write_file(root, "d5/h", &bytes(15));
+        write_file(root, "a/fourth", &bytes(16));
+        write_file(root, "e1/old", &bytes(17));
     });
     sh(
         &c.root,
@@ -893,11 +896,14 @@ fn renames_that_meet_in_one_burst() {
          && mv app.log app.log.1 && echo new > app.log && cd .. \
          && mv a/first a/x && mv a/second a/x \
          && mv a/third a/y && mv a/y a/z \
-         && mv d1 d3 && mv d2 d1",
+         && mv d1 d3 && mv d2 d1 \
+         && mv d5 d6 && mv a/fourth d6/moved && mv d6/h d6/h2 \
+         && mv e1 e2 && mkdir e1 && echo q > e1/q && mv e1 e3",
     );
-    let after =
-        "logrotate, two renames onto one name, a rename of a rename, a folder onto a freed name";
-    c.check(after, NONE, &["logs", "a", "d1", "d3"]);
+    // The last two renames' events name d6 by its old name d5: its watch
+    // is renamed only when the batch is applied.
+    let after = "logrotate, two renames onto one name, a rename of a rename, a folder onto a freed name, renames into a just-renamed folder, a new folder under a just-freed name renamed on";
+    c.check(after, NONE, &["logs", "a", "d1", "d3", "d6", "e2", "e3"]);
     c.no_errors(after);
 }
 
