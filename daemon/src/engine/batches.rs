@@ -108,7 +108,6 @@ impl Engine {
                     .or_else(|| in_index(p).filter(|id| !moved.contains(id)))
             };
             let src = at(&from);
-            let held = at(&to);
             // A folder keeps its id wherever a rename put it: an event that
             // still names its old place names it too.
             let dst_parent = to
@@ -120,6 +119,8 @@ impl Engine {
                 .is_ok_and(|m| !rules.verdict(&to, m.is_dir()).hides());
             match (src, dst_parent, to.file_name()) {
                 (Some(id), Some(parent_id), Some(name)) if allowed && !is_cookie(name) => {
+                    // What holds the name now is replaced.
+                    let held = at(&to);
                     placed.remove(&from);
                     if let Some(old) = held
                         && old != id

@@ -691,6 +691,14 @@ pub(crate) fn refresh_links(
             }
         }
     }
+    // A few times: a path the index keeps is out of date only until its
+    // event is applied.
+    let again = |old: &Known| {
+        let tries = retried.get(&(old.dev, old.ino)).copied().unwrap_or(0);
+        if tries < RELINK_TRIES {
+            store.relink.lock_ok().insert((old.dev, old.ino), tries + 1);
+        }
+    };
     let mut ops = Vec::new();
     for id in ids {
         let (Some(old), Some(path)) = (load_one(&conn, id)?, path_of(&conn, id)?) else {
@@ -698,14 +706,7 @@ pub(crate) fn refresh_links(
         };
         // Gone or replaced: the event for that is on its way. Or a folder
         // above it was renamed and the index does not know it yet: a later
-        // refresh, after that rename is applied, tries again (a few times:
-        // a path the index keeps is out of date only until its event).
-        let again = |old: &Known| {
-            let tries = retried.get(&(old.dev, old.ino)).copied().unwrap_or(0);
-            if tries < RELINK_TRIES {
-                store.relink.lock_ok().insert((old.dev, old.ino), tries + 1);
-            }
-        };
+        // refresh, after that rename is applied, tries again.
         let Ok(s) = pfs::lstat(&path) else {
             again(&old);
             continue;

@@ -954,8 +954,9 @@ fn move_entry(
     agg: &mut Aggregates,
     changes: &mut Vec<Change>,
 ) -> Result<u64, Error> {
-    // A rename replaces what had the name (rename(2)); two renames to
-    // one name in a batch leave the last. Never a second row for a name.
+    // A rename replaces what had the name, as rename(2) does (an editor's
+    // save; two renames to one name in a batch leave the last): never a
+    // second row for a name.
     let mut held = tx.prepare_cached("SELECT id FROM entries WHERE parent_id=?1 AND name=?2")?;
     let replaced: Option<i64> = held
         .query_row(params![parent_id, name], |r| r.get(0))

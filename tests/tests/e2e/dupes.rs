@@ -134,15 +134,6 @@ fn dupes(inst: &Instance, args: &[&str]) -> (Vec<Vec<String>>, Vec<Value>, Strin
     (paths, groups, stderr)
 }
 
-/// Everything the daemon logged so far.
-fn daemon_log(inst: &Instance) -> String {
-    let mut all = String::new();
-    for e in std::fs::read_dir(inst.home.join("logs")).unwrap() {
-        all += &std::fs::read_to_string(e.unwrap().path()).unwrap_or_default();
-    }
-    all
-}
-
 fn files_read(inst: &Instance) -> u64 {
     inst.status()["hashing"]["files_read"].as_u64().unwrap()
 }
@@ -294,7 +285,7 @@ fn background_hashing_answers_from_the_cache_and_off_refuses() {
         util::eventually(
             Duration::from_secs(10),
             "no reused=true in the daemon's log",
-            || daemon_log(&inst).contains("reused=true"),
+            || inst.log().contains("reused=true"),
         );
     }
     // One byte changed (same size) and the daemon idle again: the watcher

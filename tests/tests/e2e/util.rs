@@ -248,6 +248,19 @@ impl Instance {
     }
 
     /// The running daemon's process id.
+    /// Everything the daemon logged so far.
+    pub fn log(&self) -> String {
+        let mut all = String::new();
+        for e in std::fs::read_dir(self.home.join("logs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            all += &std::fs::read_to_string(e.path()).unwrap_or_default();
+        }
+        all
+    }
+
     pub fn daemon_pid(&self) -> Option<u32> {
         self.daemon.as_ref().map(|c| c.id())
     }
@@ -568,6 +581,27 @@ pub fn sync(inst: &Instance) {
         "fsctl search --sync failed: {}",
         text(&out)
     );
+}
+
+/// Every folder and every other entry under `root` as the test's own walk
+/// sees them now (links not followed; `root` is the first folder).
+pub fn listing(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut dirs = vec![root.to_owned()];
+    let mut others = Vec::new();
+    let mut i = 0;
+    while i < dirs.len() {
+        if let Ok(rd) = std::fs::read_dir(&dirs[i]) {
+            for e in rd.flatten() {
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => dirs.push(e.path()),
+                    Ok(_) => others.push(e.path()),
+                    Err(_) => {}
+                }
+            }
+        }
+        i += 1;
+    }
+    (dirs, others)
 }
 
 /// A small, seeded generator (xorshift64*), so that a failing random test

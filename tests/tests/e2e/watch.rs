@@ -7,30 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::util::{
-    self, Instance, Rng, Runner, Watch, diff, find_oracle, polling, search_oracle, sync,
+    self, Instance, Rng, Runner, Watch, diff, find_oracle, listing, polling, search_oracle, sync,
     verify_clean, watch_backend,
 };
-
-/// Every folder and file under `root` (root included in folders).
-fn listing(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let mut dirs = vec![root.to_owned()];
-    let mut files = Vec::new();
-    let mut i = 0;
-    while i < dirs.len() {
-        if let Ok(rd) = std::fs::read_dir(&dirs[i]) {
-            for e in rd.flatten() {
-                let p = e.path();
-                match e.file_type() {
-                    Ok(t) if t.is_dir() => dirs.push(p),
-                    Ok(_) => files.push(p),
-                    Err(_) => {}
-                }
-            }
-        }
-        i += 1;
-    }
-    (dirs, files)
-}
 
 /// `ops` random file-system operations under `root`: create, write,
 /// truncate, rename and move files and folders, delete trees, create and
