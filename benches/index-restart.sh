@@ -5,6 +5,9 @@
 # A quicker companion to compare.sh (which also times the peers).
 #
 #   ENTRIES=1000000 benches/index-restart.sh      # tree made by mktree.py, reused
+#
+# KEEP=dir keeps the index (FSINDEX_HOME) there afterwards, for INDEX= of
+# benches/floor.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ENTRIES=${ENTRIES:-1000000}
@@ -31,3 +34,4 @@ for run in initial restart restart; do
   kill "$P"; wait "$P" || true
 done
 grep -hE 'snapshot loaded|scan done' "$H"/logs/*.log | sed 's/^.*INFO //'
+if [[ -n ${KEEP:-} ]]; then rm -rf "$KEEP"; mv "$H" "$KEEP"; echo "index kept in $KEEP/index.db"; fi
