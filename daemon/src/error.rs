@@ -93,6 +93,10 @@ pub enum Runtime {
     /// The root was removed while its scan waited in the queue.
     #[error("the root was removed")]
     RootRemoved,
+    /// The root's folder is gone (deleted, moved away, unmounted): its
+    /// entries left the index; it is scanned again when it is back.
+    #[error("{path} is gone (deleted, moved away or unmounted): its entries are out of the index until it is back", path = .path.display())]
+    RootGone { path: PathBuf },
     /// The path to scan is not under the root (it moved away meanwhile).
     #[error("{path} is not under {root}", path = .path.display(), root = .root.display())]
     Outside { path: PathBuf, root: PathBuf },

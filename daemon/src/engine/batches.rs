@@ -15,6 +15,8 @@ impl Engine {
         };
         let mut coalescer = Coalescer::new(rx, self.watch.debounce, self.watch.ceiling);
         let mut next_poll = Instant::now() + self.watch.poll_interval;
+        // Roots whose folder is gone are looked for this often.
+        let mut next_look = Instant::now() + Duration::from_secs(1);
         // Where the backend can lose events silently: every root, this often.
         let reconcile = watcher.reconcile_every();
         let mut next_reconcile = reconcile.map(|every| Instant::now() + every);
@@ -30,6 +32,10 @@ impl Engine {
             };
             if !batch.is_empty() {
                 self.send_job(Job::Apply(batch));
+            }
+            if Instant::now() >= next_look {
+                self.look_for_gone_roots();
+                next_look = Instant::now() + Duration::from_secs(1);
             }
             if Instant::now() >= next_poll {
                 if watcher.polls_any() {
@@ -264,7 +270,17 @@ impl Engine {
             {
                 continue; // gone again (or a symlink now): its event follows
             }
-            let target = self.target_for(root, Some(&d))?;
+            // The root's own folder has no watched parent to report it gone
+            // or replaced: look at it here.
+            let root = if d == root_path {
+                match self.root_folder(root.clone()) {
+                    Ok(r) => r,
+                    Err(_) => continue,
+                }
+            } else {
+                root.clone()
+            };
+            let target = self.target_for(&root, Some(&d))?;
             match self.scan_target(&target, &Progress::default()) {
                 Ok(_) => done.push(d),
                 // Gone between the check above and the scan's first stat:
@@ -297,7 +313,15 @@ impl Engine {
                 watcher.forget_under(&top);
                 continue;
             };
-            let Ok(target) = self.target_for(root, Some(&top)) else {
+            let root = if top.as_os_str().as_encoded_bytes() == root.path.as_slice() {
+                match self.root_folder(root.clone()) {
+                    Ok(r) => r,
+                    Err(_) => continue,
+                }
+            } else {
+                root.clone()
+            };
+            let Ok(target) = self.target_for(&root, Some(&top)) else {
                 continue;
             };
             if let Err(e) = self.scan_target(&target, &Progress::default()) {

@@ -65,6 +65,8 @@ pub struct RootRuntime {
     pub progress: Arc<Progress>,
     pub errors: u64,
     pub error: Option<String>,
+    /// The folder is gone: looked for again while the daemon watches.
+    pub gone: bool,
 }
 
 /// How the daemon watches for changes.

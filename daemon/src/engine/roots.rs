@@ -28,6 +28,7 @@ impl Engine {
                 progress: progress.clone(),
                 errors: 0,
                 error: None,
+                gone: false,
             });
             if rt.state != RootState::Scanning {
                 rt.state = RootState::Pending;
@@ -81,6 +82,12 @@ impl Engine {
                         rt.state = RootState::Ready;
                         rt.errors = o.errors;
                         rt.error = None;
+                        rt.gone = false;
+                    }
+                    Err(e @ Runtime::RootGone { .. }) => {
+                        tracing::warn!("{e}");
+                        rt.state = RootState::Error;
+                        rt.error = Some(e.to_string());
                     }
                     Err(e) => {
                         // Counted and shown in status; the daemon goes on.
@@ -108,6 +115,7 @@ impl Engine {
             rt.state = RootState::Scanning;
             rt.progress = job.progress.clone();
         }
+        let root = self.root_folder(root)?;
         let target = self.target_for(&root, job.path.as_deref())?;
         let outcome = self
             .scan_target(&target, &job.progress)
@@ -118,6 +126,93 @@ impl Engine {
         let _ = self.writer.send(vec![Op::Idle]);
         crate::platform::process::release_memory();
         Ok(outcome)
+    }
+    /// Checks a root's own folder before a scan from it: when the folder
+    /// is gone, its entries leave the index ([`Engine::root_gone`]); when
+    /// another folder stands at its path (another inode), the old one's
+    /// entries and watches go and the root is scanned as new.
+    pub(super) fn root_folder(&self, root: RootRow) -> Result<RootRow, Runtime> {
+        let path = crate::platform::bytes::path_buf(&root.path);
+        let Ok(now) = crate::platform::fs::lstat(&path).map_err(|e| {
+            tracing::debug!("{}: {e}", path.display());
+        }) else {
+            self.root_gone(&root);
+            return Err(Runtime::RootGone { path });
+        };
+        if !now.is_dir() {
+            self.root_gone(&root);
+            return Err(Runtime::RootGone { path });
+        }
+        let Some(entry_id) = root.entry_id else {
+            return Ok(root);
+        };
+        let was = self
+            .store
+            .read(|c| crate::store::load_row(c, entry_id))
+            .map_err(|e| Runtime::Index(e.to_string()))?;
+        match was {
+            Some(r) if (r.dev, r.ino) != (now.dev, now.ino) => {
+                tracing::info!(root = %path.display(), "another folder is now at the root's path; indexing it afresh");
+                self.root_gone(&root);
+                if let Some(rt) = self.roots.lock_ok().get_mut(&root.id) {
+                    (rt.state, rt.error, rt.gone) = (RootState::Scanning, None, false);
+                }
+                Ok(RootRow {
+                    entry_id: None,
+                    ..root
+                })
+            }
+            _ => Ok(root),
+        }
+    }
+    /// A root's folder is gone: its watches and entries go (searches stop
+    /// returning them at once), the root stays configured, and `status`
+    /// says so until the folder is back (the event loop looks for it).
+    pub(super) fn root_gone(&self, root: &RootRow) {
+        let path = crate::platform::bytes::path_buf(&root.path);
+        if let Some(w) = &self.watcher {
+            w.unwatch_under(&path);
+        }
+        if let Err(e) = self
+            .writer
+            .send(vec![Op::RootGone { root_id: root.id }])
+            .and_then(|()| self.writer.flush())
+        {
+            tracing::error!("removing the entries of {}: {e}", path.display());
+        }
+        if let Some(rt) = self.roots.lock_ok().get_mut(&root.id) {
+            rt.state = RootState::Error;
+            rt.error = Some(Runtime::RootGone { path: path.clone() }.to_string());
+            rt.gone = true;
+        }
+    }
+    /// Roots whose folder was gone and is back: scanned afresh.
+    pub(super) fn look_for_gone_roots(&self) {
+        let gone: Vec<i64> = self
+            .roots
+            .lock_ok()
+            .iter()
+            .filter(|(_, rt)| rt.gone)
+            .map(|(id, _)| *id)
+            .collect();
+        if gone.is_empty() {
+            return;
+        }
+        let Ok(roots) = self.store.read(crate::store::roots) else {
+            return;
+        };
+        for r in roots.iter().filter(|r| gone.contains(&r.id)) {
+            let path = crate::platform::bytes::path_buf(&r.path);
+            if crate::platform::fs::lstat(&path).is_ok_and(|m| m.is_dir()) {
+                tracing::info!(root = %path.display(), "the root's folder is back; scanning it");
+                if let Some(rt) = self.roots.lock_ok().get_mut(&r.id) {
+                    rt.gone = false;
+                }
+                if let Err(e) = self.queue_scan(r.id, None, None) {
+                    tracing::warn!("queueing a scan of {}: {e}", path.display());
+                }
+            }
+        }
     }
     /// What to walk for `path` (a root or a folder under it; `None` for
     /// the whole root): the nearest folder the index already has.

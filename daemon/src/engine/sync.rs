@@ -54,21 +54,56 @@ impl Engine {
                 ))
             });
         }
-        let roots = self.store.read(crate::store::roots)?;
         let deadline = Instant::now() + timeout;
-        let mut cookies = Vec::new();
+        // A root not scanned yet has no watch to report a cookie: its scan
+        // covers what came before it. Wait for it to start.
+        while self
+            .roots
+            .lock_ok()
+            .values()
+            .any(|rt| rt.state == RootState::Pending)
+        {
+            if Instant::now() >= deadline {
+                return Err(Error::Timeout(format!(
+                    "--sync: the scan of every root did not start within {timeout:?}"
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let roots = self.store.read(crate::store::roots)?;
+        let mut cookies = Cookies(Vec::new());
+        let mut scans = Vec::new();
         for r in &roots {
+            let root = crate::platform::bytes::path_buf(&r.path);
+            let Ok(now) = crate::platform::fs::lstat(&root) else {
+                continue; // gone: nothing to wait for (`status` says so)
+            };
+            let indexed = match r.entry_id {
+                Some(id) => self.store.read(|c| crate::store::load_row(c, id))?,
+                None => None,
+            };
+            if !now.is_dir() {
+                continue;
+            }
+            // A folder at the root's path that is not the indexed one (back
+            // after it was gone, or another one in its place) has no watch
+            // to report a cookie yet: a scan of the root covers it.
+            if indexed.is_none_or(|e| (e.dev, e.ino) != (now.dev, now.ino)) {
+                let (tx, rx) = mpsc::channel();
+                self.queue_scan(r.id, None, Some(tx))?;
+                scans.push(rx);
+                continue;
+            }
             let n = self.cookie_seq.fetch_add(1, Ordering::Relaxed);
-            cookies.push(
-                crate::platform::bytes::path_buf(&r.path)
-                    .join(format!("{COOKIE_PREFIX}{}-{n}", std::process::id())),
-            );
+            cookies
+                .0
+                .push(root.join(format!("{COOKIE_PREFIX}{}-{n}", std::process::id())));
         }
         // Create every cookie, wait for their events; then delete them and
         // wait again, so the roots' own rows (mtime) are current too.
         for phase in ["create", "delete"] {
             let mut waits = Vec::new();
-            for path in &cookies {
+            for path in &cookies.0 {
                 let (tx, rx) = mpsc::channel();
                 self.cookies
                     .lock_ok()
@@ -80,7 +115,6 @@ impl Engine {
                 };
                 if let Err(e) = done {
                     self.cookies.lock_ok().remove(path);
-                    let _ = std::fs::remove_file(path);
                     return Err(Error::Precondition(format!(
                         "--sync: cannot {phase} {}: {e}",
                         path.display()
@@ -92,12 +126,29 @@ impl Engine {
                 let got = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
                 self.cookies.lock_ok().remove(path);
                 if got.is_err() {
-                    let _ = std::fs::remove_file(path);
+                    let mut waiting = self.cookies.lock_ok();
+                    for p in &cookies.0 {
+                        waiting.remove(p);
+                    }
                     return Err(Error::Timeout(format!(
                         "--sync: the change event for {} did not arrive within {timeout:?} (is that root polled?)",
                         path.display()
                     )));
                 }
+            }
+        }
+        cookies.0.clear();
+        for rx in scans {
+            match rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .map_err(|_| {
+                    Error::Timeout(format!(
+                        "--sync: the scan of a root that changed did not end within {timeout:?}"
+                    ))
+                })? {
+                // Gone again meanwhile: nothing of it to wait for.
+                Ok(_) | Err(Runtime::RootGone { .. }) => {}
+                Err(e) => return Err(e.into()),
             }
         }
         // Folders the watcher could not watch (beyond the cap, or paths the
@@ -113,5 +164,18 @@ impl Engine {
                 })?;
         }
         Ok(())
+    }
+}
+
+/// The cookie files of one `--sync`: whatever is left of them when it ends
+/// early (a timeout, a root that went away) is removed, never left in the
+/// user's folders.
+struct Cookies(Vec<PathBuf>);
+
+impl Drop for Cookies {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }

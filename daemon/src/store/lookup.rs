@@ -58,9 +58,15 @@ pub fn resolve(conn: &Connection, path: &Path) -> Result<(RootRow, i64), Error> 
         ));
     };
     let Some(mut id) = root.entry_id else {
+        let here = crate::platform::fs::lstat(&crate::platform::bytes::path_buf(&root.path))
+            .is_ok_and(|m| m.is_dir());
         return Err(Error::NotFound(format!(
-            "{} (its root is not scanned yet)",
-            shown()
+            "{} ({})",
+            shown(),
+            match here {
+                true => "its root is not scanned yet",
+                false => "its root's folder is gone",
+            }
         )));
     };
     let rest = path

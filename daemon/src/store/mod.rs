@@ -273,6 +273,10 @@ pub enum Op {
     },
     /// Remove a root and everything under it.
     RemoveRoot { root_id: i64 },
+    /// A root's folder is gone (deleted, moved away, unmounted, or another
+    /// folder in its place): its entries leave the index and the root
+    /// stays configured, to be scanned afresh when its folder is back.
+    RootGone { root_id: i64 },
     /// Acknowledged once everything sent before it is committed.
     Barrier(mpsc::Sender<()>),
     /// Commit what came before, checkpoint the WAL and stop.
@@ -811,6 +815,21 @@ fn apply_batch(
                     }
                     tx.execute("DELETE FROM roots WHERE id=?1", [root_id])?;
                 }
+                Op::RootGone { root_id } => {
+                    agg.apply(&tx)?;
+                    let entry: Option<Option<i64>> = tx
+                        .query_row("SELECT entry_id FROM roots WHERE id=?1", [root_id], |r| {
+                            r.get(0)
+                        })
+                        .optional()?;
+                    if let Some(Some(entry_id)) = entry {
+                        written += delete_subtree(&tx, entry_id, &mut agg, changes)?;
+                    }
+                    tx.execute(
+                        "UPDATE roots SET entry_id=NULL, scanned_at=0 WHERE id=?1",
+                        [root_id],
+                    )?;
+                }
                 Op::PutHashes(rows) => {
                     let mut put = tx.prepare_cached(
                         "INSERT OR REPLACE INTO hashes (dev, ino, size, mtime_ns, ctime_ns, partial, full, hashed_ns)
@@ -855,7 +874,7 @@ fn apply_batch(
     Ok(written)
 }
 
-fn load_row(conn: &Connection, id: i64) -> Result<Option<EntryRow>, Error> {
+pub fn load_row(conn: &Connection, id: i64) -> Result<Option<EntryRow>, Error> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, parent_id, name, kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags FROM entries WHERE id=?1",
     )?;

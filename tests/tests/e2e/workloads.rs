@@ -184,6 +184,8 @@ struct Case {
     tmp: tempfile::TempDir,
     root: PathBuf,
     inst: Instance,
+    /// Other roots of the instance: their entries are not this case's.
+    others: Vec<PathBuf>,
 }
 
 impl Case {
@@ -210,7 +212,12 @@ impl Case {
         }
         inst.env = env(&root);
         inst.start();
-        Case { tmp, root, inst }
+        Case {
+            tmp,
+            root,
+            inst,
+            others: Vec::new(),
+        }
     }
 
     fn start(build: impl FnOnce(&Path)) -> Case {
@@ -268,7 +275,13 @@ impl Case {
             .filter(|(p, _)| !hidden.iter().any(|h| under(p, h)))
             .collect();
         let expected: BTreeSet<Vec<u8>> = disk.keys().cloned().collect();
-        let got = indexed_rel(&self.inst, &self.root);
+        let mut got = indexed_rel(&self.inst, &self.root);
+        for o in &self.others {
+            let mut theirs = b"!outside!".to_vec();
+            theirs.extend_from_slice(o.as_os_str().as_bytes());
+            theirs.push(b'/');
+            got.retain(|p| !p.starts_with(&theirs));
+        }
         if expected != got {
             problems.push(format!(
                 "fsctl search -0 '*' lists {} entries, find lists {} (after {after}):\n{}",
@@ -928,6 +941,138 @@ fn a_folder_replaced_by_another_under_its_name() {
         NONE,
         &["proj", "proj/pkg01"],
     );
+}
+
+/// A root's own folder has no watched parent: when it is deleted, moved
+/// away or replaced while the daemon runs, only the root's own watch tells.
+/// What the user sees: its entries leave search and du at once (du says the
+/// folder is gone), `status` shows the root as an error saying so, `--sync`
+/// still answers for the other root and leaves no cookie file anywhere, and
+/// a folder back at the path (made anew, moved back, or swapped in) is
+/// indexed afresh, exactly. The moved-away tree's changes never show.
+#[test]
+fn a_root_deleted_moved_away_or_replaced_while_watched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keep = tmp.path().join("keep");
+    let root = tmp.path().join("root");
+    populate(&keep, 2, 4, 1);
+    populate(&root, 3, 10, 2);
+    let inst = Instance::new(tmp.path().join("home"), &[&keep, &root], Runner::current());
+    let mut c = Case {
+        tmp,
+        root,
+        inst,
+        others: vec![keep.clone()],
+    };
+    c.inst.start();
+    // What the index lists under one root (the other's are `!outside!`).
+    let under = |c: &Case, dir: &Path| -> BTreeSet<Vec<u8>> {
+        let mut got = indexed_rel(&c.inst, dir);
+        got.retain(|p| !p.starts_with(b"!outside!"));
+        got
+    };
+    let keep_listing = |c: &Case| {
+        let (dirs, others) = listing(&keep);
+        let walked: BTreeSet<Vec<u8>> = dirs[1..]
+            .iter()
+            .chain(&others)
+            .map(|p| {
+                p.strip_prefix(&keep)
+                    .unwrap()
+                    .as_os_str()
+                    .as_bytes()
+                    .to_vec()
+            })
+            .collect();
+        assert_eq!(under(c, &keep), walked, "the other root");
+    };
+    let root_state = |c: &Case| {
+        let status = c.inst.status();
+        let r = status["roots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["path"] == c.root.to_str().unwrap())
+            .cloned()
+            .unwrap();
+        (r["state"].as_str().unwrap().to_owned(), r.to_string())
+    };
+    let gone = |c: &Case, after: &str| {
+        util::eventually(
+            Duration::from_secs(10),
+            &format!("after {after}, status never said the root is gone"),
+            || {
+                let (state, shown) = root_state(c);
+                state == "error" && shown.contains("is gone")
+            },
+        );
+        let left: Vec<String> = under(c, &c.root).iter().map(|p| lossy(p)).collect();
+        assert!(left.is_empty(), "after {after}, still listed: {left:?}");
+        let du = c.inst.fsctl(&["du", c.root.to_str().unwrap()]);
+        assert!(
+            !du.status.success() && text(&du).contains("its root's folder is gone"),
+            "after {after}, fsctl du: {}",
+            text(&du)
+        );
+        keep_listing(c);
+    };
+    c.check("the start", NONE, &["pkg00"]);
+
+    sh(c.tmp.path(), "rm -rf root");
+    gone(&c, "rm -rf of the root");
+    write_file(&keep, "pkg00/lib/later.txt", b"later");
+    keep_listing(&c);
+
+    // Made anew: found within a second or so and indexed whole.
+    std::fs::create_dir(&c.root).unwrap();
+    populate(&c.root, 2, 3, 7);
+    util::eventually(
+        Duration::from_secs(10),
+        "the new root folder was never scanned",
+        || root_state(&c).0 == "ready",
+    );
+    c.check("mkdir of the root again", NONE, &["pkg01"]);
+    write_file(&c.root, "pkg01/doc/watched.txt", b"watched");
+    c.check("a file made in it", NONE, &[]);
+
+    // Moved away: what happens in it there never shows under the root.
+    let away = c.outside("moved");
+    std::fs::create_dir_all(away.parent().unwrap()).unwrap();
+    std::fs::rename(&c.root, &away).unwrap();
+    gone(&c, "mv of the root out");
+    write_file(&away, "pkg00/lib/there.txt", b"there");
+    util::sync(&c.inst);
+    gone(&c, "a write in the moved-away root");
+
+    // Moved back, then swapped for another folder in one go.
+    std::fs::rename(&away, &c.root).unwrap();
+    util::eventually(
+        Duration::from_secs(10),
+        "the moved-back root was never scanned",
+        || root_state(&c).0 == "ready",
+    );
+    c.check("mv of the root back", NONE, &["pkg00"]);
+    let second = c.outside("second");
+    sh(
+        c.tmp.path(),
+        &format!(
+            "mv root {} && mkdir -p root/fresh && echo x > root/fresh/one.txt",
+            second.display()
+        ),
+    );
+    util::eventually(
+        Duration::from_secs(10),
+        "the swapped-in root was never scanned",
+        || root_state(&c).0 == "ready" && under(&c, &c.root).len() == 2,
+    );
+    write_file(&second, "pkg00/lib/old-tree.txt", b"old");
+    write_file(&c.root, "fresh/two.txt", b"two");
+    c.check("the root swapped for another folder", NONE, &["fresh"]);
+    keep_listing(&c);
+
+    let cookies = sh(c.tmp.path(), "find . -name '.fsindex-cookie-*'");
+    assert_eq!(text(&cookies).trim(), "", "cookie files left behind");
+    c.no_errors("a root deleted, moved away and replaced");
 }
 
 #[test]

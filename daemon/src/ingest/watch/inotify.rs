@@ -29,6 +29,7 @@ const MASK: WatchMask = WatchMask::CREATE
     .union(WatchMask::MOVED_FROM)
     .union(WatchMask::MOVED_TO)
     .union(WatchMask::DELETE_SELF)
+    .union(WatchMask::MOVE_SELF)
     .union(WatchMask::ONLYDIR)
     .union(WatchMask::DONT_FOLLOW)
     .union(WatchMask::EXCL_UNLINK);
@@ -244,9 +245,9 @@ impl Inotify {
                     continue;
                 }
                 None => {
-                    // An event on the watched folder itself (deleted):
-                    // its parent's watch reports the same change, except
-                    // for a root, whose parent is not watched.
+                    // An event on the watched folder itself (deleted or
+                    // moved): its parent's watch reports the same change,
+                    // except for a root, whose parent is not watched.
                     self.feed.send(Notice::Rescan(dir));
                     continue;
                 }
