@@ -284,6 +284,7 @@ impl Engine {
             }
         }
 
+        Engine::clear_stale_cookies(&recorded);
         let (tx, rx) = mpsc::channel::<Job>();
         *engine.jobs.lock_ok() = Some(tx);
         for r in &recorded {

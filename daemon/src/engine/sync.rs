@@ -5,6 +5,34 @@
 use super::*;
 
 impl Engine {
+    /// Removes the cookie files a daemon killed during a `--sync` left in
+    /// the roots' own folders (their names carry its pid). A running
+    /// daemon's (another instance's) are left alone.
+    pub(super) fn clear_stale_cookies(roots: &[crate::store::RootRow]) {
+        for r in roots {
+            let root = crate::platform::bytes::path_buf(&r.path);
+            let Ok(list) = std::fs::read_dir(&root) else {
+                continue;
+            };
+            for e in list.flatten() {
+                let name = e.file_name();
+                if !is_cookie(&name) {
+                    continue;
+                }
+                let pid = name.as_encoded_bytes()[COOKIE_PREFIX.len()..]
+                    .split(|&b| b == b'-')
+                    .next()
+                    .and_then(|p| std::str::from_utf8(p).ok()?.parse::<u32>().ok());
+                if let Some(pid) = pid
+                    && pid != std::process::id()
+                    && !crate::platform::process::is_running(pid)
+                {
+                    tracing::info!(path = %e.path().display(), "removing a cookie file left by a daemon that was stopped");
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+    }
     /// Wakes `--sync` callers whose cookie event is in an applied batch;
     /// an event received before a caller registered is an older one.
     pub(super) fn signal_cookies(&self, cookies: &[(PathBuf, Instant)]) {

@@ -150,3 +150,38 @@ pub fn resident_split() -> Option<(u64, u64)> {
     #[cfg(not(target_os = "linux"))]
     None
 }
+
+/// Whether a process with this id is running (the daemon's cookie files
+/// carry their maker's pid: those of a daemon that was killed are removed).
+///
+/// Unix: `kill(pid, 0)`, which fails with `ESRCH` only when there is no such
+/// process (`EPERM` means another user's). Windows: the process opens and
+/// has not exited.
+#[allow(unsafe_code)]
+pub fn is_running(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    }
+    #[cfg(windows)]
+    // SAFETY: the handle is checked, used once and closed.
+    unsafe {
+        use windows_sys::Win32::Foundation::{CloseHandle, STILL_ACTIVE};
+        use windows_sys::Win32::System::Threading::{
+            GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+        };
+        let h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+        if h.is_null() {
+            return false;
+        }
+        let mut code = 0u32;
+        let ok = GetExitCodeProcess(h, &mut code) != 0;
+        CloseHandle(h);
+        ok && code == STILL_ACTIVE as u32
+    }
+}

@@ -375,3 +375,29 @@ fn a_wide_folder_changed_while_down_is_reconciled_exactly() {
     );
     crate::util::verify_clean(&inst);
 }
+
+/// A daemon killed while a `--sync` waited leaves its cookie file in the
+/// root (the name carries its pid). The next daemon removes such files of
+/// processes that no longer run, and leaves a running one's alone (another
+/// instance's sync in progress); neither is ever listed.
+#[test]
+fn cookie_files_of_a_killed_daemon_are_removed_at_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    odd_tree(&tree);
+    let mut exited = std::process::Command::new("true").spawn().unwrap();
+    exited.wait().unwrap();
+    let dead = tree.join(format!(".fsindex-cookie-{}-3", exited.id()));
+    let live = tree.join(format!(".fsindex-cookie-{}-0", std::process::id()));
+    std::fs::write(&dead, b"").unwrap();
+    std::fs::write(&live, b"").unwrap();
+    let runner = Runner::current();
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner.clone());
+    inst.start();
+    assert!(!dead.exists(), "the dead daemon's cookie is still there");
+    assert!(live.exists(), "a running process's cookie was removed");
+    std::fs::remove_file(&live).unwrap();
+    let got: BTreeSet<Vec<u8>> = inst.search0(&["--sync", "*"]).into_iter().collect();
+    let want = find_oracle(&runner, &tree);
+    assert_eq!(got, want, "{}", diff(&want, &got));
+}
