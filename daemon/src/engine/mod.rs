@@ -120,6 +120,8 @@ pub struct RootView {
     pub watch: String,
     /// "off", "on-demand" or "background".
     pub hashing: String,
+    /// The folder is gone (see [`RootRuntime::gone`]): nothing to wait for.
+    pub gone: bool,
 }
 
 /// Work for the scanner thread: scans and watcher batches are applied one

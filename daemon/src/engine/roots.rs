@@ -444,6 +444,7 @@ impl Engine {
                 errors: rt.map(|x| x.errors).unwrap_or(0),
                 scanned_at: r.scanned_at,
                 watch: match &self.watcher {
+                    _ if rt.is_some_and(|x| x.gone) => "none: the folder is gone".into(),
                     None => "off".into(),
                     Some(w) => match w.polled_under(&crate::platform::bytes::path_buf(&r.path)) {
                         0 => "live".into(),
@@ -452,6 +453,7 @@ impl Engine {
                 },
                 error: rt.and_then(|x| x.error.clone()),
                 hashing: self.hash_mode(&r.path).as_str().into(),
+                gone: rt.is_some_and(|x| x.gone),
             });
         }
         Ok(out)

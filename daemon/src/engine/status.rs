@@ -127,7 +127,9 @@ impl Engine {
         Ok(Status {
             memory,
             entries: roots.iter().map(|r| r.entries).sum(),
-            ready: roots.iter().all(|r| r.state == RootState::Ready)
+            // A root whose folder is gone has nothing left to do until it
+            // is back: the rest of the index is ready.
+            ready: roots.iter().all(|r| r.state == RootState::Ready || r.gone)
                 && self.snapshot.read_ok().is_loaded(),
             roots,
             db_bytes: self.store.disk_bytes(),

@@ -1006,6 +1006,9 @@ fn a_root_deleted_moved_away_or_replaced_while_watched() {
                 state == "error" && shown.contains("is gone")
             },
         );
+        // Nothing is left to do until it is back: the daemon is ready.
+        let status = c.inst.status();
+        assert_eq!(status["state"], "ready", "after {after}: {status}");
         let left: Vec<String> = under(c, &c.root).iter().map(|p| lossy(p)).collect();
         assert!(left.is_empty(), "after {after}, still listed: {left:?}");
         let du = c.inst.fsctl(&["du", c.root.to_str().unwrap()]);
