@@ -1228,8 +1228,27 @@ struct Hidden {
     named: Vec<Unlisted>,
     sum: Totals,
     any_sum: bool,
-    /// Multi-link files counted in `sum`, each inode once.
-    seen: HashSet<(u64, u64)>,
+    /// The files counted in `sum` (those of folders measured into it: the
+    /// ones with several links), each inode once.
+    seen: Seen,
+}
+
+/// Files with several links met by a sizes-only walk, by (dev, ino), with
+/// their allocated and apparent bytes.
+pub(crate) type Seen = HashMap<(u64, u64), (u64, u64)>;
+
+/// An unlisted row's links, in a stable order.
+fn linked(seen: Seen) -> Vec<crate::store::Linked> {
+    let mut links: Vec<crate::store::Linked> = seen
+        .into_iter()
+        .map(|((dev, ino), sizes)| crate::store::Linked {
+            dev,
+            ino,
+            sizes: Some(sizes),
+        })
+        .collect();
+    links.sort_unstable();
+    links
 }
 
 impl Hidden {
@@ -1249,22 +1268,23 @@ impl Hidden {
             return; // another file system: du -x does not count it either
         }
         if v == Verdict::Exclude && is_dir && s.is_dir() {
-            let mut seen = HashSet::new();
+            let mut seen = Seen::new();
             let totals = measure(dfd, name, &s, root_dev, cross, &mut seen);
-            let mut links: Vec<(u64, u64)> = seen.into_iter().collect();
-            links.sort_unstable();
             self.named.push(Unlisted {
                 name: name.to_vec(),
                 totals,
                 measured_at: unix_now(),
-                links,
+                links: linked(seen),
             });
             return;
         }
         let totals = if s.is_dir() {
             measure(dfd, name, &s, root_dev, cross, &mut self.seen)
         } else {
-            if s.nlink > 1 && !self.seen.insert((s.dev, s.ino)) {
+            // Every file here is noted, one link or several: a link made
+            // to it later from another folder is seen there, not here, and
+            // du must still count the inode once.
+            if !first_link(&mut self.seen, &s) {
                 return;
             }
             file_totals(&s)
@@ -1275,16 +1295,25 @@ impl Hidden {
 
     fn rows(mut self) -> Vec<Unlisted> {
         if self.any_sum {
-            let mut links: Vec<(u64, u64)> = self.seen.into_iter().collect();
-            links.sort_unstable();
             self.named.push(Unlisted {
                 name: Vec::new(),
                 totals: self.sum,
                 measured_at: unix_now(),
-                links,
+                links: linked(self.seen),
             });
         }
         self.named
+    }
+}
+
+/// Notes a file with several links; false when it was met already.
+fn first_link(seen: &mut Seen, s: &Stat) -> bool {
+    match seen.entry((s.dev, s.ino)) {
+        std::collections::hash_map::Entry::Occupied(_) => false,
+        std::collections::hash_map::Entry::Vacant(v) => {
+            v.insert((s.blocks * 512, s.size));
+            true
+        }
     }
 }
 
@@ -1308,7 +1337,7 @@ pub(crate) fn measure(
     s: &Stat,
     root_dev: u64,
     cross: bool,
-    seen: &mut HashSet<(u64, u64)>,
+    seen: &mut Seen,
 ) -> Totals {
     let mut t = Totals {
         bytes: s.blocks as i64 * 512,
@@ -1347,7 +1376,7 @@ pub(crate) fn measure(
                 t.dirs += 1;
                 stack.push((Some(dir.clone()), name));
             } else {
-                if c.nlink > 1 && !seen.insert((c.dev, c.ino)) {
+                if c.nlink > 1 && !first_link(seen, &c) {
                     continue;
                 }
                 t.add(file_totals(&c));

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::Error;
-use crate::store::{FLAG_UNREADABLE, Kind, dir_totals};
+use crate::store::{FLAG_UNREADABLE, Kind, Linked, dir_totals};
 
 /// Disk usage of one path.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -49,29 +49,45 @@ enum Branch {
     Child(i64),
 }
 
-/// Multi-link files of one subtree, each inode counted once.
+/// Multi-link files of one subtree, each inode counted once: the indexed
+/// ones are added, and those the aggregates count more than once (through
+/// the unlisted rows of several folders) are taken off again.
 #[derive(Default)]
 struct LinkedSum {
     seen: HashSet<(i64, i64)>,
-    bytes: u64,
-    apparent: u64,
-    files: u64,
+    bytes: i64,
+    apparent: i64,
+    files: i64,
 }
 
 impl LinkedSum {
     /// An inode already counted in the aggregates (through an unlisted
-    /// row): an indexed link to it adds nothing more.
-    fn counted(&mut self, dev: u64, ino: u64) {
-        self.seen.insert((dev as i64, ino as i64));
+    /// row): an indexed link to it adds nothing more, and another unlisted
+    /// row's count of it is one too many.
+    fn counted(&mut self, l: &Linked) {
+        if !self.seen.insert((l.dev as i64, l.ino as i64))
+            && let Some((bytes, apparent)) = l.sizes
+        {
+            self.bytes -= bytes as i64;
+            self.apparent -= apparent as i64;
+            self.files -= 1;
+        }
     }
 
     /// Adds (dev, ino, allocated bytes, apparent bytes) unless already seen.
     fn add(&mut self, (dev, ino, bytes, apparent): (i64, i64, u64, u64)) {
         if self.seen.insert((dev, ino)) {
-            self.bytes += bytes;
-            self.apparent += apparent;
+            self.bytes += bytes as i64;
+            self.apparent += apparent as i64;
             self.files += 1;
         }
+    }
+
+    /// A folder's figures from the aggregates, with this sum applied.
+    fn onto(&self, u: &mut Usage) {
+        u.bytes = u.bytes.saturating_add_signed(self.bytes);
+        u.apparent = u.apparent.saturating_add_signed(self.apparent);
+        u.files = u.files.saturating_add_signed(self.files);
     }
 }
 
@@ -147,8 +163,8 @@ fn listed_above(
     Ok(out)
 }
 
-/// Inodes as (dev, ino).
-type Inodes = Vec<(u64, u64)>;
+/// Files with several links, as an unlisted row keeps them.
+type Inodes = Vec<Linked>;
 
 /// The multi-link files counted in unlisted rows, by the folder holding
 /// the row.
@@ -277,10 +293,10 @@ pub fn disk_usage(
             Branch::Target => None,
             Branch::Child(c) => Some(c),
         };
-        for &(dev, ino) in &links {
-            linked_total.counted(dev, ino);
+        for l in &links {
+            linked_total.counted(l);
             if let Some(c) = child {
-                linked_per_child.entry(c).or_default().counted(dev, ino);
+                linked_per_child.entry(c).or_default().counted(l);
             }
         }
     }
@@ -311,17 +327,18 @@ pub fn disk_usage(
     }
 
     let t = dir_totals(tx, id)?.unwrap_or_default();
-    let total = Usage {
+    let mut total = Usage {
         path: path.clone(),
         kind: Some(Kind::Dir),
-        bytes: t.bytes as u64 + linked_total.bytes,
-        apparent: t.apparent as u64 + linked_total.apparent,
-        files: t.files as u64 + linked_total.files,
+        bytes: t.bytes as u64,
+        apparent: t.apparent as u64,
+        files: t.files as u64,
         dirs: t.dirs as u64,
         incomplete: t.incomplete > 0 || flags & FLAG_UNREADABLE != 0,
         depth: 0,
         ..Usage::default()
     };
+    linked_total.onto(&mut total);
 
     let mut children = Vec::new();
     {
@@ -333,9 +350,7 @@ pub fn disk_usage(
             u.depth = 1;
             if u.kind == Some(Kind::Dir) && !u.excluded {
                 let extra = linked_per_child.remove(&cid).unwrap_or_default();
-                u.bytes += extra.bytes;
-                u.apparent += extra.apparent;
-                u.files += extra.files;
+                extra.onto(&mut u);
             }
             children.push(u);
         }
@@ -437,8 +452,8 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
             }
             for at in listed_above(&mut parent_of, &index, parent, id)? {
                 let sum = extra.entry(at).or_default();
-                for &(dev, ino) in &links {
-                    sum.counted(dev, ino);
+                for l in &links {
+                    sum.counted(l);
                 }
             }
         }
@@ -464,10 +479,7 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
             }
         }
         for (at, sum) in extra {
-            let u = &mut rows[at].usage;
-            u.bytes += sum.bytes;
-            u.apparent += sum.apparent;
-            u.files += sum.files;
+            sum.onto(&mut rows[at].usage);
         }
     }
 

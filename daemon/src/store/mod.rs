@@ -28,6 +28,10 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (2, include_str!("../../../migrations/0002_hashes.sql")),
     (3, include_str!("../../../migrations/0003_unlisted.sql")),
     (4, include_str!("../../../migrations/0004_content.sql")),
+    (
+        5,
+        include_str!("../../../migrations/0005_unlisted_link_sizes.sql"),
+    ),
 ];
 
 /// The newest schema this binary knows.
@@ -153,30 +157,62 @@ pub struct Unlisted {
     pub totals: Totals,
     /// Unix seconds of the sizes-only walk that measured it.
     pub measured_at: i64,
-    /// The files with several links counted in `totals`, as (dev, ino).
-    pub links: Vec<(u64, u64)>,
+    /// The files with several links counted in `totals`, each inode once.
+    pub links: Vec<Linked>,
 }
 
-/// `unlisted.links` as stored: (dev, ino) pairs, little-endian u64s.
-pub fn pack_links(links: &[(u64, u64)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(links.len() * 16);
-    for (d, i) in links {
-        out.extend_from_slice(&d.to_le_bytes());
-        out.extend_from_slice(&i.to_le_bytes());
+/// A file with several links counted in an unlisted row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Linked {
+    pub dev: u64,
+    pub ino: u64,
+    /// Allocated and apparent bytes; `None` in rows written before they
+    /// were kept (migration 5), until their folder is scanned again.
+    pub sizes: Option<(u64, u64)>,
+}
+
+/// `unlisted.links` as stored: a tag byte 1, then (dev, ino, allocated
+/// bytes, apparent bytes) per file as little-endian u64s. Nothing for no
+/// file.
+pub fn pack_links(links: &[Linked]) -> Vec<u8> {
+    if links.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(1 + links.len() * 32);
+    out.push(1);
+    for l in links {
+        let (bytes, apparent) = l.sizes.unwrap_or_default();
+        for v in [l.dev, l.ino, bytes, apparent] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
     }
     out
 }
 
-pub fn unpack_links(b: &[u8]) -> Vec<(u64, u64)> {
-    b.chunks_exact(16)
-        .map(|c| {
-            let (d, i) = c.split_at(8);
-            (
-                u64::from_le_bytes(d.try_into().unwrap_or_default()),
-                u64::from_le_bytes(i.try_into().unwrap_or_default()),
-            )
-        })
-        .collect()
+/// Reads [`pack_links`]'s form, and the older one of (dev, ino) pairs
+/// alone (16 bytes each, so never one byte over a multiple of 16).
+pub fn unpack_links(b: &[u8]) -> Vec<Linked> {
+    // The i-th little-endian u64 of a record.
+    let at =
+        |c: &[u8], i: usize| u64::from_le_bytes(c[i * 8..i * 8 + 8].try_into().unwrap_or_default());
+    match b.split_first() {
+        Some((1, rest)) if b.len() % 16 == 1 => rest
+            .chunks_exact(32)
+            .map(|c| Linked {
+                dev: at(c, 0),
+                ino: at(c, 1),
+                sizes: Some((at(c, 2), at(c, 3))),
+            })
+            .collect(),
+        _ => b
+            .chunks_exact(16)
+            .map(|c| Linked {
+                dev: at(c, 0),
+                ino: at(c, 1),
+                sizes: None,
+            })
+            .collect(),
+    }
 }
 
 /// The unlisted rows of folder `dir`.

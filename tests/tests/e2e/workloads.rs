@@ -1736,6 +1736,49 @@ fn home_in_root(root: &Path) -> Vec<(String, String)> {
     ]
 }
 
+/// A BLOCK file (a key, a certificate: never listed) hard-linked into
+/// several folders, as `cp -al` of a project with a Python venv does with
+/// certifi's cacert.pem: each folder's unlisted sizes count it, and du
+/// counts the inode once, as GNU du does (it used to count it once per
+/// folder: 282,624 bytes too many for one cacert.pem).
+#[test]
+fn a_blocked_file_hard_linked_into_several_folders() {
+    let c = Case::start(|root| {
+        let certs = root.join("proj/venv/certifi");
+        std::fs::create_dir_all(&certs).unwrap();
+        std::fs::write(certs.join("cacert.pem"), vec![b'c'; 100_000]).unwrap();
+        std::fs::write(certs.join("core.py"), b"where = 1").unwrap();
+        std::fs::create_dir_all(root.join("proj/keys")).unwrap();
+        std::fs::write(root.join("proj/keys/id_rsa"), vec![b'k'; 3000]).unwrap();
+        std::fs::hard_link(certs.join("cacert.pem"), root.join("proj/keys/ca-copy.pem")).unwrap();
+    });
+    let blocked = |top: &str| -> Vec<Vec<u8>> {
+        ["venv/certifi/cacert.pem", "keys/id_rsa", "keys/ca-copy.pem"]
+            .iter()
+            .map(|f| format!("{top}/{f}").into_bytes())
+            .collect()
+    };
+    let hidden = blocked("proj");
+    let hidden: Vec<&[u8]> = hidden.iter().map(|h| h.as_slice()).collect();
+    c.check("a scan", &hidden, &["proj", "proj/keys", "proj/venv"]);
+    // The copy is made while watching.
+    sh(
+        &c.root,
+        "cp -al proj backup && ln proj/keys/id_rsa backup/id_rsa",
+    );
+    let mut both = blocked("proj");
+    both.extend(blocked("backup"));
+    both.push(b"backup/id_rsa".to_vec());
+    let both: Vec<&[u8]> = both.iter().map(|h| h.as_slice()).collect();
+    c.check(
+        "cp -al proj backup",
+        &both,
+        &["proj", "backup", "backup/keys", "backup/venv/certifi"],
+    );
+    sh(&c.root, "rm -rf proj/keys");
+    c.check("rm -rf of one copy's keys", &both, &["proj", "backup"]);
+}
+
 /// uv (and pnpm, and cargo's sccache...) hard-link files from a cache into
 /// projects: the cache is excluded, its files are also indexed under the
 /// project. du counts each inode once, wherever it meets it first.
