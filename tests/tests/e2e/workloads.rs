@@ -779,6 +779,47 @@ fn a_link_made_and_removed_outside_the_root() {
     c.check("rm of the last link outside the root", NONE, &["proj"]);
 }
 
+/// Regression: a file's own watch (inotify's, on its inode) was known by
+/// the last link it was added through; once that link's folder left the
+/// root, a link made or removed elsewhere was looked for at the old path
+/// alone, and the indexed link kept its old count. The fuzz met it as a
+/// folder moved out and back and its link removed before the daemon
+/// scanned it again.
+#[test]
+fn link_counts_follow_the_inode_after_the_watched_link_left_the_root() {
+    let c = Case::start(|root| {
+        write_file(root, "a.dat", &[b'a'; 3000]);
+        std::fs::create_dir(root.join("d")).unwrap();
+    });
+    // Made while watching: the link in d is the one the watch is added
+    // through last (its folder's event comes after the root's).
+    std::fs::hard_link(c.p("a.dat"), c.p("d/b.dat")).unwrap();
+    c.check("ln a.dat d/b.dat", NONE, &["d"]);
+    let away = c.outside("d");
+    std::fs::create_dir_all(away.parent().unwrap()).unwrap();
+    std::fs::rename(c.p("d"), &away).unwrap();
+    c.check("mv d out of the root", NONE, &[]);
+    // The notify backend has no watch on a single file: there a scan
+    // shows links made or removed outside the root (as in
+    // a_link_made_and_removed_outside_the_root).
+    let rescan_if_notify = || {
+        if watch_backend().as_deref() == Some("notify") {
+            let out = c.inst.fsctl(&["scan", "--wait", c.root.to_str().unwrap()]);
+            assert!(out.status.success(), "{}", text(&out));
+        }
+    };
+    let third = c.outside("c.dat");
+    std::fs::hard_link(c.p("a.dat"), &third).unwrap();
+    rescan_if_notify();
+    c.check("ln a.dat to a third name outside the root", NONE, &[]);
+    std::fs::remove_file(away.join("b.dat")).unwrap();
+    rescan_if_notify();
+    c.check("rm of the link that left the root with d", NONE, &[]);
+    std::fs::remove_file(&third).unwrap();
+    rescan_if_notify();
+    c.check("rm of the third name: one link left", NONE, &[]);
+}
+
 #[test]
 fn writes_through_one_hard_link_show_under_every_name() {
     // The links exist before the daemon starts, so the scan knows them;
