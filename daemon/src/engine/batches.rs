@@ -251,6 +251,12 @@ impl Engine {
             }
         }
         self.writer.flush()?;
+        // Inodes whose own watch saw their link count change: a link made
+        // or removed where the daemon cannot see it (outside the roots, in
+        // a folder not scanned yet or just moved out).
+        for inode in std::mem::take(&mut b.inodes) {
+            links.entry(inode).or_default();
+        }
         scan::refresh_links(&self.store, &self.writer, links)?;
         // 3. Whole scans: new folders (watched first, then listed) and
         // subtrees to recrawl.

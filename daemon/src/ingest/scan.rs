@@ -1142,7 +1142,7 @@ impl Walk<'_> {
                 if row.nlink > 1
                     && let Some(w) = self.watcher
                 {
-                    w.watch_linked_file(&path.join(pfs::os(&row.name)), watch);
+                    w.watch_linked_file(&path.join(pfs::os(&row.name)), (row.dev, row.ino), watch);
                 }
                 let p = self.path_if(&path, &row.name);
                 self.emit_row(&mut found, row, old.as_ref(), p);
@@ -1573,7 +1573,7 @@ pub fn apply_names(
             && row.kind != Kind::Dir
             && row.nlink > 1
         {
-            w.watch_linked_file(&path, None);
+            w.watch_linked_file(&path, (row.dev, row.ino), None);
         }
         // A folder at the name is the one indexed only if it is the same
         // inode: one moved away and another made or moved in under its name

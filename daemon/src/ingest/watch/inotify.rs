@@ -11,6 +11,7 @@
 //! made or removed, and the inode itself).
 
 use crate::{LockOk, RwLockOk};
+use std::collections::HashMap;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,6 +53,11 @@ pub struct Inotify {
     /// A file with several links is watched because a link made or removed
     /// anywhere, even outside every root, reaches it as `IN_ATTRIB`.
     table: Mutex<WatchTree>,
+    /// Watch number -> the inode `(dev, ino)` of each file with several
+    /// links. The table's path for such a watch is the last link it was
+    /// added through, which may since be gone or have left the roots while
+    /// the inode's other links are indexed: its events name the inode.
+    linked: Mutex<HashMap<i32, (u64, u64)>>,
     feed: Arc<Feed>,
     /// The instance's descriptor (a duplicate), to wait for events and to
     /// ask whether some wait unread.
@@ -90,6 +96,7 @@ impl Inotify {
         let me = Arc::new(Inotify {
             watches: inotify.watches(),
             table: Mutex::new(WatchTree::default()),
+            linked: Mutex::new(HashMap::new()),
             feed,
             fd: inotify.as_fd().try_clone_to_owned()?,
             reading: AtomicU64::new(0),
@@ -150,7 +157,9 @@ impl Inotify {
 
     /// The kernel dropped a watch (its file or folder is gone).
     fn released(&self, wd: i32) {
-        self.table.lock_ok().release(wd);
+        if self.table.lock_ok().release(wd) == Some(true) {
+            self.linked.lock_ok().remove(&wd);
+        }
     }
 
     /// Counts an event that may change what a folder's `lstat` says.
@@ -210,10 +219,14 @@ impl Inotify {
             let Some((dir, linked)) = found else { continue };
             if linked {
                 // A file with several links: its link count (or other
-                // metadata) changed, or it is gone.
+                // metadata) changed, or it is gone. Every indexed path of
+                // the inode is read again, and the one the watch knows.
                 if ev.mask.contains(EventMask::IGNORED) {
                     self.released(wd);
                 } else if ev.mask.contains(EventMask::ATTRIB) {
+                    if let Some(&inode) = self.linked.lock_ok().get(&wd) {
+                        self.feed.send(Notice::Links(inode));
+                    }
                     self.feed.send(Notice::Changed(dir));
                 }
                 continue;
@@ -295,14 +308,22 @@ impl Backend for InotifyHandle {
         }
     }
 
-    fn watch_linked_file(&self, path: &Path, folder: Option<WatchRef>) {
+    fn watch_linked_file(&self, path: &Path, inode: (u64, u64), folder: Option<WatchRef>) {
         if path.as_os_str().len() >= crate::platform::fs::PATH_MAX {
             return;
         }
         let me = &self.0;
         let mask = WatchMask::ATTRIB.union(WatchMask::DONT_FOLLOW);
         if let Ok(wd) = me.watches.clone().add(path, mask) {
-            me.record(wd.get_watch_descriptor_id(), path, folder, true);
+            let wd = wd.get_watch_descriptor_id();
+            // Known before the reader thread can look the watch up. (A
+            // path that holds another inode by now gives that inode's
+            // watch: its events then refresh this one's paths too, which
+            // costs a few stats and misses nothing.)
+            me.linked.lock_ok().insert(wd, inode);
+            if !me.record(wd, path, folder, true) {
+                me.linked.lock_ok().remove(&wd);
+            }
         }
     }
 
@@ -326,7 +347,10 @@ impl Backend for InotifyHandle {
         }
         let mut table = me.table.lock_ok();
         for wd in gone {
-            if table.release(wd).is_some() {
+            if let Some(linked) = table.release(wd) {
+                if linked {
+                    me.linked.lock_ok().remove(&wd);
+                }
                 // Its IN_IGNORED event finds no live watch and is dropped.
                 let _ = rustix::fs::inotify::remove_watch(&me.fd, wd);
             }
@@ -380,6 +404,8 @@ impl Backend for InotifyHandle {
     }
 
     fn heap_bytes(&self) -> u64 {
-        self.0.table.lock_ok().heap_bytes()
+        let linked =
+            self.0.linked.lock_ok().capacity() * (std::mem::size_of::<(i32, (u64, u64))>() + 1);
+        self.0.table.lock_ok().heap_bytes() + linked as u64
     }
 }

@@ -108,6 +108,12 @@ pub enum Notice {
         cookie: u32,
         path: PathBuf,
     },
+    /// The link count (or other metadata) of the file with this inode
+    /// `(dev, ino)` changed, as its own watch saw: every indexed path of it
+    /// is read again. The path the watch was added under is no evidence:
+    /// that link may be gone, or in a folder that moved out of the roots,
+    /// while the inode lives on at the others.
+    Links((u64, u64)),
     /// Rescan this subtree (unmounted, or a watched root itself went away).
     Rescan(PathBuf),
     /// Events were lost: rescan everything.
@@ -267,10 +273,11 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// caller has it.
     fn watch_dir(&self, path: &Path, fd: Option<FolderFd<'_>>, parent: Option<WatchRef>)
     -> Watched;
-    /// Watches a file with several links for changes of its link count
-    /// (idempotent); `folder` is the handle of the folder it is in, when the
-    /// caller has it. Backends that cannot do this do nothing.
-    fn watch_linked_file(&self, path: &Path, folder: Option<WatchRef>);
+    /// Watches a file with several links, inode `(dev, ino)` at `path`,
+    /// for changes of its link count (idempotent); `folder` is the handle
+    /// of the folder it is in, when the caller has it. Backends that cannot
+    /// do this do nothing.
+    fn watch_linked_file(&self, path: &Path, inode: (u64, u64), folder: Option<WatchRef>);
     /// A folder moved: watches under it get the new path.
     fn rename_prefix(&self, from: &Path, to: &Path);
     /// Drops the watches for which `drop` is true.
@@ -487,10 +494,11 @@ impl Watcher {
 
     /// Watches a file with several links for changes of its link count.
     /// Left out beyond the watch cap: the folders' own watches come first.
-    /// `folder` is the handle of the folder it is in, when the caller has it.
-    pub fn watch_linked_file(&self, path: &Path, folder: Option<WatchRef>) {
+    /// `inode` is its `(dev, ino)`; `folder` the handle of the folder it is
+    /// in, when the caller has it.
+    pub fn watch_linked_file(&self, path: &Path, inode: (u64, u64), folder: Option<WatchRef>) {
         if !self.full() {
-            self.backend.watch_linked_file(path, folder);
+            self.backend.watch_linked_file(path, inode, folder);
         }
     }
 
@@ -652,6 +660,8 @@ pub struct Batch {
     pub moves: Vec<(PathBuf, PathBuf)>,
     /// Subtrees to rescan.
     pub rescan: BTreeSet<PathBuf>,
+    /// Inodes `(dev, ino)` whose link counts changed (see [`Notice::Links`]).
+    pub inodes: BTreeSet<(u64, u64)>,
     pub rescan_all: bool,
     /// Cookie files seen (for `--sync`), with when their event arrived.
     pub cookies: Vec<(PathBuf, std::time::Instant)>,
@@ -663,6 +673,7 @@ impl Batch {
         self.changed.is_empty()
             && self.moves.is_empty()
             && self.rescan.is_empty()
+            && self.inodes.is_empty()
             && !self.rescan_all
             && self.cookies.is_empty()
             && self.pending_from.is_empty()
@@ -688,6 +699,9 @@ impl Batch {
                     self.changed.insert(path);
                 }
             },
+            Notice::Links(inode) => {
+                self.inodes.insert(inode);
+            }
             Notice::Rescan(p) => {
                 self.rescan.insert(p);
             }

@@ -349,7 +349,7 @@ impl Backend for NotifyBackend {
     /// removed outside every root is seen at the next rescan of the file's
     /// folder. Links made or removed inside the roots are seen through
     /// their folders' events.
-    fn watch_linked_file(&self, _path: &Path, _folder: Option<WatchRef>) {}
+    fn watch_linked_file(&self, _path: &Path, _inode: (u64, u64), _folder: Option<WatchRef>) {}
 
     fn rename_prefix(&self, from: &Path, to: &Path) {
         // notify keeps the path it was given for each watch: re-watch the

@@ -47,7 +47,7 @@ impl Backend for Poll {
         ))
     }
 
-    fn watch_linked_file(&self, _path: &Path, _folder: Option<WatchRef>) {}
+    fn watch_linked_file(&self, _path: &Path, _inode: (u64, u64), _folder: Option<WatchRef>) {}
 
     fn rename_prefix(&self, _from: &Path, _to: &Path) {}
 
