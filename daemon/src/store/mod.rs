@@ -840,27 +840,12 @@ fn apply_batch(
                     added_roots.push((reply, tx.last_insert_rowid()));
                 }
                 Op::RemoveRoot { root_id } => {
-                    agg.apply(&tx)?;
-                    let entry: Option<Option<i64>> = tx
-                        .query_row("SELECT entry_id FROM roots WHERE id=?1", [root_id], |r| {
-                            r.get(0)
-                        })
-                        .optional()?;
-                    if let Some(Some(entry_id)) = entry {
-                        written += delete_subtree(&tx, entry_id, &mut agg, changes)?;
-                    }
+                    written += drop_root_entries(&tx, root_id, &mut agg, changes)?;
                     tx.execute("DELETE FROM roots WHERE id=?1", [root_id])?;
                 }
                 Op::RootGone { root_id } => {
-                    agg.apply(&tx)?;
-                    let entry: Option<Option<i64>> = tx
-                        .query_row("SELECT entry_id FROM roots WHERE id=?1", [root_id], |r| {
-                            r.get(0)
-                        })
-                        .optional()?;
-                    if let Some(Some(entry_id)) = entry {
-                        written += delete_subtree(&tx, entry_id, &mut agg, changes)?;
-                    }
+                    // The root stays, to be scanned anew when it is back.
+                    written += drop_root_entries(&tx, root_id, &mut agg, changes)?;
                     tx.execute(
                         "UPDATE roots SET entry_id=NULL, scanned_at=0 WHERE id=?1",
                         [root_id],
@@ -908,6 +893,25 @@ fn apply_batch(
         let _ = reply.send(Ok(id));
     }
     Ok(written)
+}
+
+/// Deletes a root's entries (its folder's whole subtree); returns the rows.
+fn drop_root_entries(
+    tx: &Connection,
+    root_id: i64,
+    agg: &mut Aggregates,
+    changes: &mut Vec<Change>,
+) -> Result<u64, Error> {
+    agg.apply(tx)?;
+    let entry: Option<Option<i64>> = tx
+        .query_row("SELECT entry_id FROM roots WHERE id=?1", [root_id], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    match entry {
+        Some(Some(entry_id)) => delete_subtree(tx, entry_id, agg, changes),
+        _ => Ok(0),
+    }
 }
 
 pub fn load_row(conn: &Connection, id: i64) -> Result<Option<EntryRow>, Error> {
