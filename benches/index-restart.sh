@@ -30,7 +30,9 @@ print("entries {:,}, rows written {:,}, RSS {} MiB ({} MiB)".format(d["entries"]
 for run in initial restart restart; do
   t0=$(date +%s.%N); "$B/fsindexd" --root "$TREE" & P=$!; ready; t1=$(date +%s.%N)
   cpu=$(awk '{print ($14 + $15) / 100}' "/proc/$P/stat")   # the daemon's CPU seconds until ready
-  printf '%-8s %.2f s, CPU %s s  %s\n' "$run" "$(echo "$t1 - $t0" | bc)" "$cpu" "$(figures)"
+  # The writer thread's share (the walk's threads have ended by then).
+  writer=$(for t in /proc/$P/task/*; do [[ $(cat "$t/comm") == fsindex-writer ]] && awk '{print ($14 + $15) / 100}' "$t/stat"; done; true)
+  printf '%-8s %.2f s, CPU %s s (writer %s s)  %s\n' "$run" "$(echo "$t1 - $t0" | bc)" "$cpu" "${writer:-?}" "$(figures)"
   kill "$P"; wait "$P" || true
 done
 grep -hE 'snapshot loaded|scan done' "$H"/logs/*.log | sed 's/^.*INFO //'

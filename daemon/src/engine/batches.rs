@@ -276,17 +276,10 @@ impl Engine {
             {
                 continue; // gone again (or a symlink now): its event follows
             }
-            // The root's own folder has no watched parent to report it gone
-            // or replaced: look at it here.
-            let root = if d == root_path {
-                match self.root_folder(root.clone()) {
-                    Ok(r) => r,
-                    Err(_) => continue,
-                }
-            } else {
-                root.clone()
+            let target = match self.checked_target(root, &d) {
+                Err(Runtime::RootGone { .. }) => continue,
+                target => target?,
             };
-            let target = self.target_for(&root, Some(&d))?;
             match self.scan_target(&target, &Progress::default()) {
                 Ok(_) => done.push(d),
                 // Gone between the check above and the scan's first stat:
@@ -319,15 +312,7 @@ impl Engine {
                 watcher.forget_under(&top);
                 continue;
             };
-            let root = if top.as_os_str().as_encoded_bytes() == root.path.as_slice() {
-                match self.root_folder(root.clone()) {
-                    Ok(r) => r,
-                    Err(_) => continue,
-                }
-            } else {
-                root.clone()
-            };
-            let Ok(target) = self.target_for(&root, Some(&top)) else {
+            let Ok(target) = self.checked_target(root, &top) else {
                 continue;
             };
             if let Err(e) = self.scan_target(&target, &Progress::default()) {

@@ -69,6 +69,20 @@ pub struct RootRuntime {
     pub gone: bool,
 }
 
+/// What stands at a root's path, against the folder the index has
+/// ([`Engine::root_now`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RootNow {
+    /// No folder there (deleted, moved away, unmounted, or not a folder).
+    Gone,
+    /// The folder the index has (same device and inode).
+    Indexed,
+    /// Another folder (another inode): the indexed one went away.
+    Replaced,
+    /// A folder, and the index has none for the root yet.
+    NotScanned,
+}
+
 /// How the daemon watches for changes.
 #[derive(Clone, Debug)]
 pub struct WatchOptions {

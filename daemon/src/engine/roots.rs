@@ -133,25 +133,15 @@ impl Engine {
     /// entries and watches go and the root is scanned as new.
     pub(super) fn root_folder(&self, root: RootRow) -> Result<RootRow, Runtime> {
         let path = crate::platform::bytes::path_buf(&root.path);
-        let Ok(now) = crate::platform::fs::lstat(&path).map_err(|e| {
-            tracing::debug!("{}: {e}", path.display());
-        }) else {
-            self.root_gone(&root);
-            return Err(Runtime::RootGone { path });
-        };
-        if !now.is_dir() {
-            self.root_gone(&root);
-            return Err(Runtime::RootGone { path });
-        }
-        let Some(entry_id) = root.entry_id else {
-            return Ok(root);
-        };
-        let was = self
-            .store
-            .read(|c| crate::store::load_row(c, entry_id))
-            .map_err(|e| Runtime::Index(e.to_string()))?;
-        match was {
-            Some(r) if (r.dev, r.ino) != (now.dev, now.ino) => {
+        match self
+            .root_now(&root)
+            .map_err(|e| Runtime::Index(e.to_string()))?
+        {
+            RootNow::Gone => {
+                self.root_gone(&root);
+                Err(Runtime::RootGone { path })
+            }
+            RootNow::Replaced => {
                 tracing::info!(root = %path.display(), "another folder is now at the root's path; indexing it afresh");
                 self.root_gone(&root);
                 if let Some(rt) = self.roots.lock_ok().get_mut(&root.id) {
@@ -162,8 +152,44 @@ impl Engine {
                     ..root
                 })
             }
-            _ => Ok(root),
+            RootNow::Indexed | RootNow::NotScanned => Ok(root),
         }
+    }
+    /// What stands at a root's path now, against the folder the index has.
+    pub(super) fn root_now(&self, root: &RootRow) -> Result<RootNow, Error> {
+        let path = crate::platform::bytes::path_buf(&root.path);
+        let now = match crate::platform::fs::lstat(&path) {
+            Ok(now) if now.is_dir() => now,
+            Ok(_) => return Ok(RootNow::Gone),
+            Err(e) => {
+                tracing::debug!("{}: {e}", path.display());
+                return Ok(RootNow::Gone);
+            }
+        };
+        let Some(entry_id) = root.entry_id else {
+            return Ok(RootNow::NotScanned);
+        };
+        Ok(
+            match self.store.read(|c| crate::store::load_row(c, entry_id))? {
+                Some(r) if (r.dev, r.ino) != (now.dev, now.ino) => RootNow::Replaced,
+                _ => RootNow::Indexed,
+            },
+        )
+    }
+    /// The root's folder to walk for `path`: when `path` is the root
+    /// itself, its folder is checked first ([`Engine::root_folder`]; a
+    /// root's folder has no watched parent to report it gone or replaced).
+    pub(super) fn checked_target(
+        &self,
+        root: &RootRow,
+        path: &Path,
+    ) -> Result<ScanTarget, Runtime> {
+        let root = if path.as_os_str().as_encoded_bytes() == root.path.as_slice() {
+            self.root_folder(root.clone())?
+        } else {
+            root.clone()
+        };
+        self.target_for(&root, Some(path))
     }
     /// A root's folder is gone: its watches and entries go (searches stop
     /// returning them at once), the root stays configured, and `status`

@@ -102,26 +102,22 @@ impl Engine {
         let mut cookies = Cookies(Vec::new());
         let mut scans = Vec::new();
         for r in &roots {
+            match self.root_now(r)? {
+                // Gone: nothing to wait for (`status` says so).
+                RootNow::Gone => continue,
+                RootNow::Indexed => {}
+                // A folder at the root's path that is not the indexed one
+                // (back after it was gone, or another one in its place) has
+                // no watch to report a cookie yet: a scan of the root
+                // covers it.
+                RootNow::Replaced | RootNow::NotScanned => {
+                    let (tx, rx) = mpsc::channel();
+                    self.queue_scan(r.id, None, Some(tx))?;
+                    scans.push(rx);
+                    continue;
+                }
+            }
             let root = crate::platform::bytes::path_buf(&r.path);
-            let Ok(now) = crate::platform::fs::lstat(&root) else {
-                continue; // gone: nothing to wait for (`status` says so)
-            };
-            let indexed = match r.entry_id {
-                Some(id) => self.store.read(|c| crate::store::load_row(c, id))?,
-                None => None,
-            };
-            if !now.is_dir() {
-                continue;
-            }
-            // A folder at the root's path that is not the indexed one (back
-            // after it was gone, or another one in its place) has no watch
-            // to report a cookie yet: a scan of the root covers it.
-            if indexed.is_none_or(|e| (e.dev, e.ino) != (now.dev, now.ino)) {
-                let (tx, rx) = mpsc::channel();
-                self.queue_scan(r.id, None, Some(tx))?;
-                scans.push(rx);
-                continue;
-            }
             let n = self.cookie_seq.fetch_add(1, Ordering::Relaxed);
             cookies
                 .0

@@ -1284,7 +1284,7 @@ impl Hidden {
             // Every file here is noted, one link or several: a link made
             // to it later from another folder is seen there, not here, and
             // du must still count the inode once.
-            if !first_link(&mut self.seen, &s) {
+            if !first_met(&mut self.seen, &s) {
                 return;
             }
             file_totals(&s)
@@ -1306,8 +1306,8 @@ impl Hidden {
     }
 }
 
-/// Notes a file with several links; false when it was met already.
-fn first_link(seen: &mut Seen, s: &Stat) -> bool {
+/// Notes a file with its sizes; false when it was met already.
+fn first_met(seen: &mut Seen, s: &Stat) -> bool {
     match seen.entry((s.dev, s.ino)) {
         std::collections::hash_map::Entry::Occupied(_) => false,
         std::collections::hash_map::Entry::Vacant(v) => {
@@ -1376,7 +1376,7 @@ pub(crate) fn measure(
                 t.dirs += 1;
                 stack.push((Some(dir.clone()), name));
             } else {
-                if c.nlink > 1 && !first_link(seen, &c) {
+                if c.nlink > 1 && !first_met(seen, &c) {
                     continue;
                 }
                 t.add(file_totals(&c));

@@ -60,14 +60,12 @@ pub fn resolve(conn: &Connection, path: &Path) -> Result<(RootRow, i64), Error> 
     let Some(mut id) = root.entry_id else {
         let here = crate::platform::fs::lstat(&crate::platform::bytes::path_buf(&root.path))
             .is_ok_and(|m| m.is_dir());
-        return Err(Error::NotFound(format!(
-            "{} ({})",
-            shown(),
-            match here {
-                true => "its root is not scanned yet",
-                false => "its root's folder is gone",
-            }
-        )));
+        let why = if here {
+            "its root is not scanned yet"
+        } else {
+            "its root's folder is gone"
+        };
+        return Err(Error::NotFound(format!("{} ({why})", shown())));
     };
     let rest = path
         .strip_prefix(crate::platform::bytes::path(&root.path))
