@@ -306,7 +306,7 @@ for t in trees:
        (f" (over: {', '.join(f'`{q}` {ms(x)} ms' for x, q in p99s100 if x >= 10)})." if any(x >= 10 for x, _ in p99s100) else ".") if p99s100 else ""))
     if any(r[3] != r[4] and r[2] == "same" for r in rows):
         notes.append("**differ**: fsctl never lists the `block` and `skip` tiers of sensitive files "
-                     "(`*.pem`, `*.key`, `credentials*`, `secrets*`, ...; README, What is indexed), which plocate lists.")
+                     "(`*.pem`, `*.key`, `credentials*`, `secrets*`, ...; GUIDE.md, What is indexed), which plocate lists.")
     for n in notes:
         p(f"- {n}")
 print("\n".join(out))

@@ -9,7 +9,7 @@
 # 0.3 ms of each start loading libc, libm and libgcc_s and binding their
 # symbols. The static one starts in 0.8 ms where the dynamic one takes
 # 1.1 ms (`fsctl --version`), and a search that matches nothing takes
-# 1.4 ms where it took 1.7 ms. See the README's Performance section.
+# 1.4 ms where it took 1.7 ms. See benches/README.md.
 #
 # How: `-C target-feature=+crt-static`, for the host triple named
 # explicitly so that proc-macros and build scripts stay dynamic. It builds in

@@ -10,7 +10,7 @@ fn main() {
         rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .unwrap();
     let t = Instant::now();
-    let s = fsindexd::queries::search::Snapshot::load(&conn).unwrap();
+    let s = fsindexd::index::Snapshot::load(&conn).unwrap();
     eprintln!(
         "load {} ms heap {}",
         t.elapsed().as_millis(),

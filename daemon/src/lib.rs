@@ -18,6 +18,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod index;
 pub mod ingest;
 pub mod platform;
 pub mod queries;

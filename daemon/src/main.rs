@@ -12,7 +12,7 @@ use std::sync::{Arc, RwLock};
 
 use fsindexd::engine::reload::Reloader;
 use fsindexd::engine::{Engine, SnapshotMirror, WatchOptions};
-use fsindexd::queries::search::Snapshot;
+use fsindexd::index::Snapshot;
 use fsindexd::server::IndexService;
 use fsindexd::store::Store;
 

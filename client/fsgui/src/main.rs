@@ -1,7 +1,7 @@
 //! `fsgui`: the desktop window of fsindex (eframe with the glow renderer).
 //!
 //! `fsgui --query Q --screenshot FILE.png` renders the window with that
-//! query's answer, saves it and exits (the README's pictures, the Xvfb
+//! query's answer, saves it and exits (GUIDE.md's pictures, the Xvfb
 //! smoke test); `--bench FILE` measures typing and scrolling (see
 //! `fsgui::bench`).
 

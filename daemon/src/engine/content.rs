@@ -263,7 +263,7 @@ impl Engine {
             worker.labels.clear();
             return Ok(());
         }
-        let snapshot = crate::queries::search::read_loaded(&self.snapshot);
+        let snapshot = crate::index::read_loaded(&self.snapshot);
         let labels = self.content_labels(&snapshot, &folders)?;
         let mut queue = Vec::new();
         let mut wanted = std::collections::HashSet::new();
@@ -357,7 +357,7 @@ impl Engine {
     /// (gone, moved out, sensitive, or of a kind that is not read).
     fn read_one(&self, id: u32, folders: &[(PathBuf, bool)], rules: &Rules) -> Option<ContentRow> {
         let (path, name, size, mtime_ns) = {
-            let snapshot = crate::queries::search::read_loaded(&self.snapshot);
+            let snapshot = crate::index::read_loaded(&self.snapshot);
             if snapshot.entry_kind(id) != Some(crate::store::Kind::File) {
                 return None;
             }

@@ -39,12 +39,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, mpsc};
 use std::time::{Duration, Instant};
 
+pub use crate::index::SnapshotMirror;
+use crate::index::{ChangeEvent, Snapshot};
 use crate::ingest::exclude::{Rules, Verdict};
 use crate::ingest::scan::{self, Outcome, Progress, ScanTarget};
 use crate::ingest::watch::{BackendKind, Batch, COOKIE_PREFIX, Watcher, is_cookie};
 use crate::queries::du;
 use crate::queries::dupes::{self, HashMode, HashStats, RootMode};
-use crate::queries::search::{ChangeEvent, Snapshot};
 use crate::store::RootRow;
 use crate::store::{Op, Store, WriteHandle};
 use crate::{Error, Runtime};
@@ -397,65 +398,6 @@ pub(crate) struct ActivitySpan<'a>(&'a Engine);
 impl Drop for ActivitySpan<'_> {
     fn drop(&mut self) {
         self.0.note_activity();
-    }
-}
-
-/// Keeps the search snapshot equal to the index (see [`crate::store::Mirror`])
-/// and tells subscribers what changed.
-#[derive(Debug)]
-pub struct SnapshotMirror {
-    pub snapshot: Arc<RwLock<Snapshot>>,
-    pub events: tokio::sync::broadcast::Sender<ChangeEvent>,
-}
-
-impl crate::store::Mirror for SnapshotMirror {
-    fn load(&mut self, conn: &rusqlite::Connection) -> Result<(), Error> {
-        let t = Instant::now();
-        let loaded = match Snapshot::load(conn) {
-            Ok(s) => s,
-            Err(e) => {
-                // Answered from as it is (empty, then kept current by every
-                // commit) rather than waited for forever.
-                self.snapshot.write_ok().mark_loaded();
-                return Err(e);
-            }
-        };
-        tracing::info!(
-            entries = loaded.len(),
-            heap = loaded.heap_bytes(),
-            ms = t.elapsed().as_millis() as u64,
-            "search snapshot loaded"
-        );
-        *self.snapshot.write_ok() = loaded;
-        crate::platform::process::release_memory();
-        Ok(())
-    }
-
-    fn apply(&mut self, changes: Vec<crate::store::Change>) {
-        let mut snapshot = self.snapshot.write_ok();
-        if self.events.receiver_count() == 0 {
-            snapshot.apply(changes, None);
-            return;
-        }
-        let mut events = Vec::new();
-        snapshot.apply(changes, Some(&mut events));
-        drop(snapshot);
-        for e in events {
-            let _ = self.events.send(e);
-        }
-    }
-
-    fn idle(&mut self) {
-        let t = Instant::now();
-        let mut snapshot = self.snapshot.write_ok();
-        let before = snapshot.heap_bytes();
-        snapshot.shrink();
-        tracing::debug!(
-            before,
-            after = snapshot.heap_bytes(),
-            ms = t.elapsed().as_millis() as u64,
-            "search snapshot shrunk"
-        );
     }
 }
 

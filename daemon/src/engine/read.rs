@@ -4,10 +4,10 @@
 //! decided, and unit-tested, here.
 
 use super::*;
+use crate::index::fold;
 use crate::queries::access::{self, View};
 use crate::queries::browse;
 use crate::queries::dupes::Report as Duplicates;
-use crate::queries::fold;
 use crate::queries::fsmap;
 use crate::queries::query::{Item, Query};
 use crate::queries::search::{Found, Sort};
@@ -182,7 +182,7 @@ impl Engine {
         path: &[u8],
         view: &View,
     ) -> Result<Vec<access::Closed>, Error> {
-        let snapshot = crate::queries::search::read_loaded(&self.snapshot);
+        let snapshot = crate::index::read_loaded(&self.snapshot);
         let known = self.watcher.as_deref().map(|w| (&self.permissions, w));
         access::closed_under(c, &snapshot, id, path, view, known)
     }
@@ -287,7 +287,7 @@ impl Engine {
         let reader = view.as_ref().map(|v| v.caller.clone());
         let rules = self.rules();
         let t = Instant::now();
-        let snapshot = crate::queries::search::read_loaded(&self.snapshot);
+        let snapshot = crate::index::read_loaded(&self.snapshot);
         let (sort, offset, limit, reverse) = (args.sort, args.offset, args.limit, args.reverse);
         let (total, ids) = match view {
             None => snapshot.search_order(&query, sort, offset, limit, reverse, None),
@@ -520,7 +520,7 @@ impl Engine {
                         .collect()
                 }
             };
-            let snapshot = crate::queries::search::read_loaded(&self.snapshot);
+            let snapshot = crate::index::read_loaded(&self.snapshot);
             fsmap::fs_map(c, &snapshot, &p, budget, now_ns, &closed)
         })
     }
@@ -602,7 +602,7 @@ impl Engine {
 /// What a subscriber hears next.
 #[derive(Debug)]
 pub enum Heard {
-    Change(crate::queries::search::ChangeEvent),
+    Change(crate::index::ChangeEvent),
     /// The subscriber fell behind and this many changes were dropped: said
     /// rather than pretending nothing happened.
     Missed(u64),
@@ -611,7 +611,7 @@ pub enum Heard {
 /// Changes under a path, as one caller may see them (Subscribe RPC).
 #[derive(Debug)]
 pub struct Subscription {
-    rx: tokio::sync::broadcast::Receiver<crate::queries::search::ChangeEvent>,
+    rx: tokio::sync::broadcast::Receiver<crate::index::ChangeEvent>,
     prefix: Option<PathBuf>,
     /// A filtered caller's view and when it was made: permissions change,
     /// so what is learnt of folders is kept a second.

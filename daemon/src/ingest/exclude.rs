@@ -991,7 +991,7 @@ mod tests {
                 }
             }
         }
-        // And as a person reads the default tiers (README, What is
+        // And as a person reads the default tiers (GUIDE.md, What is
         // indexed): WARN is `*password*`, `*token*`, `*secret*`, any case,
         // for the entry's own name; `secrets*` is SKIP, not WARN.
         let defaults = &sets[0];

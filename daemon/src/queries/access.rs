@@ -19,9 +19,9 @@ use rusqlite::Connection;
 
 #[cfg(target_os = "linux")]
 use crate::LockOk;
+use crate::index::Snapshot;
 use crate::ingest::watch::Watcher;
 use crate::queries::du::{Report, Usage};
-use crate::queries::search::Snapshot;
 use crate::{Error, RwLockOk};
 
 /// The calling user: uid and every group it holds.

@@ -23,8 +23,8 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::index::Snapshot;
 use crate::platform::fs::{self as pfs, Stat};
-use crate::queries::search::Snapshot;
 use crate::store::{HashRow, Kind, Op, WriteHandle};
 
 /// A hash taken less than this long after the file's last change (mtime or
@@ -497,7 +497,7 @@ pub fn find(
     // ...placed under their root and the scope by the search snapshot (the
     // index's tree in memory, kept equal to it by the writer); hard links
     // folded into one candidate per inode.
-    let snap = crate::queries::search::read_loaded(snapshot);
+    let snap = crate::index::read_loaded(snapshot);
     let modes: HashMap<i64, &RootMode> = roots.iter().map(|r| (r.entry_id, r)).collect();
     let mut skipped: Vec<i64> = Vec::new();
     let mut by_inode: HashMap<(u64, u64), Cand> = HashMap::new();

@@ -25,25 +25,13 @@
 use std::path::PathBuf;
 
 use crate::Error;
-use crate::queries::fold::fold_str;
+use crate::index::fold::fold_str;
+pub use crate::index::kinds::{KIND_BY_WHOLE_NAME, KindClass, kind_of};
 
 /// At most this many items in a query.
 pub const MAX_ITEMS: usize = 64;
 
 const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case: content:";
-
-/// What an entry is, for `kind:`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KindClass {
-    Document,
-    Image,
-    Audio,
-    Video,
-    Archive,
-    Code,
-    Text,
-    Folder,
-}
 
 /// One test on an entry.
 #[derive(Clone, Debug)]
@@ -654,61 +642,6 @@ fn parse_date_filter(value: &str, whole: &str, now: &jiff::Zoned) -> Result<Item
     })
 }
 
-/// The names whose kind is not their extension's (see [`kind_of`]).
-pub const KIND_BY_WHOLE_NAME: &[&str] = &["makefile", "dockerfile", "cmakelists.txt", "justfile"];
-
-/// Extensions per kind; anything else falls back on its MIME type. Only
-/// the names in [`KIND_BY_WHOLE_NAME`] are judged by more than their
-/// extension (the text after the last `.`, lowercased).
-pub fn kind_of(name: &str, is_dir: bool) -> Option<KindClass> {
-    if is_dir {
-        return Some(KindClass::Folder);
-    }
-    let lower = name.to_ascii_lowercase();
-    let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-    const ARCHIVE: &[&str] = &[
-        "zip", "tar", "gz", "tgz", "bz2", "tbz2", "xz", "txz", "zst", "7z", "rar", "lz", "lzma",
-        "cab", "iso", "deb", "rpm", "jar", "dmg", "apk",
-    ];
-    const DOCUMENT: &[&str] = &[
-        "pdf", "doc", "docx", "odt", "rtf", "xls", "xlsx", "ods", "ppt", "pptx", "odp", "epub",
-        "pages", "numbers", "key", "tex",
-    ];
-    const CODE: &[&str] = &[
-        "rs", "py", "c", "h", "cc", "cpp", "hpp", "cxx", "js", "mjs", "cjs", "ts", "tsx", "jsx",
-        "go", "java", "kt", "swift", "rb", "php", "cs", "scala", "sh", "bash", "zsh", "fish", "pl",
-        "pm", "lua", "r", "sql", "html", "htm", "css", "scss", "vue", "svelte", "toml", "yaml",
-        "yml", "json", "xml", "proto", "cmake", "mk", "gradle", "dart", "zig", "hs", "ml", "ex",
-        "exs", "erl", "clj", "s", "asm", "m", "mm",
-    ];
-    const TEXT: &[&str] = &[
-        "txt", "md", "rst", "log", "csv", "tsv", "ini", "cfg", "conf", "text", "org", "adoc", "srt",
-    ];
-    if ARCHIVE.contains(&ext) {
-        return Some(KindClass::Archive);
-    }
-    if DOCUMENT.contains(&ext) {
-        return Some(KindClass::Document);
-    }
-    if CODE.contains(&ext) || KIND_BY_WHOLE_NAME.contains(&lower.as_str()) {
-        return Some(KindClass::Code);
-    }
-    if TEXT.contains(&ext) {
-        return Some(KindClass::Text);
-    }
-    if ext.is_empty() {
-        return None;
-    }
-    let mime = mime_guess::from_ext(ext).first()?;
-    match mime.type_().as_str() {
-        "image" => Some(KindClass::Image),
-        "audio" => Some(KindClass::Audio),
-        "video" => Some(KindClass::Video),
-        "text" => Some(KindClass::Text),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -815,7 +748,7 @@ mod tests {
         #[test]
         fn any_input_parses_or_is_refused(q in "\\PC{0,40}") {
             if let Ok(query) = parse(&q) {
-                let s = crate::queries::search::Snapshot::default();
+                let s = crate::index::Snapshot::default();
                 let _ = s.search(&query, crate::queries::search::Sort::Relevance, 10, false);
             }
         }

@@ -8,8 +8,9 @@ use crate::Error;
 use crate::engine::{
     HashFigures, ListOrder, Listed, RootState, RootView, SearchArgs, UsageArgs, WatchFigures,
 };
+use crate::index::{ChangeEvent, ChangeKind};
 use crate::ingest::scan::{DiffKind, Difference};
-use crate::queries::search::{ChangeEvent, ChangeKind, Sort};
+use crate::queries::search::Sort;
 use crate::queries::{browse, du, dupes, fsmap};
 use crate::store::Kind;
 

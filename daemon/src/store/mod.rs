@@ -18,6 +18,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use crate::{Critical, Error};
 
 pub mod content;
+pub mod entries;
 pub mod lookup;
 pub use lookup::{RootRow, resolve, root_of, roots};
 

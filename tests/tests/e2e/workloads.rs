@@ -756,7 +756,7 @@ fn a_link_made_and_removed_outside_the_root() {
     // The first extra link of a file, made outside every root, raises no
     // event anywhere the daemon watches (inotify tells the folder where it
     // happened and the inode itself, and a file with one link has no watch
-    // of its own): the README documents a scan as the remedy. du is right
+    // of its own): GUIDE.md documents a scan as the remedy. du is right
     // meanwhile either way (the inode is counted once).
     let out = c
         .inst
@@ -770,7 +770,7 @@ fn a_link_made_and_removed_outside_the_root() {
     // From then on the file has a watch of its own (inotify): more links
     // made or removed outside the root show at once. The notify backend
     // has no watch on a single file (FSEvents and ReadDirectoryChangesW
-    // watch folders), so there the README's remedy, a scan, is what shows
+    // watch folders), so there the guide's remedy, a scan, is what shows
     // them.
     let rescan_if_notify = || {
         if watch_backend().as_deref() == Some("notify") {
@@ -2092,7 +2092,7 @@ fn random_operations_in_bursts_keep_the_index_exact() {
                     // made in a folder that leaves the root before the
                     // daemon saw it is a link made outside the root: no
                     // event tells (see a_link_made_and_removed_outside_the_root
-                    // and the README), so the daemon catches up first.
+                    // and GUIDE.md), so the daemon catches up first.
                     if linked && c.inst.daemon_pid().is_some() {
                         util::sync(&c.inst);
                         linked = false;

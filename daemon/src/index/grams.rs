@@ -1,0 +1,112 @@
+//! The trigram filter over the name arena: per block of [`GRAM_BLOCK`] ids,
+//! a hashed set of the trigrams of its names, so that a term of 3+ bytes is
+//! only searched for in the blocks that hold all of its trigrams.
+
+use crate::index::snapshot::SEP;
+
+/// Entries per block of the trigram filter (see [`Snapshot::grams`]).
+pub(crate) const GRAM_BLOCK: usize = 64;
+/// log2 of the bits per block in the trigram filter: 2,048 bits for 64
+/// names (4 bytes an entry). At 1,024 a block's set was half full, and a
+/// rare word (`zanzibar`) still passed 8% of the blocks; at 2,048 it is 30%
+/// full, and 0.24% pass (`benches/gram-fill.py` on the 1M bench tree).
+pub(crate) const GRAM_BITS_LOG2: u32 = 11;
+/// 64-bit words per block's trigram set.
+pub(crate) const GRAM_WORDS: usize = (1 << GRAM_BITS_LOG2) / 64;
+
+/// The trigram filter: per block of [`GRAM_BLOCK`] ids, a hashed set of
+/// the trigrams of its names (bit `gram_bit(a, b, c)` set when some name
+/// in the block holds the bytes `abc`). Stored by word, `cols[w][b]` being
+/// word w of block b's set, so that testing a term's first word against
+/// every block reads one column in order; stored by block, the test was a
+/// cache miss per block (a 256-byte stride), 0.2 ms of a search that
+/// matches nothing at a million entries.
+#[derive(Default)]
+pub(crate) struct Grams {
+    pub(crate) cols: Vec<Vec<u64>>,
+    pub(crate) blocks: usize,
+}
+
+impl Grams {
+    pub(crate) fn with_blocks(blocks: usize) -> Self {
+        Grams {
+            cols: vec![vec![0; blocks]; GRAM_WORDS],
+            blocks,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.blocks
+    }
+
+    /// Adds the trigrams of `names` to block `b` (names each followed by
+    /// [`SEP`], which no term holds, so trigrams across names are left
+    /// out), and each name's last two bytes with the SEP after them, for
+    /// [`Snapshot::mark_tail`]: `ai/` for an `ext:ai` that `.ai` alone
+    /// would let through a third of the blocks.
+    pub(crate) fn add(&mut self, b: usize, names: &[u8]) {
+        if b >= self.blocks {
+            if self.cols.is_empty() {
+                self.cols = vec![Vec::new(); GRAM_WORDS];
+            }
+            for c in &mut self.cols {
+                c.resize(b + 1, 0);
+            }
+            self.blocks = b + 1;
+        }
+        for w in names.windows(3) {
+            if w[0] != SEP && w[1] != SEP {
+                let bit = gram_bit(w[0], w[1], w[2]);
+                self.cols[bit / 64][b] |= 1 << (bit % 64);
+            }
+        }
+    }
+
+    /// The blocks holding every trigram of `term` (3+ bytes, with no
+    /// [`SEP`] but maybe one at its end), ascending.
+    pub(crate) fn candidates(&self, term: &[u8]) -> Vec<u32> {
+        if self.blocks == 0 {
+            return Vec::new();
+        }
+        let mut bits: Vec<(usize, u64)> = Vec::new();
+        for w in term.windows(3) {
+            let bit = gram_bit(w[0], w[1], w[2]);
+            match bits.iter_mut().find(|(word, _)| *word == bit / 64) {
+                Some((_, m)) => *m |= 1 << (bit % 64),
+                None => bits.push((bit / 64, 1 << (bit % 64))),
+            }
+        }
+        // The word with most bits first: it passes fewest blocks.
+        bits.sort_by_key(|&(_, m)| std::cmp::Reverse(m.count_ones()));
+        let Some(&(w0, m0)) = bits.first() else {
+            return (0..self.blocks as u32).collect();
+        };
+        let mut out: Vec<u32> = self.cols[w0]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &x)| x & m0 == m0)
+            .map(|(b, _)| b as u32)
+            .collect();
+        for &(w, m) in &bits[1..] {
+            let col = &self.cols[w];
+            out.retain(|&b| col[b as usize] & m == m);
+        }
+        out
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.cols.iter().map(|c| c.capacity() * 8).sum()
+    }
+
+    pub(crate) fn shrink_to_fit(&mut self) {
+        for c in &mut self.cols {
+            c.shrink_to_fit();
+        }
+    }
+}
+
+/// The filter bit of the trigram `abc`.
+pub(crate) fn gram_bit(a: u8, b: u8, c: u8) -> usize {
+    let x = u32::from(a) | u32::from(b) << 8 | u32::from(c) << 16;
+    (x.wrapping_mul(0x9E37_79B1) >> (32 - GRAM_BITS_LOG2)) as usize
+}
