@@ -30,6 +30,12 @@ pub use crate::index::kinds::{KIND_BY_WHOLE_NAME, KindClass, kind_of};
 
 /// At most this many items in a query.
 pub const MAX_ITEMS: usize = 64;
+/// At most this many bytes in a whole query.
+pub const MAX_QUERY_BYTES: usize = 16 * 1024;
+/// At most this many bytes in one term or filter value.
+pub const MAX_TERM_BYTES: usize = 4096;
+/// At most this many `*` and `?` in one wildcard pattern.
+pub const MAX_WILDCARDS: usize = 32;
 
 const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case: content:";
 
@@ -94,26 +100,33 @@ impl Query {
 
     /// Parses relative dates against `now`.
     pub fn parse_at(input: &str, now: &jiff::Zoned) -> Result<Query, Error> {
-        let mut groups = Vec::new();
-        let mut items = 0;
-        for token in tokens(input)? {
-            let mut group = Vec::new();
-            for alt in split_alternatives(&token)? {
-                group.push(parse_item(&alt, now)?);
-                items += 1;
-            }
-            groups.push(group);
+        if input.len() > MAX_QUERY_BYTES {
+            return Err(Error::InvalidQuery(format!(
+                "the query is {} bytes long; at most {MAX_QUERY_BYTES}",
+                input.len()
+            )));
         }
-        if groups.is_empty() {
-            return Err(Error::InvalidQuery(
-                "empty query: give at least one term or filter, e.g. `fsctl search report` or `ext:pdf`".into(),
-            ));
-        }
+        // Split first and count, so that a query past the limit is refused
+        // before any of its items is compiled.
+        let alternatives = tokens(input)?
+            .iter()
+            .map(split_alternatives)
+            .collect::<Result<Vec<_>, _>>()?;
+        let items: usize = alternatives.iter().map(Vec::len).sum();
         if items > MAX_ITEMS {
             return Err(Error::InvalidQuery(format!(
                 "too many terms ({items}); at most {MAX_ITEMS}"
             )));
         }
+        if alternatives.is_empty() {
+            return Err(Error::InvalidQuery(
+                "empty query: give at least one term or filter, e.g. `fsctl search report` or `ext:pdf`".into(),
+            ));
+        }
+        let groups = alternatives
+            .iter()
+            .map(|alts| alts.iter().map(|a| parse_item(a, now)).collect())
+            .collect::<Result<_, _>>()?;
         Ok(Query { groups })
     }
 
@@ -314,14 +327,39 @@ fn split_alternatives(t: &Token) -> Result<Vec<Token>, Error> {
 }
 
 fn parse_item(t: &Token, now: &jiff::Zoned) -> Result<Item, Error> {
-    if t.text.starts_with('!') && !t.quoted[0] {
-        let rest = t.slice(1, t.text.len());
+    // Negations are counted, not nested: `!!draft` is `draft`, so no depth
+    // depends on the input (10,000 `!`s once overflowed the stack).
+    let bangs = t
+        .text
+        .bytes()
+        .zip(&t.quoted)
+        .take_while(|&(b, &q)| b == b'!' && !q)
+        .count();
+    if bangs > 0 {
+        let rest = t.slice(bangs, t.text.len());
         if rest.text.is_empty() {
             return Err(Error::InvalidQuery(
                 "`!` needs something to negate, e.g. `!draft`".into(),
             ));
         }
-        return Ok(Item::Not(Box::new(parse_item(&rest, now)?)));
+        let item = parse_positive(&rest, now)?;
+        return Ok(if bangs % 2 == 1 {
+            Item::Not(Box::new(item))
+        } else {
+            item
+        });
+    }
+    parse_positive(t, now)
+}
+
+/// An item without leading `!`s.
+fn parse_positive(t: &Token, now: &jiff::Zoned) -> Result<Item, Error> {
+    if t.text.len() > MAX_TERM_BYTES {
+        let head: String = t.text.chars().take(24).collect();
+        return Err(Error::InvalidQuery(format!(
+            "term `{head}...` is {} bytes long; at most {MAX_TERM_BYTES}",
+            t.text.len()
+        )));
     }
     if t.all_quoted() {
         return Ok(Item::Term(fold_str(&t.text).into_owned()));
@@ -340,8 +378,14 @@ fn parse_item(t: &Token, now: &jiff::Zoned) -> Result<Item, Error> {
     let text = &t.text;
     let wild = text
         .char_indices()
-        .any(|(i, c)| (c == '*' || c == '?') && !t.quoted[i]);
-    if wild {
+        .filter(|&(i, c)| (c == '*' || c == '?') && !t.quoted[i])
+        .count();
+    if wild > MAX_WILDCARDS {
+        return Err(Error::InvalidQuery(format!(
+            "`{text}` has {wild} wildcards; at most {MAX_WILDCARDS}"
+        )));
+    }
+    if wild > 0 {
         return Ok(Item::Wildcard(glob(t)?));
     }
     Ok(Item::Term(fold_str(text).into_owned()))
@@ -652,6 +696,45 @@ mod tests {
 
     fn parse(q: &str) -> Result<Query, Error> {
         Query::parse_at(q, &now())
+    }
+
+    #[test]
+    fn negations_are_counted_not_nested() {
+        // 10,000 `!`s once overflowed the daemon's stack.
+        let odd = format!("{}a", "!".repeat(10_001));
+        let q = parse(&odd).unwrap();
+        assert!(
+            matches!(&q.groups[0][0], Item::Not(i) if matches!(&**i, Item::Term(t) if t == "a"))
+        );
+        let even = format!("{}a", "!".repeat(10_000));
+        let q = parse(&even).unwrap();
+        assert!(matches!(&q.groups[0][0], Item::Term(t) if t == "a"));
+        // A quoted `!` is text.
+        let q = parse("!\"!x\"").unwrap();
+        assert!(
+            matches!(&q.groups[0][0], Item::Not(i) if matches!(&**i, Item::Term(t) if t == "!x"))
+        );
+        assert!(parse("!!!").is_err());
+    }
+
+    #[test]
+    fn every_input_is_bounded_and_the_error_names_the_limit() {
+        let err = |q: &str| parse(q).unwrap_err().to_string();
+        let long = "a".repeat(MAX_QUERY_BYTES + 1);
+        assert!(err(&long).contains(&format!("at most {MAX_QUERY_BYTES}")));
+        let term = "b".repeat(MAX_TERM_BYTES + 1);
+        assert!(err(&term).contains(&format!("at most {MAX_TERM_BYTES}")));
+        let terms = vec!["x"; MAX_ITEMS + 1].join(" ");
+        assert!(err(&terms).contains(&format!("too many terms ({})", MAX_ITEMS + 1)));
+        let alts = vec!["x"; MAX_ITEMS + 1].join("|");
+        assert!(err(&alts).contains("too many terms"));
+        let wild = "*a".repeat(MAX_WILDCARDS + 1);
+        assert!(err(&wild).contains(&format!("at most {MAX_WILDCARDS}")));
+        assert!(parse(&"*a".repeat(MAX_WILDCARDS)).is_ok());
+        // The regex crate's own limits: nesting and compiled size.
+        let nested = format!("regex:{}a{}", "(".repeat(1000), ")".repeat(1000));
+        assert!(err(&nested).contains("bad regex"));
+        assert!(err("regex:a{1000}{1000}").contains("bad regex"));
     }
 
     #[test]
