@@ -283,3 +283,45 @@ fn a_closed_stdout_ends_every_command_quietly() {
         assert_eq!(stderr(&o), "", "fsctl {args:?}");
     }
 }
+
+#[test]
+fn hostile_queries_are_refused_and_the_daemon_lives() {
+    let OddSetup {
+        tmp: _tmp,
+        tree: _tree,
+        inst,
+    } = odd_instance(false);
+    let pid = inst.daemon_pid().expect("daemon running");
+
+    // 10,000 negations once overflowed the daemon's stack and killed it for
+    // every user: now they are counted (an even number cancels out).
+    for bangs in [10_000, 10_001] {
+        let q = format!("{}a", "!".repeat(bangs));
+        let o = inst.fsctl(&["search", &q, "--limit", "1"]);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{bangs} negations: {}",
+            stderr(&o)
+        );
+    }
+    // Past a limit: exit 2 and one line naming the limit.
+    let long = "a".repeat(20_000);
+    let terms = vec!["x"; 65].join(" ");
+    let nested = format!("regex:{}a{}", "(".repeat(2000), ")".repeat(2000));
+    let wild = "*a".repeat(40);
+    for (q, says) in [
+        (long.as_str(), "at most 16384"),
+        (terms.as_str(), "too many terms (65); at most 64"),
+        (nested.as_str(), "bad regex"),
+        (wild.as_str(), "at most 32"),
+        ("regex:a{1000}{1000}", "bad regex"),
+    ] {
+        let o = inst.fsctl(&["search", q]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{says}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    }
+    let status = inst.status();
+    assert_eq!(status["pid"], pid, "the same daemon still answers");
+    assert_eq!(status["state"], "ready");
+}
