@@ -7,8 +7,9 @@
 //! - [`search`], [`du`], [`dupes`], [`settings`]: each view's state and
 //!   its reducers, with no egui and no I/O, testable without a window.
 //! - [`app`]: the window's state, applying replies to the reducers.
-//! - [`ui`]: drawing with egui; [`App::ui`] is called by eframe (the
-//!   binary) and by the kittest harness (the tests) alike.
+//! - [`ui`]: drawing with egui, one module per view; [`App::ui`] is
+//!   called by eframe (the binary) and by the kittest harness (the tests)
+//!   alike.
 //! - [`treemap`]: the squarified layout of the disk-usage view.
 
 pub mod app;

@@ -3,7 +3,6 @@
 
 use std::process::ExitCode;
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 
 #[derive(Debug, clap::Args)]
@@ -17,8 +16,9 @@ pub struct Args {
     shell: Shell,
 }
 
-pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
-    let mut cmd = crate::Cli::command();
+/// `cmd` is the whole command line as clap defines it (handed over by
+/// `main`, so that this module needs nothing from the binary root).
+pub fn run(a: &Args, mut cmd: clap::Command) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     clap_complete::generate(a.shell, &mut cmd, "fsctl", &mut out);
     Ok(ExitCode::SUCCESS)

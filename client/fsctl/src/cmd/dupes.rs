@@ -8,7 +8,7 @@ use fsindex_proto::v1 as pb;
 use pb::duplicates_response::Item;
 use std::borrow::Cow;
 
-use crate::Global;
+use crate::global::Global;
 use crate::output::{count, lossy, optional_path, size};
 
 #[derive(Debug, clap::Args)]

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use fsindex_proto::v1 as pb;
 use serde_json::json;
 
-use crate::Global;
+use crate::global::Global;
 use crate::output::{lossy, path_bytes, path_or_cwd, rfc3339, size, type_name};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]

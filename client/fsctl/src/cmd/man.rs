@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::CommandFactory;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -17,8 +16,9 @@ pub struct Args {
     dir: Option<PathBuf>,
 }
 
-pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
-    let cmd = crate::Cli::command();
+/// `cmd` is the whole command line as clap defines it (handed over by
+/// `main`, so that this module needs nothing from the binary root).
+pub fn run(a: &Args, cmd: clap::Command) -> anyhow::Result<ExitCode> {
     let Some(dir) = &a.dir else {
         let mut out = std::io::stdout().lock();
         clap_mangen::Man::new(cmd).render(&mut out)?;

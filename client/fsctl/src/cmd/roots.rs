@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use fsindex_proto::v1 as pb;
 
-use crate::Global;
 use crate::cmd::status::{root_json, state_name};
+use crate::global::Global;
 use crate::output::{absolute, count, lossy, path_bytes};
 
 #[derive(Debug, clap::Args)]

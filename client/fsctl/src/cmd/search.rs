@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use fsindex_proto::v1 as pb;
 use serde_json::json;
 
-use crate::Global;
+use crate::global::Global;
 use crate::output::{lossy, rfc3339, text, type_name};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use fsindex_proto::v1 as pb;
 use serde_json::{Value, json};
 
-use crate::Global;
+use crate::global::Global;
 use crate::output::{count, lossy, path_bytes, path_or_cwd, rfc3339, size, type_name};
 
 #[derive(Debug, clap::Args)]

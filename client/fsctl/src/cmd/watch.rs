@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use fsindex_proto::v1 as pb;
 use serde_json::json;
 
-use crate::Global;
+use crate::global::Global;
 use crate::output::{lossy, optional_path, type_name};
 
 #[derive(Debug, clap::Args)]

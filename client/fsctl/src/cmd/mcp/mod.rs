@@ -27,7 +27,7 @@ use anyhow::{Context, bail};
 use fsindex_proto::v1 as pb;
 use rmcp::ServiceExt;
 
-use crate::Global;
+use crate::global::Global;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -22,7 +22,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
-use crate::Global;
+use crate::global::Global;
 
 /// Root prefix for unit files; the service manager is left alone.
 pub const ROOT_ENV: &str = "FSINDEX_SERVICE_ROOT";

@@ -1,15 +1,20 @@
-//! Test harness: temp trees, an isolated daemon instance per test, and
-//! walk-based oracles. Everything runs the real binaries over a real socket.
+//! The daemon instance under test and the commands run against it: who
+//! runs them ([`Runner`]), an isolated [`Instance`] with its own
+//! FSINDEX_HOME and socket, a running `fsctl watch` ([`Watch`]), and the
+//! waits and reads that go through `fsctl` or gRPC.
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+use super::text;
+use super::trees::{make_unreadable, odd_tree};
 
 /// Directory holding the built binaries (target/debug).
 pub fn bin_dir() -> PathBuf {
@@ -247,7 +252,6 @@ impl Instance {
         })
     }
 
-    /// The running daemon's process id.
     /// Everything the daemon logged so far.
     pub fn log(&self) -> String {
         let mut all = String::new();
@@ -261,6 +265,7 @@ impl Instance {
         all
     }
 
+    /// The running daemon's process id.
     pub fn daemon_pid(&self) -> Option<u32> {
         self.daemon.as_ref().map(|c| c.id())
     }
@@ -391,174 +396,6 @@ impl Drop for Instance {
     }
 }
 
-/// Builds the awkward tree every capability is tested on. Returns the path
-/// of the folder that is made unreadable (callers chmod it last, after any
-/// chown).
-pub fn odd_tree(root: &Path) -> PathBuf {
-    let w = |p: &str, content: &[u8]| write_file(root, p, content);
-    w("Taxes/2025/w2.pdf", b"wages");
-    w("Taxes/2024/w2.pdf", b"old wages");
-    w("2025_tax_return.pdf", &[7u8; 5000]);
-    w("My Documents/tax return 2025.pdf", b"spaces in names");
-    w("My Documents/notes.txt", b"plain");
-    w("Café/menu.txt", b"composed");
-    w("Cafe\u{301} Noir/menu.txt", b"decomposed");
-    w("ärger/ÄRGER.txt", b"umlaut");
-    w("Straße.md", b"sharp s");
-    w(".hidden/secret.txt", b"hidden");
-    w(".bashrc", b"export X=1");
-    w("src/main.rs", b"fn main() {}");
-    w("src/lib.rs", &vec![b'x'; 70_000]);
-    w("empty.txt", b"");
-    std::fs::create_dir_all(root.join("empty folder")).unwrap();
-    // Not UTF-8.
-    let bad = root.join(OsStr::from_bytes(b"bad\xffname.txt"));
-    std::fs::write(&bad, b"latin-1 name").unwrap();
-    // Deep nesting.
-    let mut deep = root.join("deep");
-    for i in 0..40 {
-        deep = deep.join(format!("level{i}"));
-    }
-    std::fs::create_dir_all(&deep).unwrap();
-    std::fs::write(deep.join("bottom.txt"), b"deep").unwrap();
-    // Symlinks: dangling, a loop, one to a folder (never followed).
-    symlink("does-not-exist", root.join("dangling")).unwrap();
-    symlink("loop", root.join("loop")).unwrap();
-    symlink("..", root.join("src/up")).unwrap();
-    // Hard links: both inside; one with its twin in another folder.
-    w("links/a/original.bin", &vec![1u8; 20_000]);
-    std::fs::hard_link(
-        root.join("links/a/original.bin"),
-        root.join("links/b-twin.bin"),
-    )
-    .unwrap();
-    std::fs::hard_link(
-        root.join("links/a/original.bin"),
-        root.join("links/a/same-dir-twin.bin"),
-    )
-    .unwrap();
-    // A sparse file: 8 MiB apparent, almost nothing allocated.
-    let f = std::fs::File::create(root.join("sparse.img")).unwrap();
-    f.set_len(8 << 20).unwrap();
-    // A fifo (kind "other").
-    assert!(
-        Command::new("mkfifo")
-            .arg(root.join("pipe"))
-            .status()
-            .unwrap()
-            .success()
-    );
-    // A folder that will be unreadable.
-    w("locked/inside.txt", b"cannot see me");
-    w("locked/sub/deeper.txt", b"nor me");
-    root.join("locked")
-}
-
-/// A wide tree of `dirs` x `files` empty files, for scans that take a while.
-pub fn wide_tree(root: &Path, dirs: usize, files: usize) {
-    for d in 0..dirs {
-        let dir = root.join(format!("d{d:04}")).join("inner");
-        std::fs::create_dir_all(&dir).unwrap();
-        for f in 0..files {
-            std::fs::File::create(dir.join(format!("file-{d}-{f}.txt"))).unwrap();
-        }
-    }
-}
-
-pub fn make_unreadable(p: &Path) {
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o000)).unwrap();
-}
-
-/// Every path under `root` as `find` sees it when run by `runner`
-/// (independent of fsindex's walker), root excluded.
-pub fn find_oracle(runner: &Runner, root: &Path) -> BTreeSet<Vec<u8>> {
-    let out = runner
-        .command("find")
-        .arg(root)
-        .arg("-mindepth")
-        .arg("1")
-        .arg("-print0")
-        .output()
-        .unwrap();
-    out.stdout
-        .split(|&b| b == 0)
-        .filter(|s| !s.is_empty())
-        .map(<[u8]>::to_vec)
-        .collect()
-}
-
-/// The entries of `all` whose path relative to `root`, folded, contains
-/// every term (the DESIGN's search semantics, computed independently).
-pub fn search_oracle(all: &BTreeSet<Vec<u8>>, root: &Path, terms: &[&str]) -> BTreeSet<Vec<u8>> {
-    let prefix = root.as_os_str().as_bytes().len() + 1;
-    let terms: Vec<String> = terms.iter().map(|t| fold(t)).collect();
-    all.iter()
-        .filter(|p| {
-            let rel = fold(&String::from_utf8_lossy(&p[prefix..]));
-            terms.iter().all(|t| rel.contains(t.as_str()))
-        })
-        .cloned()
-        .collect()
-}
-
-/// `s` in NFC with full case folding: how search compares names and terms.
-pub fn fold(s: &str) -> String {
-    use unicode_normalization::UnicodeNormalization;
-    let nfc: String = s.nfc().collect();
-    caseless::default_case_fold_str(&nfc).nfc().collect()
-}
-
-/// `du -s -B1` and `du -s -b` of `path`, as `runner` (GNU du is the oracle).
-pub fn gnu_du(runner: &Runner, path: &Path) -> (u64, u64) {
-    let get = |flag: &str| {
-        let out = runner
-            .command("du")
-            .arg("-s")
-            .arg(flag)
-            .arg(path)
-            .output()
-            .unwrap();
-        let s = String::from_utf8_lossy(&out.stdout);
-        s.split_whitespace()
-            .next()
-            .unwrap_or_else(|| panic!("du {flag} {}: no output", path.display()))
-            .parse::<u64>()
-            .unwrap()
-    };
-    (get("-B1"), get("-b"))
-}
-
-/// The JSON objects of a `--json` command that prints one per line.
-pub fn json_lines(out: &Output) -> Vec<Value> {
-    out.stdout
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect()
-}
-
-/// Polls `done` every 50 ms until it holds; fails with `what` after
-/// `limit` (no sleeps on a guess).
-pub fn eventually(limit: Duration, what: &str, done: impl FnMut() -> bool) {
-    assert!(poll_until(limit, done), "{what}");
-}
-
-/// Polls `done` every 50 ms until it holds or `limit` has passed, and says
-/// whether it held. For waits whose failure is reported afterwards, with
-/// what the caller last saw (see [`eventually`] for a plain failure).
-pub fn poll_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if done() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// Asserts that `fsctl verify` finds the index equal to the disk, showing
 /// its differences otherwise.
 pub fn verify_clean(inst: &Instance) {
@@ -581,54 +418,6 @@ pub fn sync(inst: &Instance) {
         "fsctl search --sync failed: {}",
         text(&out)
     );
-}
-
-/// Every folder and every other entry under `root` as the test's own walk
-/// sees them now (links not followed; `root` is the first folder).
-pub fn listing(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let mut dirs = vec![root.to_owned()];
-    let mut others = Vec::new();
-    let mut i = 0;
-    while i < dirs.len() {
-        if let Ok(rd) = std::fs::read_dir(&dirs[i]) {
-            for e in rd.flatten() {
-                match e.file_type() {
-                    Ok(t) if t.is_dir() => dirs.push(e.path()),
-                    Ok(_) => others.push(e.path()),
-                    Err(_) => {}
-                }
-            }
-        }
-        i += 1;
-    }
-    (dirs, others)
-}
-
-/// A small, seeded generator (xorshift64*), so that a failing random test
-/// replays from its seed.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Below `n` (0 when `n` is 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    pub fn pick<'a, T>(&mut self, v: &'a [T]) -> Option<&'a T> {
-        (!v.is_empty()).then(|| &v[self.below(v.len())])
-    }
-}
-
-/// Writes `content` to `rel` under `root`, making folders as needed.
-pub fn write_file(root: &Path, rel: impl AsRef<Path>, content: &[u8]) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, content).unwrap();
 }
 
 /// A running `fsctl watch --json` (or any command printing one JSON
@@ -708,26 +497,6 @@ impl Drop for Watch {
     }
 }
 
-/// A command's stdout and stderr, for assertion messages and greps.
-pub fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-pub fn lossy(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Shows set differences readably.
-pub fn diff(expected: &BTreeSet<Vec<u8>>, got: &BTreeSet<Vec<u8>>) -> String {
-    let missing: Vec<String> = expected.difference(got).map(|p| lossy(p)).collect();
-    let extra: Vec<String> = got.difference(expected).map(|p| lossy(p)).collect();
-    format!("missing {missing:#?}\nextra {extra:#?}")
-}
-
 /// A started instance indexing a fresh [`odd_tree`].
 pub struct OddSetup {
     /// Holds the temp dir until the test ends.
@@ -785,64 +554,6 @@ pub fn indexed_rel(inst: &Instance, root: &Path) -> BTreeSet<Vec<u8>> {
         .collect()
 }
 
-/// The first `n` paths missing from `got` and the first `n` extra in it,
-/// one per line, quoted so that newlines and odd bytes stay visible.
-pub fn diff_first(expected: &BTreeSet<Vec<u8>>, got: &BTreeSet<Vec<u8>>, n: usize) -> String {
-    let show = |set: Vec<&Vec<u8>>| -> String {
-        let total = set.len();
-        let mut s: String = set
-            .iter()
-            .take(n)
-            .map(|p| {
-                let shown = lossy(p);
-                let shown = if shown.len() > 160 {
-                    format!(
-                        "{}…{} ({} bytes)",
-                        &shown[..shown.floor_char_boundary(60)],
-                        &shown[shown.ceil_char_boundary(shown.len() - 80)..],
-                        p.len()
-                    )
-                } else {
-                    shown
-                };
-                format!("    {shown:?}\n")
-            })
-            .collect();
-        if total > n {
-            s.push_str(&format!("    … and {} more\n", total - n));
-        }
-        s
-    };
-    let missing: Vec<&Vec<u8>> = expected.difference(got).collect();
-    let extra: Vec<&Vec<u8>> = got.difference(expected).collect();
-    format!(
-        "  {} missing from the index:\n{}  {} in the index but not on disk:\n{}",
-        missing.len(),
-        show(missing),
-        extra.len(),
-        show(extra)
-    )
-}
-
-/// Runs a shell script in `dir` and fails with its output if it fails.
-pub fn sh(dir: &Path, script: &str) -> Output {
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run sh");
-    assert!(
-        out.status.success(),
-        "`{script}` in {} failed ({}): {}",
-        dir.display(),
-        out.status,
-        text(&out)
-    );
-    out
-}
-
 /// One gRPC call against the instance's socket, on a runtime of its own
 /// (paths travel as bytes, so names that are not UTF-8 stay exact).
 pub fn grpc<T>(inst: &Instance, call: impl AsyncFnOnce(&mut fsindex_client::Client) -> T) -> T {
@@ -868,18 +579,4 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// Writes `rel` under `root` (folders made as needed) with `content`, and
-/// sets its modification time.
-pub fn write_at(root: &Path, rel: &str, content: &[u8], mtime: std::time::SystemTime) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(&p, content).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&p)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
 }

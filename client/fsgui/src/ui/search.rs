@@ -1,0 +1,339 @@
+//! The search view: the keyboard (the query box keeps the focus while the
+//! selection moves), the query box with its feedback and saved searches,
+//! and the results table, drawn only where visible.
+
+use egui::text::{CCursorRange, LayoutJob};
+use egui::{Align, FontId, Key, Label, Layout, Modifiers, RichText, Sense, Stroke, TextFormat, Ui};
+use egui_extras::{Column, TableBuilder};
+
+use super::{count, icon, size, when};
+use crate::app::{Action, App, View};
+use crate::backend::SortKey;
+
+/// Height of a results row.
+pub const ROW_HEIGHT: f32 = 20.0;
+/// The query box's id (Ctrl+L focuses it).
+pub fn query_id() -> egui::Id {
+    egui::Id::unique("fsgui-query")
+}
+
+impl App {
+    /// Keyboard: arrows, Page Up/Down, Enter, Esc, Ctrl+L. Consumed before
+    /// the query box sees them, so the box keeps the focus while the
+    /// selection moves (as in Everything).
+    pub(super) fn keys(&mut self, ctx: &egui::Context) {
+        let ctrl_l = ctx.input_mut(|i| i.consume_key(Modifiers::COMMAND, Key::L));
+        if ctrl_l {
+            self.show(View::Search);
+            self.focus_query = true;
+            self.select_query = true;
+            return;
+        }
+        if self.view != View::Search || ctx.any_popup_open() {
+            return;
+        }
+        let page = self.search.page_rows();
+        let (down, up, pg_down, pg_up, enter, esc) = ctx.input_mut(|i| {
+            (
+                i.consume_key(Modifiers::NONE, Key::ArrowDown),
+                i.consume_key(Modifiers::NONE, Key::ArrowUp),
+                i.consume_key(Modifiers::NONE, Key::PageDown),
+                i.consume_key(Modifiers::NONE, Key::PageUp),
+                i.consume_key(Modifiers::NONE, Key::Enter),
+                i.consume_key(Modifiers::NONE, Key::Escape),
+            )
+        });
+        let delta =
+            i64::from(down) - i64::from(up) + page * (i64::from(pg_down) - i64::from(pg_up));
+        if delta != 0 {
+            self.search.move_cursor(delta);
+        }
+        if enter {
+            let paths = self.search.selected_paths();
+            if paths.is_empty() {
+                self.remember_query();
+            } else {
+                self.act(ctx, Action::Open, paths);
+            }
+        }
+        if esc {
+            if self.search.query.is_empty() {
+                self.search.selection.clear();
+                self.search.cursor = None;
+            } else {
+                self.type_query("");
+            }
+            self.focus_query = true;
+        }
+    }
+
+    pub(super) fn query_row(&mut self, ui: &mut Ui) {
+        ui.horizontal(|ui| {
+            let label = ui.label("Search");
+            let width = (ui.available_width() - 80.0).max(100.0);
+            let edit = egui::TextEdit::singleline(&mut self.search.query)
+                .id(query_id())
+                .hint_text("tax 2025   ext:pdf size:>1mb   kind:image dm:thisyear   !draft   a|b")
+                .desired_width(width);
+            let response = ui.add(edit).labelled_by(label.id);
+            if response.changed() {
+                let q = self.search.query.clone();
+                self.type_query(&q);
+            }
+            if std::mem::take(&mut self.focus_query) {
+                response.request_focus();
+            }
+            if std::mem::take(&mut self.select_query)
+                && let Some(mut state) = egui::TextEdit::load_state(ui.ctx(), query_id())
+            {
+                state
+                    .cursor
+                    .set_char_range(Some(CCursorRange::select_all_str(&self.search.query)));
+                state.store(ui.ctx(), query_id());
+            }
+            let saved = self.settings.is_saved(&self.search.query);
+            if ui
+                .button(if saved { "★" } else { "☆" })
+                .on_hover_text(if saved {
+                    "Remove from the saved searches"
+                } else {
+                    "Save this search"
+                })
+                .clicked()
+            {
+                self.toggle_saved();
+            }
+            let mut chosen = None;
+            ui.menu_button("🕘", |ui| {
+                ui.label(RichText::new("Saved searches").strong());
+                if self.settings.saved.is_empty() {
+                    ui.weak("none yet: ☆ saves the query");
+                }
+                for q in &self.settings.saved {
+                    if ui.button(q).clicked() {
+                        chosen = Some(q.clone());
+                    }
+                }
+                ui.separator();
+                ui.label(RichText::new("Recent").strong());
+                for q in self.settings.history.iter().take(20) {
+                    if ui.button(q).clicked() {
+                        chosen = Some(q.clone());
+                    }
+                }
+            })
+            .response
+            .on_hover_text("Saved searches and history");
+            if let Some(q) = chosen {
+                self.type_query(&q);
+                self.focus_query = true;
+            }
+        });
+        self.query_feedback(ui);
+    }
+
+    /// The match count and the daemon's time, or the malformed query.
+    fn query_feedback(&mut self, ui: &mut Ui) {
+        let error_color = ui.visuals().error_fg_color;
+        if let Some(e) = &self.search.error {
+            ui.horizontal_wrapped(|ui| {
+                if let Some(bad) = e.bad.clone() {
+                    let mut job = LayoutJob::default();
+                    let normal = TextFormat {
+                        color: ui.visuals().text_color(),
+                        font_id: FontId::monospace(13.0),
+                        ..TextFormat::default()
+                    };
+                    let marked = TextFormat {
+                        color: error_color,
+                        underline: Stroke::new(2.0, error_color),
+                        background: error_color.gamma_multiply(0.15),
+                        ..normal.clone()
+                    };
+                    job.append(&e.query[..bad.start], 0.0, normal.clone());
+                    job.append(&e.query[bad.clone()], 0.0, marked);
+                    job.append(&e.query[bad.end..], 0.0, normal);
+                    ui.label(job);
+                }
+                ui.colored_label(error_color, format!("⚠ {}", e.message));
+            });
+            return;
+        }
+        let r = &self.search.results;
+        ui.horizontal(|ui| {
+            if r.params.query.is_empty() {
+                ui.weak("Type to search every indexed name; results update as you type.");
+            } else {
+                let matches = match r.total {
+                    1 => "1 match".to_owned(),
+                    n => format!("{} matches", count(n)),
+                };
+                ui.label(matches);
+                ui.weak(format!(
+                    "in {:.1} ms (daemon)",
+                    r.elapsed_us as f64 / 1000.0
+                ));
+            }
+            if self.search.busy() {
+                ui.spinner();
+            }
+        });
+    }
+
+    pub(super) fn results_table(&mut self, ui: &mut Ui) {
+        ui.style_mut().interaction.selectable_labels = false;
+        let total = self.search.results.total;
+        let mut drawn: Option<(u64, u64)> = None;
+        let mut click: Option<(u64, bool)> = None;
+        let mut open: Option<u64> = None;
+        let mut menu: Option<(u64, Action)> = None;
+        let mut sort_click: Option<SortKey> = None;
+        let (sort, reverse) = (
+            self.search.results.params.sort,
+            self.search.results.params.reverse,
+        );
+        let mut table = TableBuilder::new(ui)
+            .id_salt(("fsgui-results", self.search.results.epoch))
+            .striped(true)
+            .sense(Sense::click())
+            .cell_layout(Layout::left_to_right(Align::Center))
+            .column(
+                Column::initial(280.0)
+                    .at_least(80.0)
+                    .resizable(true)
+                    .clip(true),
+            )
+            .column(Column::remainder().at_least(80.0).clip(true))
+            .column(Column::initial(90.0).at_least(50.0).resizable(true))
+            .column(Column::initial(130.0).at_least(60.0))
+            .min_scrolled_height(0.0)
+            .auto_shrink([false, false]);
+        if std::mem::take(&mut self.search.scroll_to_cursor)
+            && let Some(c) = self.search.cursor
+        {
+            table = table.scroll_to_row(c as usize, None);
+        }
+        if let Some(y) = self.search.scroll_offset.take() {
+            table = table.vertical_scroll_offset(y);
+        }
+        let results = &self.search.results;
+        let search = &self.search;
+        table
+            .header(22.0, |mut header| {
+                for (title, key) in [
+                    ("Name", SortKey::Name),
+                    ("Folder", SortKey::Path),
+                    ("Size", SortKey::Size),
+                    ("Modified", SortKey::Mtime),
+                ] {
+                    header.col(|ui| {
+                        let text = if sort == key {
+                            format!("{title} {}", if reverse { "⬆" } else { "⬇" })
+                        } else {
+                            title.to_owned()
+                        };
+                        let b = egui::Button::new(RichText::new(text).strong()).frame(false);
+                        if ui.add(b).on_hover_text("Sort (again: reverse)").clicked() {
+                            sort_click = Some(key);
+                        }
+                    });
+                }
+            })
+            .body(|body| {
+                body.rows(ROW_HEIGHT, total as usize, |mut row| {
+                    let i = row.index() as u64;
+                    drawn = Some(drawn.map_or((i, i), |(a, b)| (a.min(i), b.max(i))));
+                    let Some(r) = results.row(i) else {
+                        row.col(|ui| {
+                            ui.weak("…");
+                        });
+                        for _ in 0..3 {
+                            row.col(|_| {});
+                        }
+                        return;
+                    };
+                    row.set_selected(search.is_selected(r) || search.cursor == Some(i));
+                    row.col(|ui| {
+                        ui.label(icon(r.kind));
+                        ui.add(Label::new(&r.name).truncate());
+                        if r.sensitive {
+                            ui.label("⚠").on_hover_text("matches a sensitive pattern");
+                        }
+                    });
+                    row.col(|ui| {
+                        ui.add(Label::new(RichText::new(&r.folder).weak()).truncate());
+                    });
+                    row.col(|ui| {
+                        ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+                            if !r.kind.is_folder() {
+                                ui.label(size(r.size));
+                            }
+                        });
+                    });
+                    row.col(|ui| {
+                        ui.label(when(r.mtime_ns));
+                    });
+                    let response = row.response();
+                    if response.double_clicked() {
+                        open = Some(i);
+                    } else if response.clicked() {
+                        let ctrl = response.ctx.input(|inp| inp.modifiers.command);
+                        click = Some((i, ctrl));
+                    }
+                    response.context_menu(|ui| {
+                        for (label, action) in [
+                            ("Open", Action::Open),
+                            ("Reveal in file manager", Action::Reveal),
+                            ("Copy path", Action::CopyPath),
+                            ("Copy name", Action::CopyName),
+                            ("Copy selected as a file list", Action::CopyList),
+                        ] {
+                            if ui.button(label).clicked() {
+                                menu = Some((i, action));
+                                ui.close();
+                            }
+                        }
+                    });
+                });
+            });
+        let ctx = ui.ctx().clone();
+        if let Some((i, ctrl)) = click {
+            self.search.click(i, ctrl);
+        }
+        if let Some(i) = open {
+            self.search.click(i, false);
+            let paths = self.search.selected_paths();
+            self.act(&ctx, Action::Open, paths);
+        }
+        if let Some((i, action)) = menu {
+            if !self
+                .search
+                .selection
+                .iter()
+                .any(|p| self.search.results.row(i).is_some_and(|r| r.path == *p))
+            {
+                self.search.click(i, false);
+            }
+            let paths = match action {
+                Action::CopyList => self.search.selected_paths(),
+                _ => self
+                    .search
+                    .results
+                    .row(i)
+                    .map(|r| vec![r.path.clone()])
+                    .unwrap_or_default(),
+            };
+            self.act(&ctx, action, paths);
+        }
+        if let Some(key) = sort_click {
+            let reverse = self.search.sort == key && !self.search.reverse;
+            let r = self.search.set_sort(key, reverse);
+            self.send(r);
+        }
+        let r = self.search.visible_rows(drawn);
+        self.send(r);
+        if drawn.is_some_and(|(a, _)| self.search.results.row(a).is_some()) || total == 0 {
+            self.search.painted();
+        }
+    }
+}
