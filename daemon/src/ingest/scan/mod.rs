@@ -99,8 +99,9 @@ pub struct Outcome {
 }
 
 /// An entry the index already has under the folder being reconciled: its
-/// row as the store reads it (a child's `name` is left empty, since the
-/// folder's children come back keyed by name).
+/// row as the store reads it. Among a folder's children, as
+/// [`scan_reads::children`](crate::store::scan_reads::children) returns
+/// them, the name is the key and the row's own `name` is empty.
 pub(in crate::ingest) type Known = EntryRow;
 
 /// A folder that held several hundred entries, going by its own size
