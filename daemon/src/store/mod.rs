@@ -20,6 +20,7 @@ use crate::{Critical, Error};
 pub mod content;
 pub mod entries;
 pub mod lookup;
+pub mod scan_reads;
 pub use lookup::{RootRow, resolve, root_of, roots};
 
 /// Migrations, applied in order; each runs once, in one transaction, and is

@@ -1,0 +1,549 @@
+//! The walk: a pool of threads takes folders from a shared stack (depth
+//! first, so few handles stay open), opens each relative to its parent's
+//! handle, lists it, `lstat`s its children, compares them with the rows the
+//! index has, and hands the differences to the [`Sink`] folder by folder.
+//! Scan and verify share it.
+
+use crate::LockOk;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use rusqlite::Connection;
+
+use super::{
+    Found, Hidden, Known, Links, Progress, ScanTarget, Sink, is_wide_dir, name_bytes,
+    row_from_stat, unchanged,
+};
+use crate::Error;
+use crate::ingest::exclude::Rules;
+use crate::ingest::watch::{WatchRef, Watcher, is_cookie};
+use crate::platform::fs::{self as pfs, DirRef, Stat};
+use crate::store::{EntryRow, FLAG_UNREADABLE, Kind, Store, Unlisted, load_row, scan_reads};
+
+/// Folders with this many entries or more have them `lstat`ed by several
+/// threads at once: a Downloads folder of 200k files is otherwise the work
+/// of one thread while the others wait.
+const WIDE_FOLDER: usize = 4096;
+
+/// `lstat` of every name in a wide folder, in order, on several threads;
+/// `None` for the daemon's own cookie files.
+fn lstat_all(dfd: DirRef<'_>, names: &pfs::Names) -> Vec<Option<std::io::Result<Stat>>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let chunk = names.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = names
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|(name, _)| {
+                            let os = pfs::os(name);
+                            (!is_cookie(os)).then(|| pfs::lstat_at(dfd, os))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// How long a walk's thread keeps one read transaction across folders.
+/// A statement outside a transaction takes and drops SQLite's shared lock
+/// and WAL snapshot on its own: about a tenth of an unchanged restart's
+/// CPU in a profile.
+pub(super) const READ_SPAN: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// A folder waiting to be listed.
+struct DirJob {
+    /// The parent's open handle (kept open until this folder is opened)
+    /// and the folder's name in it; `None` for the start folder.
+    parent: Option<(Arc<pfs::Listing>, Vec<u8>)>,
+    /// The watcher's handle on the parent folder (none for the start
+    /// folder, or when the parent is not watched).
+    parent_watch: Option<WatchRef>,
+    path: PathBuf,
+    /// The folder's own row as its parent's `lstat` saw it, and what the
+    /// index had; emitted once the folder is opened (or found unreadable).
+    row: EntryRow,
+    old: Option<Known>,
+}
+
+/// What one walk shares between its threads.
+struct Walk<'a> {
+    store: &'a Store,
+    rules: &'a Rules,
+    root_dev: u64,
+    cross: bool,
+    progress: &'a Progress,
+    cancel: &'a AtomicBool,
+    watcher: Option<&'a Arc<Watcher>>,
+    sink: &'a dyn Sink,
+    links: &'a Links,
+    /// Folders that have unlisted rows (read once: most folders have none,
+    /// and a query per folder would cost a restart dearly).
+    has_unlisted: HashSet<i64>,
+    /// Folders to list (a stack: depth first keeps few handles open), and
+    /// how many threads are busy with one.
+    queue: Mutex<(Vec<DirJob>, usize)>,
+    wake: Condvar,
+    failed: Mutex<Option<Error>>,
+    stop: AtomicBool,
+}
+
+/// The walk-and-compare shared by scan and verify; returns the start
+/// folder's entry id.
+pub(super) fn reconcile(
+    store: &Store,
+    target: &ScanTarget,
+    progress: &Progress,
+    cancel: &AtomicBool,
+    watcher: Option<&Arc<Watcher>>,
+    sink: &dyn Sink,
+    links: &Links,
+) -> Result<i64, Error> {
+    let conn = store.open_reader()?;
+    let start_stat = pfs::lstat(&target.start)?;
+    if !start_stat.is_dir() {
+        return Err(Error::InvalidArgument(format!(
+            "{} is not a folder",
+            target.start.display()
+        )));
+    }
+    let name = match (target.is_root, target.start.file_name()) {
+        (true, _) | (false, None) => name_bytes(target.start.as_os_str()),
+        (false, Some(n)) => name_bytes(n),
+    };
+    let (id, parent_id, old) = match target.start_id {
+        Some(id) => {
+            let parent_id = if target.is_root {
+                None
+            } else {
+                scan_reads::parent_of(&conn, id)?
+            };
+            (id, parent_id, load_row(&conn, id)?)
+        }
+        None => (sink.new_id(), None, None),
+    };
+    let has_unlisted = scan_reads::folders_with_unlisted(&conn)?;
+    drop(conn);
+    let walk = Walk {
+        has_unlisted,
+        store,
+        rules: &target.rules,
+        root_dev: start_stat.dev,
+        cross: target.cross_filesystems,
+        progress,
+        cancel,
+        watcher,
+        sink,
+        links,
+        queue: Mutex::new((
+            vec![DirJob {
+                parent: None,
+                parent_watch: None,
+                path: target.start.clone(),
+                row: row_from_stat(id, parent_id, name, &start_stat),
+                old,
+            }],
+            0,
+        )),
+        wake: Condvar::new(),
+        failed: Mutex::new(None),
+        stop: AtomicBool::new(false),
+    };
+    // Threads of this walk's own, started from the calling thread, so
+    // they inherit its priority (the scanner runs at nice 19 and idle I/O;
+    // `fsctl verify` walks at the caller's).
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| walk.work());
+        }
+    });
+    if let Some(e) = walk.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    Ok(id)
+}
+
+/// One walk thread's read transaction, held for up to [`READ_SPAN`]
+/// across folders when the sink allows it.
+struct Reading<'c> {
+    conn: &'c Connection,
+    held: bool,
+    since: Option<std::time::Instant>,
+}
+
+impl<'c> Reading<'c> {
+    fn new(conn: &'c Connection, held: bool) -> Self {
+        Reading {
+            conn,
+            held,
+            since: None,
+        }
+    }
+
+    /// Before a folder: opens a transaction, or renews one held too long.
+    fn begin(&mut self) -> Result<(), Error> {
+        if !self.held {
+            return Ok(());
+        }
+        if self.since.is_some_and(|t| t.elapsed() >= READ_SPAN) {
+            self.end();
+        }
+        if self.since.is_none() {
+            self.conn.execute_batch("BEGIN")?;
+            self.since = Some(std::time::Instant::now());
+        }
+        Ok(())
+    }
+
+    fn end(&mut self) {
+        if self.since.take().is_some() {
+            // Read-only: a failed end loses nothing, and the transaction
+            // is rolled back when the connection closes.
+            let _ = self.conn.execute_batch("COMMIT");
+        }
+    }
+}
+
+impl Drop for Reading<'_> {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+impl Walk<'_> {
+    /// One thread of the walk: takes folders until none is left.
+    fn work(&self) {
+        let conn = match self.store.open_reader() {
+            Ok(c) => c,
+            Err(e) => return self.fail(e),
+        };
+        let mut reading = Reading::new(&conn, self.sink.reads_may_lag());
+        loop {
+            let job = {
+                let mut q = self.queue.lock_ok();
+                loop {
+                    if self.stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    if let Some(job) = q.0.pop() {
+                        q.1 += 1;
+                        break job;
+                    }
+                    // Not held while this thread waits.
+                    reading.end();
+                    if q.1 == 0 {
+                        self.wake.notify_all();
+                        return;
+                    }
+                    q = self.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            let result = if self.cancel.load(Ordering::Relaxed) {
+                Err(Error::Cancelled)
+            } else {
+                reading.begin().and_then(|()| self.folder(&conn, job))
+            };
+            let mut q = self.queue.lock_ok();
+            q.1 -= 1;
+            match result {
+                Ok(children) => {
+                    q.0.extend(children);
+                }
+                Err(e) => {
+                    drop(q);
+                    self.fail(e);
+                    return;
+                }
+            }
+            self.wake.notify_all();
+        }
+    }
+
+    fn fail(&self, e: Error) {
+        let mut f = self.failed.lock_ok();
+        if f.is_none() {
+            *f = Some(e);
+        }
+        self.stop.store(true, Ordering::Relaxed);
+        self.wake.notify_all();
+    }
+
+    fn path_if(&self, dir: &Path, name: &[u8]) -> PathBuf {
+        if self.sink.wants_paths() {
+            dir.join(pfs::os(name))
+        } else {
+            PathBuf::new()
+        }
+    }
+
+    fn own_path(&self, path: &Path) -> PathBuf {
+        if self.sink.wants_paths() {
+            path.to_owned()
+        } else {
+            PathBuf::new()
+        }
+    }
+
+    /// Lists one folder, reconciles its children, and returns its
+    /// subfolders to walk.
+    fn folder(&self, conn: &Connection, job: DirJob) -> Result<Vec<DirJob>, Error> {
+        let DirJob {
+            parent,
+            parent_watch,
+            path,
+            mut row,
+            old,
+        } = job;
+        let mut found = Vec::new();
+        let opened = match &parent {
+            Some((pdir, name)) => {
+                pfs::listing_fd(pdir).and_then(|pfd| pfs::open_dir_at(pfd, pfs::os(name)))
+            }
+            None => {
+                self.progress.scanned.fetch_add(1, Ordering::Relaxed);
+                pfs::open_dir(&path)
+            }
+        };
+        drop(parent);
+        let mut watch = None;
+        let listing = match opened {
+            Ok(fd) => {
+                // Watched before it is looked at: whatever changes after
+                // this produces an event, whatever before is in the fstat
+                // and the listing that follow.
+                if let Some(w) = self.watcher {
+                    watch = w.watch_dir_fd(&path, pfs::dir_ref(&fd), parent_watch);
+                }
+                if let Ok(s) = pfs::fstat(pfs::dir_ref(&fd))
+                    && s.ino == row.ino
+                {
+                    row.size = s.size;
+                    row.blocks = s.blocks;
+                    row.mtime_ns = s.mtime_ns;
+                    row.nlink = s.nlink;
+                    row.mode = s.mode;
+                }
+                pfs::list(fd)
+            }
+            Err(e) => Err(e),
+        };
+        let (names, dir) = match listing {
+            Ok(l) => l,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || pfs::is_replaced(&e) => {
+                // Gone (or replaced) since its parent saw it: the event for
+                // that follows; the index forgets what it had.
+                tracing::debug!("scan: {} vanished during the scan", path.display());
+                if let Some(k) = old {
+                    self.links.note_subtree(conn, k.id)?;
+                    found.push(Found::Delete(k, self.own_path(&path)));
+                }
+                self.sink.emit(found)?;
+                return Ok(Vec::new());
+            }
+            Err(e) => {
+                row.flags |= FLAG_UNREADABLE;
+                self.progress.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("scan: cannot read folder {}: {e}", path.display());
+                // What it held can no longer be known.
+                let known = match &old {
+                    Some(k) => scan_reads::children(conn, k.id, is_wide_dir(k))?,
+                    None => HashMap::new(),
+                };
+                self.emit_row(&mut found, row.clone(), old.as_ref(), self.own_path(&path));
+                for (name, k) in known {
+                    if k.kind == Kind::Dir {
+                        self.links.note_subtree(conn, k.id)?;
+                    }
+                    self.links.note(None, Some(&k));
+                    found.push(Found::Delete(k, self.path_if(&path, &name)));
+                }
+                if old.is_some() {
+                    self.unlisted(conn, &mut found, row.id, Vec::new())?;
+                }
+                self.sink.emit(found)?;
+                return Ok(Vec::new());
+            }
+        };
+        let id = row.id;
+        let existing = old.is_some();
+        let wide = old.as_ref().is_some_and(is_wide_dir);
+        self.emit_row(&mut found, row, old.as_ref(), self.own_path(&path));
+        let dfd = pfs::listing_fd(&dir)?;
+        let mut known = if existing {
+            scan_reads::children(conn, id, wide)?
+        } else {
+            HashMap::new()
+        };
+        let folder = self.rules.folder(&path);
+        let mut hidden = Hidden::default();
+        let mut subdirs = Vec::new();
+        let mut pre = if names.len() >= WIDE_FOLDER {
+            lstat_all(dfd, &names)
+        } else {
+            Vec::new()
+        };
+        for (k, (name, is_dir_hint)) in names.into_iter().enumerate() {
+            let os = pfs::os(&name);
+            if is_cookie(os) {
+                continue;
+            }
+            self.progress.scanned.fetch_add(1, Ordering::Relaxed);
+            // Taken already, for a wide folder.
+            let mut pre = pre.get_mut(k).and_then(Option::take);
+            // The listing usually says whether it is a folder; when it
+            // does not, lstat first.
+            let mut stat = None;
+            let is_dir = match is_dir_hint {
+                Some(d) => d,
+                None => match pre.take().unwrap_or_else(|| pfs::lstat_at(dfd, os)) {
+                    Ok(s) => {
+                        stat = Some(s);
+                        s.is_dir()
+                    }
+                    Err(_) => false,
+                },
+            };
+            let verdict = folder.verdict(os, is_dir);
+            if verdict.hides() {
+                // Kept out (what the index had of it is deleted below),
+                // but its bytes are counted.
+                hidden.add_measured(dfd, &name, verdict, is_dir, self.root_dev, self.cross);
+                continue;
+            }
+            let s = match stat
+                .map_or_else(|| pre.take().unwrap_or_else(|| pfs::lstat_at(dfd, os)), Ok)
+            {
+                Ok(s) => s,
+                Err(e) => {
+                    self.progress.errors.fetch_add(1, Ordering::Relaxed);
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        tracing::debug!(
+                            "scan: {} vanished during the scan",
+                            path.join(os).display()
+                        );
+                    } else {
+                        // Cannot stat but it is there: keep what the index knows.
+                        tracing::warn!("scan: cannot stat {}: {e}", path.join(os).display());
+                        known.remove(&name);
+                    }
+                    continue;
+                }
+            };
+            if s.is_dir() && !self.cross && s.dev != self.root_dev {
+                // A mount point: leave it out (its entry, if any, is deleted).
+                continue;
+            }
+            let old = known.remove(&name);
+            let mut row = row_from_stat(0, Some(id), name, &s);
+            let old = match old {
+                Some(k) if k.kind == row.kind => {
+                    row.id = k.id;
+                    Some(k)
+                }
+                other => {
+                    if let Some(k) = other {
+                        if k.kind == Kind::Dir {
+                            self.links.note_subtree(conn, k.id)?;
+                        }
+                        self.links.note(None, Some(&k));
+                        found.push(Found::Delete(k, self.path_if(&path, &row.name)));
+                    }
+                    row.id = self.sink.new_id();
+                    None
+                }
+            };
+            if row.kind == Kind::Dir {
+                subdirs.push((row, old));
+            } else {
+                if row.nlink > 1
+                    && let Some(w) = self.watcher
+                {
+                    w.watch_linked_file(&path.join(pfs::os(&row.name)), (row.dev, row.ino), watch);
+                }
+                let p = self.path_if(&path, &row.name);
+                self.emit_row(&mut found, row, old.as_ref(), p);
+            }
+        }
+        // Whatever the index has that the listing did not show is gone.
+        for (name, k) in known {
+            if k.kind == Kind::Dir {
+                self.links.note_subtree(conn, k.id)?;
+            }
+            self.links.note(None, Some(&k));
+            found.push(Found::Delete(k, self.path_if(&path, &name)));
+        }
+        self.unlisted(conn, &mut found, id, hidden.rows())?;
+        // This folder's changes go before any of its subfolders' (the
+        // writer needs a parent's row before its children's).
+        self.sink.emit(found)?;
+        let dir = Arc::new(dir);
+        Ok(subdirs
+            .into_iter()
+            .map(|(row, old)| DirJob {
+                path: path.join(pfs::os(&row.name)),
+                parent: Some((dir.clone(), row.name.clone())),
+                parent_watch: watch,
+                row,
+                old,
+            })
+            .collect())
+    }
+
+    /// A folder's or file's own row: inserted when new, updated when it
+    /// differs from the index.
+    fn emit_row(&self, found: &mut Vec<Found>, row: EntryRow, old: Option<&Known>, path: PathBuf) {
+        match old {
+            None => {
+                self.links.note(Some(&row), None);
+                found.push(Found::Insert(row, path));
+            }
+            Some(k) if !unchanged(k, &row) => {
+                self.links.note(Some(&row), Some(k));
+                found.push(Found::Update(row, Some(k.clone()), path));
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// Records what the rules keep out of folder `dir` when it differs
+    /// from what the index has.
+    fn unlisted(
+        &self,
+        conn: &Connection,
+        found: &mut Vec<Found>,
+        dir: i64,
+        rows: Vec<Unlisted>,
+    ) -> Result<(), Error> {
+        if rows.is_empty() && !self.has_unlisted.contains(&dir) {
+            return Ok(());
+        }
+        let before = crate::store::unlisted_of(conn, dir)?;
+        if !same_unlisted(&before, &rows) {
+            found.push(Found::Unlisted(dir, rows));
+        }
+        Ok(())
+    }
+}
+
+/// Nothing to write: the same figures, and no excluded folder among them
+/// (an excluded folder's row shows when it was last measured, so each
+/// measurement is recorded; the nameless sum shows no time).
+fn same_unlisted(a: &[Unlisted], b: &[Unlisted]) -> bool {
+    a.len() == b.len()
+        && a.iter().all(|x| {
+            x.name.is_empty()
+                && b.iter()
+                    .any(|y| y.name == x.name && y.totals == x.totals && y.links == x.links)
+        })
+}
