@@ -20,9 +20,9 @@ use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 
 use rusqlite::Connection;
-use serde::{Deserialize, Serialize};
 
 use crate::Error;
+pub use crate::config::HashMode;
 use crate::platform::fs::{self as pfs, Stat};
 use crate::queries::search::Snapshot;
 use crate::store::{HashRow, Kind, Op, WriteHandle};
@@ -41,43 +41,6 @@ const PARTIAL_LEN: usize = 16;
 const BUF: usize = 256 * 1024;
 /// At most this many unreadable paths are listed (all are counted).
 const LIST_MAX: usize = 100;
-
-/// How a root's files are hashed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HashMode {
-    /// Never: `dupes` leaves the root out.
-    Off,
-    /// Computed by a `dupes` query, then cached.
-    #[default]
-    OnDemand,
-    /// Computed at low priority while the daemon is idle, then cached.
-    Background,
-}
-
-impl HashMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HashMode::Off => "off",
-            HashMode::OnDemand => "on-demand",
-            HashMode::Background => "background",
-        }
-    }
-}
-
-impl std::str::FromStr for HashMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "off" => Ok(HashMode::Off),
-            "on-demand" => Ok(HashMode::OnDemand),
-            "background" => Ok(HashMode::Background),
-            _ => Err(format!(
-                "unknown hashing mode `{s}`: use off, on-demand or background"
-            )),
-        }
-    }
-}
 
 /// Content actually read, for status and to prove the cache works.
 #[derive(Debug, Default)]
