@@ -80,10 +80,7 @@ impl Engine {
         if let Some(n) = *n {
             return Ok(n);
         }
-        let count = self
-            .store
-            .read(|c| Ok(c.query_row("SELECT COUNT(*) FROM hashes", [], |r| r.get::<_, i64>(0))?))?
-            as u64;
+        let count = self.store.read(crate::store::hashes::count)?;
         *n = Some(count);
         Ok(count)
     }

@@ -558,18 +558,12 @@ impl Session<'_> {
 /// The figures of what folder `id` holds, without its own entry; none
 /// when the index no longer has it.
 fn inside(conn: &Connection, id: i64, path: &[u8]) -> Result<Option<Usage>, Error> {
-    use rusqlite::OptionalExtension;
-    let Some((size, blocks)): Option<(i64, i64)> = conn
-        .query_row("SELECT size, blocks FROM entries WHERE id=?1", [id], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .optional()?
-    else {
+    let Some(row) = crate::store::entries::load_row(conn, id)? else {
         return Ok(None);
     };
     let mut u = crate::queries::du::disk_usage(conn, id, path.to_vec(), 1, false)?.total;
-    u.bytes = u.bytes.saturating_sub(blocks as u64 * 512);
-    u.apparent = u.apparent.saturating_sub(size as u64);
+    u.bytes = u.bytes.saturating_sub(row.blocks * 512);
+    u.apparent = u.apparent.saturating_sub(row.size);
     u.dirs = u.dirs.saturating_sub(1);
     Ok(Some(u))
 }

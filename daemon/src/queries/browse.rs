@@ -9,7 +9,7 @@ use rusqlite::Connection;
 use crate::Error;
 use crate::queries::du::{self, Usage};
 use crate::queries::query::{KindClass, kind_of};
-use crate::store::{EntryRow, Kind, row_from_sql};
+use crate::store::{EntryRow, Kind, entries};
 
 /// One entry in detail.
 #[derive(Clone, Debug, Default)]
@@ -51,17 +51,10 @@ fn kind_name(k: KindClass) -> &'static str {
     }
 }
 
-fn load(conn: &Connection, id: i64) -> Result<EntryRow, Error> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, parent_id, name, kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags FROM entries WHERE id=?1",
-    )?;
-    Ok(stmt.query_row([id], row_from_sql)?)
-}
-
 /// `path` in detail: the index's row plus what only the file can tell.
 pub fn stat(conn: &Connection, path: &Path) -> Result<Info, Error> {
     let (_, id) = crate::store::resolve(conn, path)?;
-    let row = load(conn, id)?;
+    let row = entries::row(conn, id)?;
     let mut info = describe(path, row, true);
     if info.row.as_ref().is_some_and(|r| r.kind == Kind::Dir) {
         let bytes = path.as_os_str().as_encoded_bytes().to_vec();
@@ -183,16 +176,11 @@ fn sniff_text(path: &Path, info: &mut Info) {
 /// A folder's children, as stored.
 pub fn list(conn: &Connection, path: &Path) -> Result<Vec<EntryRow>, Error> {
     let (_, id) = crate::store::resolve(conn, path)?;
-    let row = load(conn, id)?;
+    let row = entries::row(conn, id)?;
     if row.kind != Kind::Dir {
         return Ok(vec![row]);
     }
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, parent_id, name, kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags FROM entries WHERE parent_id=?1",
-    )?;
-    Ok(stmt
-        .query_map([id], row_from_sql)?
-        .collect::<Result<_, _>>()?)
+    entries::children(conn, id)
 }
 
 /// One node of a tree.

@@ -25,7 +25,8 @@ use crate::Error;
 pub use crate::config::HashMode;
 use crate::platform::fs::{self as pfs, Stat};
 use crate::queries::search::Snapshot;
-use crate::store::{HashRow, Kind, Op, WriteHandle};
+use crate::store::entries::{self, SizedFile};
+use crate::store::{HashRow, Kind, Op, WriteHandle, hashes};
 
 /// A hash taken less than this long after the file's last change (mtime or
 /// ctime) is used for the answer at hand but not trusted by later runs.
@@ -430,31 +431,18 @@ pub fn find(
     };
     // 1. Sizes shared by two or more files (one read of the table)...
     let mut per_size: HashMap<u64, u32> = HashMap::new();
-    {
-        let mut stmt = conn.prepare("SELECT size FROM entries WHERE kind = 0 AND size >= ?1")?;
-        let mut rows = stmt.query([min as i64])?;
-        while let Some(r) = rows.next()? {
-            *per_size.entry(r.get::<_, i64>(0)? as u64).or_default() += 1;
-        }
-    }
+    entries::each_file_size(conn, min, |size| *per_size.entry(size).or_default() += 1)?;
     per_size.retain(|_, n| *n > 1);
 
     mark("sizes");
     // ...then those files' metadata...
-    let mut rows: Vec<(u32, u64, u64, u64, u64, u64)> = Vec::new();
-    {
-        let mut stmt = conn.prepare(
-            "SELECT id, size, blocks, dev, ino, nlink FROM entries WHERE kind = 0 AND size >= ?1",
-        )?;
-        let mut q = stmt.query([min as i64])?;
-        while let Some(r) = q.next()? {
-            let size = r.get::<_, i64>(1)? as u64;
-            if per_size.contains_key(&size) {
-                let n = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)? as u64) };
-                rows.push((r.get(0)?, size, n(2)?, n(3)?, n(4)?, n(5)?));
-            }
-        }
-    }
+    let mut rows: Vec<SizedFile> = Vec::new();
+    entries::each_file_sized(
+        conn,
+        min,
+        |size| per_size.contains_key(&size),
+        |f| rows.push(f),
+    )?;
     drop(per_size);
 
     // ...placed under their root and the scope by the search snapshot (the
@@ -464,7 +452,15 @@ pub fn find(
     let modes: HashMap<i64, &RootMode> = roots.iter().map(|r| (r.entry_id, r)).collect();
     let mut skipped: Vec<i64> = Vec::new();
     let mut by_inode: HashMap<(u64, u64), Cand> = HashMap::new();
-    for (id, size, blocks, dev, ino, nlink) in rows {
+    for SizedFile {
+        id,
+        size,
+        blocks,
+        dev,
+        ino,
+        nlink,
+    } in rows
+    {
         // Not in the snapshot yet (committed a moment ago), or a root
         // that is a file: never a duplicate of anything here.
         if snap.entry_kind(id).is_none() || snap.entry_parent(id).is_none() {
@@ -539,25 +535,9 @@ pub fn find(
         .enumerate()
         .map(|(i, c)| ((c.dev, c.ino), i))
         .collect();
-    {
-        let mut stmt = conn.prepare(
-            "SELECT dev, ino, size, mtime_ns, ctime_ns, partial, full, hashed_ns FROM hashes",
-        )?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let key = (r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64);
-            if let Some(&i) = at.get(&key) {
-                cands[i].cached = Some(HashRow {
-                    dev: key.0,
-                    ino: key.1,
-                    size: r.get::<_, i64>(2)? as u64,
-                    mtime_ns: r.get(3)?,
-                    ctime_ns: r.get(4)?,
-                    partial: r.get(5)?,
-                    full: r.get(6)?,
-                    hashed_ns: r.get(7)?,
-                });
-            }
+    for row in hashes::cached(conn, |dev, ino| at.contains_key(&(dev, ino)))? {
+        if let Some(&i) = at.get(&(row.dev, row.ino)) {
+            cands[i].cached = Some(row);
         }
     }
     drop(at);

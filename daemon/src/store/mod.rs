@@ -9,6 +9,7 @@
 //!   writer's changes to the tree's shape;
 //! - [`entries`]: typed reads of `entries` for the rest of the daemon;
 //! - [`lookup`]: roots, and an absolute path's entry;
+//! - [`hashes`]: content hashes cached for duplicate finding;
 //! - [`content`]: the content index's tables.
 //!
 //! Every mutation goes through [`Writer`]: callers send batches of [`Op`]s
@@ -29,6 +30,7 @@ use crate::{Critical, Error};
 
 pub mod content;
 pub mod entries;
+pub mod hashes;
 pub mod lookup;
 pub mod model;
 pub mod open;

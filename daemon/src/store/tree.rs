@@ -16,7 +16,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::Error;
 
 use super::entries::load_row;
-use super::model::{Change, EntryRow, Kind, Totals, Unlisted, unpack_links};
+use super::model::{Change, EntryRow, Kind, Linked, Totals, Unlisted, unpack_links};
 
 pub fn dir_totals(conn: &Connection, id: i64) -> Result<Option<Totals>, Error> {
     let mut stmt = conn.prepare_cached(
@@ -53,6 +53,17 @@ pub fn unlisted_of(conn: &Connection, dir: i64) -> Result<Vec<Unlisted>, Error> 
             measured_at: r.get(6)?,
             links: unpack_links(&r.get::<_, Vec<u8>>(7)?),
         })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The multi-link files counted in unlisted rows, by the folder holding
+/// the row (only rows that count one).
+pub fn unlisted_links(conn: &Connection) -> Result<Vec<(i64, Vec<Linked>)>, Error> {
+    let mut stmt =
+        conn.prepare_cached("SELECT parent_id, links FROM unlisted WHERE length(links) > 0")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get::<_, i64>(0)?, unpack_links(&r.get::<_, Vec<u8>>(1)?)))
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }

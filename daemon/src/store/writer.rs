@@ -14,13 +14,13 @@ use rusqlite::{Connection, params};
 
 use crate::Error;
 
-use super::content;
 use super::entries::load_row;
 use super::model::{Change, Kind, Mirror, Op, Totals, pack_links};
 use super::tree::{
     Aggregates, delete_subtree, dir_totals, drop_root_entries, move_entry, unlisted_of,
 };
 use super::{Store, unix_now};
+use super::{content, hashes};
 
 /// Handle to the writer thread. Dropping it (or [`Writer::close`]) flushes
 /// everything sent, checkpoints the WAL and stops the thread.
@@ -320,24 +320,7 @@ fn apply_batch(
                         [root_id],
                     )?;
                 }
-                Op::PutHashes(rows) => {
-                    let mut put = tx.prepare_cached(
-                        "INSERT OR REPLACE INTO hashes (dev, ino, size, mtime_ns, ctime_ns, partial, full, hashed_ns)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    )?;
-                    for h in rows {
-                        put.execute(params![
-                            h.dev as i64,
-                            h.ino as i64,
-                            h.size as i64,
-                            h.mtime_ns,
-                            h.ctime_ns,
-                            h.partial,
-                            h.full,
-                            h.hashed_ns
-                        ])?;
-                    }
-                }
+                Op::PutHashes(rows) => hashes::put(&tx, &rows)?,
                 Op::PutContent(rows) => {
                     for row in &rows {
                         content::put(&tx, row)?;
