@@ -1,7 +1,9 @@
 //! The read side: one call per RPC, each taking the caller's view
 //! (`None`: the daemon's owner, who sees everything). The server converts
 //! requests and answers and does nothing else; what a caller may see is
-//! decided, and unit-tested, here.
+//! decided, and unit-tested, here. The queries answer from the index; what
+//! only the file system can tell (an entry's live details for `info`) is
+//! read here and added to their answers.
 
 use super::*;
 use crate::queries::access::{self, View};
@@ -12,6 +14,7 @@ use crate::queries::fsmap;
 use crate::queries::query::{Item, Query};
 use crate::queries::search::{Found, Sort};
 use crate::store::{EntryRow, Kind};
+use std::io::Read;
 
 /// A search, as the Search RPC asks it.
 #[derive(Clone, Debug)]
@@ -166,6 +169,88 @@ fn hide_tree(node: &mut browse::Node, path: Vec<u8>, closed: &[access::Closed]) 
     }
 }
 
+/// Reads at most this much of a file to detect its encoding, and counts
+/// the lines of text files up to [`MAX_LINE_COUNT`] bytes.
+const SNIFF: usize = 64 << 10;
+const MAX_LINE_COUNT: u64 = 256 << 20;
+
+/// What only the file can tell, added to an entry described from the index
+/// (or from an lstat): its times and owner from a live lstat, a symlink's
+/// target and, with `read`, a text file's encoding and lines.
+fn add_live(path: &Path, info: &mut browse::Info, read: bool) {
+    if let Ok(m) = crate::platform::fs::lstat(path) {
+        info.atime_ns = m.atime_ns;
+        info.ctime_ns = m.ctime_ns;
+        info.uid = m.uid;
+        info.gid = m.gid;
+    }
+    match info.row.as_ref().map(|r| r.kind) {
+        Some(Kind::Symlink) => {
+            if let Ok(t) = crate::platform::fs::read_link(path) {
+                info.target = t;
+            }
+        }
+        Some(Kind::File) if read => sniff_text(path, info),
+        _ => {}
+    }
+}
+
+/// Text or not, its encoding (chardetng) and its line count.
+fn sniff_text(path: &Path, info: &mut browse::Info) {
+    // Not through a symlink, never blocking on a FIFO, any path length.
+    let Ok(mut f) = crate::platform::fs::open_file(path) else {
+        return;
+    };
+    let mut head = vec![0u8; SNIFF];
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(_) => return,
+        }
+    }
+    head.truncate(got);
+    // A NUL byte in the first 64 KiB: binary (what grep and git assume).
+    if head.contains(&0) {
+        return;
+    }
+    let complete = got < SNIFF;
+    info.encoding = if head.is_ascii() {
+        "ASCII".into()
+    } else if std::str::from_utf8(&head).is_ok()
+        || (!complete && std::str::from_utf8(&head).is_err_and(|e| e.error_len().is_none()))
+    {
+        "UTF-8".into()
+    } else {
+        let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+        detector.feed(&head, complete);
+        detector
+            .guess(None, chardetng::Utf8Detection::Allow)
+            .name()
+            .to_owned()
+    };
+    let mut lines = memchr::memchr_iter(b'\n', &head).count() as u64;
+    if !complete {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut read = got as u64;
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+                    read += n as u64;
+                    if read > MAX_LINE_COUNT {
+                        return; // too large to count on request
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+    }
+    info.lines = lines as i64;
+}
+
 /// Results of a page that get a snippet (each reads its file again).
 const SNIPPETS: usize = 10;
 
@@ -194,7 +279,9 @@ impl Engine {
     fn stat_path(&self, path: &Path) -> Result<crate::queries::browse::Info, Error> {
         let roots = self.store.read(crate::store::roots)?;
         let Some(root) = crate::store::root_of(&roots, path) else {
-            return self.store.read(|c| crate::queries::browse::stat(c, path));
+            let mut info = self.store.read(|c| crate::queries::browse::stat(c, path))?;
+            add_live(path, &mut info, true);
+            return Ok(info);
         };
         let root_path = crate::platform::bytes::path_buf(&root.path);
         let rules = self.rules();
@@ -212,7 +299,17 @@ impl Engine {
         match rules.path_verdict(&root_path, path, is_dir) {
             Verdict::Skip => match meta {
                 Ok(m) if scan::reachable(&root_path, path, rules.cross_filesystems(&root_path)) => {
-                    let mut info = crate::queries::browse::stat_live(path, &m);
+                    // Described from the live lstat, not the index: no
+                    // folder usage, and the file is not opened (no encoding
+                    // or line count): a sensitive file's contents are left
+                    // alone.
+                    let name = path
+                        .file_name()
+                        .map(|n| n.as_encoded_bytes().to_vec())
+                        .unwrap_or_default();
+                    let row = scan::row_from_stat(0, None, name, &m);
+                    let mut info = crate::queries::browse::describe(row);
+                    add_live(path, &mut info, false);
                     info.sensitive = true;
                     info.skip_tier = true;
                     Ok(info)
@@ -222,6 +319,7 @@ impl Engine {
             v if v.hides() => Err(not_found()),
             v => {
                 let mut info = self.store.read(|c| crate::queries::browse::stat(c, path))?;
+                add_live(path, &mut info, true);
                 info.sensitive = v == Verdict::Warn;
                 Ok(info)
             }
