@@ -10,6 +10,8 @@
 //! - `hashing`: content hashing for duplicates (background and on demand).
 //! - `read`: the read side, one call per RPC, each given the caller's
 //!   view; `status`: what `status` reports.
+//! - `visibility`: what a caller may see, read live (`lstat`s of folders,
+//!   the caller's groups, machine-wide mode's cache of permissions).
 //! - [`reload`]: re-reading `config.toml`.
 //!
 //! Writes go to the store's single writer; the search snapshot is kept equal
@@ -24,6 +26,7 @@ pub mod reload;
 mod roots;
 mod status;
 mod sync;
+mod visibility;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
@@ -32,6 +35,7 @@ pub use read::{
 };
 use roots::default_root;
 pub use status::{HashFigures, MemoryFigures, Status, WatchFigures};
+pub use visibility::{View, caller_from_peer};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -194,7 +198,7 @@ pub struct Engine {
     pub content: ContentRuntime,
     /// What `lstat` said of watched folders, for callers who see only what
     /// they may (machine-wide mode).
-    permissions: crate::queries::access::Permissions,
+    permissions: visibility::Permissions,
 }
 
 impl std::fmt::Debug for Engine {
@@ -722,7 +726,7 @@ mod tests {
     #[test]
     #[cfg(unix)]
     fn a_caller_sees_only_what_its_permissions_allow() {
-        use crate::queries::access::{Caller, View};
+        use crate::queries::access::Caller;
         use std::os::unix::fs::MetadataExt;
         use std::os::unix::fs::PermissionsExt;
         let home = tempfile::tempdir().unwrap();

@@ -5,8 +5,9 @@
 //! only the file system can tell (an entry's live details for `info`) is
 //! read here and added to their answers.
 
+use super::visibility::{self, View};
 use super::*;
-use crate::queries::access::{self, View};
+use crate::queries::access;
 use crate::queries::browse;
 use crate::queries::dupes::Report as Duplicates;
 use crate::queries::fold;
@@ -144,7 +145,8 @@ fn hide_groups(report: &mut Duplicates, view: &mut View) {
     for g in &mut report.groups {
         for c in &mut g.copies {
             c.paths.retain(|p| {
-                view.sees(p) && view.caller.may(crate::platform::bytes::path(p), access::R)
+                view.sees(p)
+                    && visibility::may(&view.caller, crate::platform::bytes::path(p), access::R)
             });
         }
         g.copies.retain(|c| !c.paths.is_empty());
@@ -259,7 +261,7 @@ const SYNC_WAIT: Duration = Duration::from_secs(10);
 
 impl Engine {
     /// The folders at or below entry `id` (path `path`) that the caller
-    /// cannot open (see [`access::closed_under`]).
+    /// cannot open (see [`visibility::closed_under`]).
     fn closed_under(
         &self,
         c: &rusqlite::Connection,
@@ -269,7 +271,7 @@ impl Engine {
     ) -> Result<Vec<access::Closed>, Error> {
         let snapshot = crate::queries::search::read_loaded(&self.snapshot);
         let known = self.watcher.as_deref().map(|w| (&self.permissions, w));
-        access::closed_under(c, &snapshot, id, path, view, known)
+        visibility::closed_under(c, &snapshot, id, path, view, known)
     }
 
     /// One entry in detail, as `info` shows it. An entry the rules keep out
@@ -458,7 +460,9 @@ impl Engine {
                     // read the file sees what it says.
                     let snippet = if k < SNIPPETS
                         && query.content_score(f.id).is_some()
-                        && reader.as_ref().is_none_or(|c| c.may(path, access::R))
+                        && reader
+                            .as_ref()
+                            .is_none_or(|c| visibility::may(c, path, access::R))
                     {
                         self.text_of(path)
                             .and_then(|t| {
@@ -633,7 +637,7 @@ impl Engine {
         let p = seen_path(&mut view, path)?;
         let mut info = self.stat_path(&p)?;
         if let Some(v) = &view {
-            if !v.caller.may(&p, access::R) {
+            if !visibility::may(&v.caller, &p, access::R) {
                 info.encoding.clear();
                 info.lines = -1;
             }

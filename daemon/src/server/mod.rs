@@ -17,7 +17,7 @@ use tonic::{Request, Response, Status};
 use crate::Error;
 use crate::engine::reload::Reloader;
 use crate::engine::{Engine, Heard};
-use crate::queries::access::{Caller, View};
+use crate::engine::{View, caller_from_peer};
 
 /// The gRPC service over one engine.
 #[derive(Clone, Debug)]
@@ -67,7 +67,7 @@ impl IndexService {
             return None;
         }
         let peer = crate::platform::peer::of(req)?;
-        (peer.uid != 0).then(|| View::new(Caller::from_peer(peer.uid, peer.gid, peer.pid)))
+        (peer.uid != 0).then(|| View::new(caller_from_peer(peer.uid, peer.gid, peer.pid)))
     }
 
     /// Refuses what only the daemon's owner may do (change roots, reload).
