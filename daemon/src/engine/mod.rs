@@ -31,7 +31,8 @@ mod visibility;
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
 pub use read::{
-    Heard, ListOrder, Listed, Rescan, SearchArgs, SearchHead, SearchPage, Subscription, UsageArgs,
+    Heard, ListOrder, Listed, Rescan, RescanProgress, SearchArgs, SearchHead, SearchPage,
+    Subscription, UsageArgs,
 };
 use roots::default_root;
 pub use status::{HashFigures, MemoryFigures, Status, WatchFigures};

@@ -818,4 +818,100 @@ impl Engine {
             failure: None,
         })
     }
+
+    /// Rescans `path` (every root when empty), as this caller may name it
+    /// (Rescan RPC), and reports as it goes. Without `wait`: one report as
+    /// the scans start. With it: a report every 100 ms while the scans
+    /// run; then, a moment after they end, one every 100 ms while content
+    /// search reads what they gave it; then a last one marked `done`. A
+    /// scan that fails ends the reports with its error.
+    ///
+    /// The reports come from a task of their own (so this is called within
+    /// a tokio runtime), and at most four wait for a slow reader; they stop
+    /// when the receiver is dropped.
+    pub fn rescan_progress(
+        self: &Arc<Self>,
+        path: &[u8],
+        wait: bool,
+        view: Option<View>,
+    ) -> Result<tokio::sync::mpsc::Receiver<Result<RescanProgress, Error>>, Error> {
+        let scan = self.rescan_seen(path, view)?;
+        let engine = self.clone();
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let started = Instant::now();
+        tokio::spawn(async move {
+            let progress = |scan: &Rescan, done: bool, content_queued: u64| {
+                let (scanned, written, errors) = scan.figures();
+                RescanProgress {
+                    scanned,
+                    written,
+                    errors,
+                    done,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    content_queued,
+                }
+            };
+            let mut scan = scan;
+            if !wait {
+                let _ = tx.send(Ok(progress(&scan, false, 0))).await;
+                return;
+            }
+            let end = loop {
+                if let Some(end) = scan.finished() {
+                    break end;
+                }
+                if tx.send(Ok(progress(&scan, false, 0))).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            };
+            if let Err(e) = end {
+                let _ = tx.send(Err(e)).await;
+                return;
+            }
+            // Then what the scans gave content search to read.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            loop {
+                let e = engine.clone();
+                let pending = match tokio::task::spawn_blocking(move || e.content_pending()).await {
+                    Ok(Ok(p)) => p,
+                    Ok(Err(e)) => {
+                        let _ = tx.send(Err(e)).await;
+                        return;
+                    }
+                    // The count panicked: an internal error, with its message.
+                    Err(e) => {
+                        let _ = tx
+                            .send(Err(Error::Io(std::io::Error::other(e.to_string()))))
+                            .await;
+                        return;
+                    }
+                };
+                let Some(queued) = pending else { break };
+                if tx.send(Ok(progress(&scan, false, queued))).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let _ = tx.send(Ok(progress(&scan, true, 0))).await;
+        });
+        Ok(rx)
+    }
+}
+
+/// Where a rescan stands (see [`Engine::rescan_progress`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RescanProgress {
+    /// Entries scanned, changes written and errors so far, over every root
+    /// being scanned.
+    pub scanned: u64,
+    pub written: u64,
+    pub errors: u64,
+    /// Files the scans queued that content search has still to read (once
+    /// the scans are over).
+    pub content_queued: u64,
+    /// Since the rescan started.
+    pub elapsed_ms: u64,
+    /// The last report: the scans, and the reading they queued, are over.
+    pub done: bool,
 }
