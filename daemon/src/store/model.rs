@@ -4,9 +4,8 @@
 //! and the ones it reports to what mirrors the index ([`Change`],
 //! [`Mirror`]).
 //!
-//! Types only, and the encodings of their columns: the SQL that reads and
-//! writes them lives beside, in [`super::entries`], [`super::tree`] and
-//! [`super::writer`].
+//! Types only, and the encodings of their columns (`unlisted.links`): the
+//! SQL that reads and writes them lives in the other files of the store.
 
 use std::sync::mpsc;
 
@@ -209,7 +208,7 @@ pub struct HashRow {
 /// One change to the index.
 #[derive(Debug)]
 pub enum Op {
-    /// A new entry; its id was allocated with [`Store::alloc_id`].
+    /// A new entry; its id was allocated with [`super::Store::alloc_id`].
     Insert(EntryRow),
     /// New metadata for an existing entry of the same kind.
     Update(EntryRow),

@@ -4,7 +4,7 @@
 //! to the tree's shape (deleting a subtree, moving an entry) that keep them
 //! true.
 //!
-//! A change adds to the totals of every folder above it; [`Aggregates`]
+//! A change adds to the totals of every folder above it; `Aggregates`
 //! merges a batch's changes so each folder's row is updated once per
 //! batch, however many of its descendants changed. Multi-link files are
 //! not in the aggregates: disk-usage queries count them once per query.
