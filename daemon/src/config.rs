@@ -1,4 +1,6 @@
-//! Instance paths and the config file.
+//! Instance paths and the config file, with the enums its settings take
+//! ([`BackendKind`], [`HashMode`]): they live here, below the layers that
+//! act on them, which re-export them.
 //!
 //! `FSINDEX_HOME=DIR` puts config, index, socket, lock and logs all under DIR
 //! (an isolated instance: every test uses one). Otherwise the platform's

@@ -7,9 +7,12 @@
 //! - `batches`: applying coalesced watcher batches; polling the folders
 //!   left unwatched.
 //! - `sync`: `--sync` cookies.
-//! - `hashing`: content hashing for duplicates (background and on demand).
+//! - `hashing`: content hashing for duplicates (background and on demand):
+//!   reading and hashing the files the duplicate search narrows down.
 //! - `read`: the read side, one call per RPC, each given the caller's
-//!   view; `status`: what `status` reports.
+//!   view, with what only the file system can tell (`info`'s live
+//!   details) and a rescan's progress as a stream; `status`: what `status`
+//!   reports.
 //! - `visibility`: what a caller may see, read live (`lstat`s of folders,
 //!   the caller's groups, machine-wide mode's cache of permissions).
 //! - [`reload`]: re-reading `config.toml`.

@@ -3,9 +3,10 @@
 //!
 //! Each function takes a read connection (or a transaction on one) and
 //! returns the index's own types; callers never write `FROM entries`.
-//! Reads over many rows hand each row to a callback while their statement
-//! runs, so a caller's own look-ups in between see the same read
-//! transaction, and nothing is collected that the caller does not keep.
+//! The reads that scan the table (`each_*`) hand each row to a callback
+//! while their statement runs, so a caller's own look-ups in between see
+//! the same read transaction, and nothing is collected that the caller
+//! does not keep.
 
 use rusqlite::{CachedStatement, Connection, OptionalExtension};
 
@@ -13,26 +14,33 @@ use crate::Error;
 
 use super::model::{EntryRow, Kind, Totals};
 
+/// A `SELECT` of the columns [`row_from_sql`] reads, from `entries`, then
+/// `$rest` (a `WHERE` clause).
+macro_rules! select_row {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, parent_id, name, kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags FROM entries ",
+            $rest
+        )
+    };
+}
+
 /// The row of entry `id`, if the index has it.
 pub fn load_row(conn: &Connection, id: i64) -> Result<Option<EntryRow>, Error> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, parent_id, name, kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags FROM entries WHERE id=?1",
-    )?;
+    let mut stmt = conn.prepare_cached(select_row!("WHERE id=?1"))?;
     Ok(stmt.query_row([id], row_from_sql).optional()?)
 }
 
 /// The row of entry `id`; the store's "no row" error when the index has
 /// none.
 pub fn row(conn: &Connection, id: i64) -> Result<EntryRow, Error> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, parent_id, name, kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags FROM entries WHERE id=?1",
-    )?;
+    let mut stmt = conn.prepare_cached(select_row!("WHERE id=?1"))?;
     Ok(stmt.query_row([id], row_from_sql)?)
 }
 
 /// An [`EntryRow`] from a row whose columns are `id, parent_id, name,
 /// kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags`, in that
-/// order.
+/// order (as `select_row!` selects them).
 pub fn row_from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<EntryRow> {
     Ok(EntryRow {
         id: r.get(0)?,
@@ -57,9 +65,7 @@ pub fn max_id(conn: &Connection) -> Result<i64, Error> {
 
 /// A folder's children, as stored, in no particular order.
 pub fn children(conn: &Connection, dir: i64) -> Result<Vec<EntryRow>, Error> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, parent_id, name, kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags FROM entries WHERE parent_id=?1",
-    )?;
+    let mut stmt = conn.prepare_cached(select_row!("WHERE parent_id=?1"))?;
     Ok(stmt
         .query_map([dir], row_from_sql)?
         .collect::<Result<_, _>>()?)
