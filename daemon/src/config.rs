@@ -1,4 +1,6 @@
-//! Instance paths and the config file.
+//! Instance paths and the config file, with the enums its settings take
+//! ([`BackendKind`], [`HashMode`]): they live here, below the layers that
+//! act on them, which re-export them.
 //!
 //! `FSINDEX_HOME=DIR` puts config, index, socket, lock and logs all under DIR
 //! (an isolated instance: every test uses one). Otherwise the platform's
@@ -9,8 +11,6 @@ use std::path::{Path, PathBuf};
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-
-use crate::queries::dupes::HashMode;
 
 /// The name of the instance's socket: a unix socket, or on Windows a file
 /// holding the loopback TCP address the daemon listens on (clients read it
@@ -116,7 +116,7 @@ pub struct Config {
     /// Which watcher: "auto" (inotify on Linux, notify elsewhere),
     /// "inotify", "notify" (FSEvents, ReadDirectoryChangesW) or "poll"
     /// (nothing watched: every root rescanned each `poll_interval_secs`).
-    pub watch_backend: Option<crate::ingest::watch::BackendKind>,
+    pub watch_backend: Option<BackendKind>,
     /// At most this many folder watches (0: as many as the OS allows);
     /// folders beyond are polled.
     pub max_watches: usize,
@@ -135,11 +135,11 @@ pub struct Config {
     /// (`build/*.o`; a leading `/` anchors: `/home/me/scratch`); a trailing
     /// `/` matches folders only. Case-sensitive on Linux. Excluded entries
     /// are neither indexed nor watched, and folders not descended into
-    /// (see `crate::ingest::exclude`).
+    /// (see `ingest/exclude.rs`).
     pub excludes: Vec<String>,
     /// The built-in exclusions: pseudo and network file systems (/proc,
     /// /sys, /dev, /run, and mount points of types such as nfs, cifs,
-    /// sshfs; see `crate::ingest::exclude`) unless a root lies on one, the trash
+    /// sshfs; see `ingest/exclude.rs`) unless a root lies on one, the trash
     /// and cache folders, and the index's own directory. On unless set to
     /// false.
     pub default_excludes: Option<bool>,
@@ -158,6 +158,94 @@ pub struct Config {
     /// Most text indexed per file for content search, in bytes (default
     /// 2 MiB; the rest of a longer file is not searched).
     pub content_max_text_bytes: Option<u64>,
+}
+
+/// Which watcher to use (`watch_backend` in config.toml, `--watch-backend`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackendKind {
+    /// inotify on Linux, notify elsewhere.
+    #[default]
+    Auto,
+    /// Linux's inotify, used directly (Linux only).
+    Inotify,
+    /// The notify crate: FSEvents on macOS, ReadDirectoryChangesW on
+    /// Windows, inotify on Linux.
+    Notify,
+    /// No watches: every root is rescanned every poll interval.
+    Poll,
+}
+
+impl BackendKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Auto => "auto",
+            BackendKind::Inotify => "inotify",
+            BackendKind::Notify => "notify",
+            BackendKind::Poll => "poll",
+        }
+    }
+
+    /// What `auto` means here.
+    pub fn resolved(self) -> BackendKind {
+        match self {
+            BackendKind::Auto if cfg!(target_os = "linux") => BackendKind::Inotify,
+            BackendKind::Auto => BackendKind::Notify,
+            other => other,
+        }
+    }
+}
+
+impl std::str::FromStr for BackendKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(BackendKind::Auto),
+            "inotify" => Ok(BackendKind::Inotify),
+            "notify" => Ok(BackendKind::Notify),
+            "poll" => Ok(BackendKind::Poll),
+            _ => Err(format!(
+                "unknown watch backend `{s}`: use auto, inotify, notify or poll"
+            )),
+        }
+    }
+}
+
+/// How a root's files are hashed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HashMode {
+    /// Never: `dupes` leaves the root out.
+    Off,
+    /// Computed by a `dupes` query, then cached.
+    #[default]
+    OnDemand,
+    /// Computed at low priority while the daemon is idle, then cached.
+    Background,
+}
+
+impl HashMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HashMode::Off => "off",
+            HashMode::OnDemand => "on-demand",
+            HashMode::Background => "background",
+        }
+    }
+}
+
+impl std::str::FromStr for HashMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "off" => Ok(HashMode::Off),
+            "on-demand" => Ok(HashMode::OnDemand),
+            "background" => Ok(HashMode::Background),
+            _ => Err(format!(
+                "unknown hashing mode `{s}`: use off, on-demand or background"
+            )),
+        }
+    }
 }
 
 /// Options for one root.

@@ -482,11 +482,7 @@ impl Engine {
     /// Files waiting to be read for content search; `None` when the worker
     /// has nothing to do (nothing queued, no sweep due or under way).
     pub fn content_pending(&self) -> Result<Option<u64>, Error> {
-        let queued = self.store.read(|c| {
-            Ok(c.query_row("SELECT COUNT(*) FROM content_queue", [], |r| {
-                r.get::<_, i64>(0)
-            })?)
-        })? as u64;
+        let queued = self.store.read(content::queued_count)?;
         let working = *self.content.due.lock_ok() || self.content.busy.load(Ordering::SeqCst);
         Ok((queued > 0 || working).then_some(queued))
     }

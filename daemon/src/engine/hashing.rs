@@ -1,8 +1,22 @@
 //! Content hashing for duplicates: per-root modes, the background hasher,
-//! one duplicate search at a time, and the last answer kept while nothing
-//! under the roots changed.
+//! one duplicate search at a time, the last answer kept while nothing
+//! under the roots changed, and the reading: each candidate's `lstat`, the
+//! partial and full hashes on every core, and the new hashes sent to the
+//! writer. What the index says (the candidates, the cache's verdict, the
+//! groups) is [`dupes`]'s; this file runs its stages over the files.
 
 use super::*;
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::Read;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+
+use rusqlite::Connection;
+
+use crate::platform::fs as pfs;
+use crate::queries::dupes::{Cand, PARTIAL_LEN, Progress, Report, Request, Stage, State};
+use crate::store::HashRow;
 
 /// How roots are hashed, what hashing has read, and the last pass.
 #[derive(Debug, Default)]
@@ -80,10 +94,7 @@ impl Engine {
         if let Some(n) = *n {
             return Ok(n);
         }
-        let count = self
-            .store
-            .read(|c| Ok(c.query_row("SELECT COUNT(*) FROM hashes", [], |r| r.get::<_, i64>(0))?))?
-            as u64;
+        let count = self.store.read(crate::store::hashes::count)?;
         *n = Some(count);
         Ok(count)
     }
@@ -149,9 +160,7 @@ impl Engine {
         let reused = {
             let last = self.hashing.last_answer.lock_ok();
             match (&key, last.as_ref()) {
-                (Some(k), Some((lk, r)))
-                    if k == lk && r.pinned.iter().all(dupes::Pinned::unchanged) =>
-                {
+                (Some(k), Some((lk, r))) if k == lk && r.pinned.iter().all(pinned_unchanged) => {
                     let mut r = r.clone();
                     r.cache_hits = r.candidates;
                     r.files_read = 0;
@@ -165,7 +174,7 @@ impl Engine {
         let report = match reused {
             Some(r) => r,
             None => self.store.read(|c| {
-                dupes::find(
+                find(
                     c,
                     &self.snapshot,
                     &self.writer,
@@ -290,4 +299,391 @@ impl Engine {
             }
         }
     }
+}
+
+/// True when a file of an earlier answer with hard links outside the index
+/// (see [`dupes::Pinned`]) still has the state it was hashed in.
+fn pinned_unchanged(p: &dupes::Pinned) -> bool {
+    pfs::lstat(&p.path).ok().is_some_and(|m| p.holds(&m))
+}
+
+/// Size of the head and of the tail block read by the partial hash.
+const BLOCK: u64 = 4096;
+/// Files up to this size are hashed whole at once: a partial hash would
+/// read most of them anyway.
+const WHOLE_BELOW: u64 = 4 * BLOCK;
+/// Read buffer of the full hash.
+const BUF: usize = 256 * 1024;
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+/// Runs `work` over `items` on every core; `progress` is called about ten
+/// times a second and stops the work when it returns false.
+fn parallel<T: Send>(
+    items: &mut [T],
+    bytes_of: impl Fn(&T) -> u64 + Sync,
+    work: impl Fn(&mut T) + Sync,
+    stage: Stage,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<(), Error> {
+    let total_bytes: u64 = items.iter().map(&bytes_of).sum();
+    let total = items.len() as u64;
+    let next = AtomicUsize::new(0);
+    let done = AtomicU64::new(0);
+    let done_bytes = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(1, 8);
+    // Work is handed out in chunks: one lock per chunk, not per file.
+    let slots: Vec<Mutex<&mut [T]>> = items.chunks_mut(64).map(Mutex::new).collect();
+    let mut cancelled = false;
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(slot) = slots.get(i) else { break };
+                    let mut chunk = slot.lock_ok();
+                    for item in chunk.iter_mut() {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        work(item);
+                        done_bytes.fetch_add(bytes_of(item), Ordering::Relaxed);
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+        loop {
+            let d = done.load(Ordering::Relaxed);
+            let go_on = progress(Progress {
+                stage,
+                files_done: d,
+                files_total: total,
+                bytes_done: done_bytes.load(Ordering::Relaxed),
+                bytes_total: total_bytes,
+            });
+            if !go_on {
+                cancelled = true;
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
+            // Report about ten times a second, but notice the end at once.
+            for _ in 0..50 {
+                if done.load(Ordering::Relaxed) >= total {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if done.load(Ordering::Relaxed) >= total {
+                break;
+            }
+        }
+    });
+    if cancelled {
+        return Err(Error::Cancelled);
+    }
+    Ok(())
+}
+
+/// Opens a file for hashing: not through a symlink, without updating its
+/// access time when we may, at any path length.
+fn open(path: &Path) -> std::io::Result<File> {
+    pfs::open_file(path)
+}
+
+/// What reading one file gave.
+enum Outcome {
+    Hash(Vec<u8>),
+    Unreadable,
+    /// Not the file the index knows, or it changed while being read.
+    Changed,
+}
+
+/// Reads `path` (head and tail, or whole) and hashes it, checking that it
+/// is still the expected inode and state before and after.
+fn read_hash(c: &Cand, whole: bool, stats: &HashStats) -> Outcome {
+    let Some(state) = c.state else {
+        return Outcome::Changed;
+    };
+    let f = match open(&c.path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Changed,
+        Err(e) if pfs::is_symlink_refused(&e) => return Outcome::Changed,
+        Err(_) => return Outcome::Unreadable,
+    };
+    let same = |f: &File| {
+        pfs::fstat_file(f)
+            .ok()
+            .and_then(|m| dupes::state_if(&m, c.dev, c.ino, c.size))
+            == Some(state)
+    };
+    if !same(&f) {
+        return Outcome::Changed;
+    }
+    stats.files_read.fetch_add(1, Ordering::Relaxed);
+    let mut hasher = blake3::Hasher::new();
+    let mut read = 0u64;
+    let ok = if whole {
+        let mut f = &f;
+        let mut buf = vec![0u8; BUF.min(c.size as usize + 1).max(1)];
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => break true,
+                Ok(n) => {
+                    hasher.update(&buf[..n]);
+                    read += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break false,
+            }
+        }
+    } else {
+        let mut head = vec![0u8; BLOCK as usize];
+        let mut tail = vec![0u8; BLOCK as usize];
+        let ok = pfs::read_exact_at(&f, &mut head, 0).is_ok()
+            && pfs::read_exact_at(&f, &mut tail, c.size - BLOCK).is_ok();
+        hasher.update(&head);
+        hasher.update(&tail);
+        read = 2 * BLOCK;
+        ok
+    };
+    stats.bytes_read.fetch_add(read, Ordering::Relaxed);
+    if !ok {
+        return Outcome::Unreadable;
+    }
+    if whole && read != c.size || !same(&f) {
+        return Outcome::Changed;
+    }
+    let h = hasher.finalize();
+    if whole {
+        Outcome::Hash(h.as_bytes().to_vec())
+    } else {
+        Outcome::Hash(h.as_bytes()[..PARTIAL_LEN].to_vec())
+    }
+}
+
+/// Finds duplicate files. `progress` is called during the hashing stages
+/// and cancels the search by returning false. Hashes computed are sent to
+/// the writer as they come.
+fn find(
+    conn: &Connection,
+    snapshot: &RwLock<Snapshot>,
+    writer: &WriteHandle,
+    roots: &[RootMode],
+    req: &Request,
+    stats: &HashStats,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Report, Error> {
+    let mut report = Report::default();
+    let bytes_before = stats.bytes_read.load(Ordering::Relaxed);
+    if !progress(Progress {
+        stage: Stage::Sizes,
+        files_done: 0,
+        files_total: 0,
+        bytes_done: 0,
+        bytes_total: 0,
+    }) {
+        return Err(Error::Cancelled);
+    }
+
+    let mut lap = std::time::Instant::now();
+    let mut laps: Vec<(&str, u128)> = Vec::new();
+    let mut mark = |name: &'static str| {
+        laps.push((name, lap.elapsed().as_millis()));
+        lap = std::time::Instant::now();
+    };
+    // 1. Sizes shared by two or more files, placed under their root and the
+    // scope, with their paths and cached hashes: all from the index.
+    let (mut cands, paths_of) =
+        dupes::candidates(conn, snapshot, roots, req, &mut report, &mut mark)?;
+
+    // Each candidate's state now (lstat, on every core): a file that is no
+    // longer what the index says is left out, and a cached hash counts only
+    // for the exact state it was computed for.
+    parallel(
+        &mut cands,
+        |_| 0,
+        |c| {
+            c.state = pfs::lstat(&c.path)
+                .ok()
+                .and_then(|m| dupes::state_if(&m, c.dev, c.ino, c.size));
+            if let (Some(row), Some(state)) = (&c.cached, c.state)
+                && !dupes::trusted(row, c, state)
+            {
+                c.cached = None;
+            }
+        },
+        Stage::Sizes,
+        progress,
+    )?;
+    report.changed += cands.iter().filter(|c| c.state.is_none()).count() as u64;
+    cands.retain(|c| c.state.is_some());
+    let present = cands.len() as u64;
+
+    let started_ns = now_ns();
+
+    mark("lstat");
+    // 2. Partial hashes, for files big enough to have a head and a tail;
+    // only big files whose (size, partial) is shared go on.
+    let (mut big, small): (Vec<Cand>, Vec<Cand>) =
+        cands.into_iter().partition(|c| c.size > WHOLE_BELOW);
+    for c in &mut big {
+        c.partial = c
+            .cached
+            .as_ref()
+            .and_then(|r| r.partial.as_deref())
+            .and_then(|p| p.try_into().ok());
+    }
+    let mut read = HashSet::new();
+    hash_stage(
+        &mut big,
+        false,
+        started_ns,
+        stats,
+        writer,
+        &mut report,
+        &mut read,
+        progress,
+    )?;
+    dupes::shared_partials(&mut big);
+
+    mark("partial");
+    // 3. Full hashes.
+    let mut rest: Vec<Cand> = small;
+    rest.append(&mut big);
+    for c in &mut rest {
+        c.full = c
+            .cached
+            .as_ref()
+            .and_then(|r| r.full.as_deref())
+            .and_then(|f| f.try_into().ok());
+    }
+    hash_stage(
+        &mut rest,
+        true,
+        started_ns,
+        stats,
+        writer,
+        &mut report,
+        &mut read,
+        progress,
+    )?;
+
+    mark("full");
+    // 4. Groups: equal (size, full hash), two or more inodes.
+    dupes::finish(&mut report, rest, paths_of);
+    mark("groups");
+    tracing::debug!(?laps, "duplicate search stages (ms)");
+    report.files_read = read.len() as u64;
+    report.cache_hits = present.saturating_sub(report.files_read);
+    stats
+        .cache_hits
+        .fetch_add(report.cache_hits, Ordering::Relaxed);
+    report.bytes_read = stats.bytes_read.load(Ordering::Relaxed) - bytes_before;
+    Ok(report)
+}
+
+/// Hashes (head and tail, or whole) every candidate that has no such hash
+/// yet, on every core; records the new hashes, and leaves out (counting them
+/// in `report`) the files that could not be read or changed meanwhile.
+/// `read` collects the inodes whose content was read.
+#[allow(clippy::too_many_arguments)]
+fn hash_stage(
+    cands: &mut Vec<Cand>,
+    whole: bool,
+    at_ns: i64,
+    stats: &HashStats,
+    writer: &WriteHandle,
+    report: &mut Report,
+    read: &mut HashSet<(u64, u64)>,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<(), Error> {
+    let has = |c: &Cand| {
+        if whole {
+            c.full.is_some()
+        } else {
+            c.partial.is_some()
+        }
+    };
+    let outcome = Mutex::new(Vec::new());
+    {
+        let mut todo: Vec<(usize, &Cand)> =
+            cands.iter().enumerate().filter(|(_, c)| !has(c)).collect();
+        parallel(
+            &mut todo,
+            |(_, c)| if whole { c.size } else { 2 * BLOCK },
+            |(i, c)| {
+                let r = read_hash(c, whole, stats);
+                outcome.lock_ok().push((*i, r));
+            },
+            if whole { Stage::Full } else { Stage::Partial },
+            progress,
+        )?;
+    }
+    let mut keep = vec![true; cands.len()];
+    let mut rows = Vec::new();
+    for (i, r) in outcome.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        let c = &mut cands[i];
+        match r {
+            Outcome::Hash(h) => {
+                read.insert((c.dev, c.ino));
+                if whole {
+                    c.full = h.as_slice().try_into().ok();
+                } else {
+                    c.partial = h.as_slice().try_into().ok();
+                }
+                let s = c.state.unwrap_or(State {
+                    mtime_ns: 0,
+                    ctime_ns: 0,
+                });
+                rows.push(HashRow {
+                    dev: c.dev,
+                    ino: c.ino,
+                    size: c.size,
+                    mtime_ns: s.mtime_ns,
+                    ctime_ns: s.ctime_ns,
+                    partial: c.partial.map(|p| p.to_vec()),
+                    full: c.full.map(|f| f.to_vec()),
+                    hashed_ns: at_ns,
+                });
+            }
+            Outcome::Unreadable => {
+                report.unreadable += 1;
+                report
+                    .unreadable_paths
+                    .push(c.path.as_os_str().as_encoded_bytes().to_vec());
+                keep[i] = false;
+            }
+            Outcome::Changed => {
+                report.changed += 1;
+                keep[i] = false;
+            }
+        }
+    }
+    let mut keep = keep.into_iter();
+    cands.retain(|_| keep.next().unwrap_or(false));
+    flush_rows(writer, &mut rows, &mut report.racy)
+}
+
+fn flush_rows(writer: &WriteHandle, rows: &mut Vec<HashRow>, racy: &mut u64) -> Result<(), Error> {
+    *racy += rows
+        .iter()
+        .filter(|r| r.hashed_ns < r.mtime_ns.max(r.ctime_ns) + dupes::RACY_NS)
+        .count() as u64;
+    for chunk in std::mem::take(rows).chunks(8192) {
+        writer.send(vec![Op::PutHashes(chunk.to_vec())])?;
+    }
+    Ok(())
 }

@@ -7,9 +7,14 @@
 //! - `batches`: applying coalesced watcher batches; polling the folders
 //!   left unwatched.
 //! - `sync`: `--sync` cookies.
-//! - `hashing`: content hashing for duplicates (background and on demand).
+//! - `hashing`: content hashing for duplicates (background and on demand):
+//!   reading and hashing the files the duplicate search narrows down.
 //! - `read`: the read side, one call per RPC, each given the caller's
-//!   view; `status`: what `status` reports.
+//!   view, with what only the file system can tell (`info`'s live
+//!   details) and a rescan's progress as a stream; `status`: what `status`
+//!   reports.
+//! - `visibility`: what a caller may see, read live (`lstat`s of folders,
+//!   the caller's groups, machine-wide mode's cache of permissions).
 //! - [`reload`]: re-reading `config.toml`.
 //!
 //! Writes go to the store's single writer; the search snapshot is kept equal
@@ -24,14 +29,17 @@ pub mod reload;
 mod roots;
 mod status;
 mod sync;
+mod visibility;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
 pub use read::{
-    Heard, ListOrder, Listed, Rescan, SearchArgs, SearchHead, SearchPage, Subscription, UsageArgs,
+    Heard, ListOrder, Listed, Rescan, RescanProgress, SearchArgs, SearchHead, SearchPage,
+    Subscription, UsageArgs,
 };
 use roots::default_root;
 pub use status::{HashFigures, MemoryFigures, Status, WatchFigures};
+pub use visibility::{View, caller_from_peer};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -195,7 +203,7 @@ pub struct Engine {
     pub content: ContentRuntime,
     /// What `lstat` said of watched folders, for callers who see only what
     /// they may (machine-wide mode).
-    permissions: crate::queries::access::Permissions,
+    permissions: visibility::Permissions,
 }
 
 impl std::fmt::Debug for Engine {
@@ -664,7 +672,7 @@ mod tests {
     #[test]
     #[cfg(unix)]
     fn a_caller_sees_only_what_its_permissions_allow() {
-        use crate::queries::access::{Caller, View};
+        use crate::queries::access::Caller;
         use std::os::unix::fs::MetadataExt;
         use std::os::unix::fs::PermissionsExt;
         let home = tempfile::tempdir().unwrap();

@@ -1,17 +1,21 @@
 //! The read side: one call per RPC, each taking the caller's view
 //! (`None`: the daemon's owner, who sees everything). The server converts
 //! requests and answers and does nothing else; what a caller may see is
-//! decided, and unit-tested, here.
+//! decided, and unit-tested, here. The queries answer from the index; what
+//! only the file system can tell (an entry's live details for `info`) is
+//! read here and added to their answers.
 
+use super::visibility::{self, View};
 use super::*;
 use crate::index::fold;
-use crate::queries::access::{self, View};
+use crate::queries::access;
 use crate::queries::browse;
 use crate::queries::dupes::Report as Duplicates;
 use crate::queries::fsmap;
 use crate::queries::query::{Item, Query};
 use crate::queries::search::{Found, Sort};
 use crate::store::{EntryRow, Kind};
+use std::io::Read;
 
 /// A search, as the Search RPC asks it.
 #[derive(Clone, Debug)]
@@ -141,7 +145,8 @@ fn hide_groups(report: &mut Duplicates, view: &mut View) {
     for g in &mut report.groups {
         for c in &mut g.copies {
             c.paths.retain(|p| {
-                view.sees(p) && view.caller.may(crate::platform::bytes::path(p), access::R)
+                view.sees(p)
+                    && visibility::may(&view.caller, crate::platform::bytes::path(p), access::R)
             });
         }
         g.copies.retain(|c| !c.paths.is_empty());
@@ -166,6 +171,88 @@ fn hide_tree(node: &mut browse::Node, path: Vec<u8>, closed: &[access::Closed]) 
     }
 }
 
+/// Reads at most this much of a file to detect its encoding, and counts
+/// the lines of text files up to [`MAX_LINE_COUNT`] bytes.
+const SNIFF: usize = 64 << 10;
+const MAX_LINE_COUNT: u64 = 256 << 20;
+
+/// What only the file can tell, added to an entry described from the index
+/// (or from an lstat): its times and owner from a live lstat, a symlink's
+/// target and, with `read`, a text file's encoding and lines.
+fn add_live(path: &Path, info: &mut browse::Info, read: bool) {
+    if let Ok(m) = crate::platform::fs::lstat(path) {
+        info.atime_ns = m.atime_ns;
+        info.ctime_ns = m.ctime_ns;
+        info.uid = m.uid;
+        info.gid = m.gid;
+    }
+    match info.row.as_ref().map(|r| r.kind) {
+        Some(Kind::Symlink) => {
+            if let Ok(t) = crate::platform::fs::read_link(path) {
+                info.target = t;
+            }
+        }
+        Some(Kind::File) if read => sniff_text(path, info),
+        _ => {}
+    }
+}
+
+/// Text or not, its encoding (chardetng) and its line count.
+fn sniff_text(path: &Path, info: &mut browse::Info) {
+    // Not through a symlink, never blocking on a FIFO, any path length.
+    let Ok(mut f) = crate::platform::fs::open_file(path) else {
+        return;
+    };
+    let mut head = vec![0u8; SNIFF];
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(_) => return,
+        }
+    }
+    head.truncate(got);
+    // A NUL byte in the first 64 KiB: binary (what grep and git assume).
+    if head.contains(&0) {
+        return;
+    }
+    let complete = got < SNIFF;
+    info.encoding = if head.is_ascii() {
+        "ASCII".into()
+    } else if std::str::from_utf8(&head).is_ok()
+        || (!complete && std::str::from_utf8(&head).is_err_and(|e| e.error_len().is_none()))
+    {
+        "UTF-8".into()
+    } else {
+        let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+        detector.feed(&head, complete);
+        detector
+            .guess(None, chardetng::Utf8Detection::Allow)
+            .name()
+            .to_owned()
+    };
+    let mut lines = memchr::memchr_iter(b'\n', &head).count() as u64;
+    if !complete {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut read = got as u64;
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+                    read += n as u64;
+                    if read > MAX_LINE_COUNT {
+                        return; // too large to count on request
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+    }
+    info.lines = lines as i64;
+}
+
 /// Results of a page that get a snippet (each reads its file again).
 const SNIPPETS: usize = 10;
 
@@ -174,7 +261,7 @@ const SYNC_WAIT: Duration = Duration::from_secs(10);
 
 impl Engine {
     /// The folders at or below entry `id` (path `path`) that the caller
-    /// cannot open (see [`access::closed_under`]).
+    /// cannot open (see [`visibility::closed_under`]).
     fn closed_under(
         &self,
         c: &rusqlite::Connection,
@@ -184,7 +271,7 @@ impl Engine {
     ) -> Result<Vec<access::Closed>, Error> {
         let snapshot = crate::index::read_loaded(&self.snapshot);
         let known = self.watcher.as_deref().map(|w| (&self.permissions, w));
-        access::closed_under(c, &snapshot, id, path, view, known)
+        visibility::closed_under(c, &snapshot, id, path, view, known)
     }
 
     /// One entry in detail, as `info` shows it. An entry the rules keep out
@@ -194,7 +281,9 @@ impl Engine {
     fn stat_path(&self, path: &Path) -> Result<crate::queries::browse::Info, Error> {
         let roots = self.store.read(crate::store::roots)?;
         let Some(root) = crate::store::root_of(&roots, path) else {
-            return self.store.read(|c| crate::queries::browse::stat(c, path));
+            let mut info = self.store.read(|c| crate::queries::browse::stat(c, path))?;
+            add_live(path, &mut info, true);
+            return Ok(info);
         };
         let root_path = crate::platform::bytes::path_buf(&root.path);
         let rules = self.rules();
@@ -212,7 +301,17 @@ impl Engine {
         match rules.path_verdict(&root_path, path, is_dir) {
             Verdict::Skip => match meta {
                 Ok(m) if scan::reachable(&root_path, path, rules.cross_filesystems(&root_path)) => {
-                    let mut info = crate::queries::browse::stat_live(path, &m);
+                    // Described from the live lstat, not the index: no
+                    // folder usage, and the file is not opened (no encoding
+                    // or line count): a sensitive file's contents are left
+                    // alone.
+                    let name = path
+                        .file_name()
+                        .map(|n| n.as_encoded_bytes().to_vec())
+                        .unwrap_or_default();
+                    let row = scan::row_from_stat(0, None, name, &m);
+                    let mut info = crate::queries::browse::describe(row);
+                    add_live(path, &mut info, false);
                     info.sensitive = true;
                     info.skip_tier = true;
                     Ok(info)
@@ -222,6 +321,7 @@ impl Engine {
             v if v.hides() => Err(not_found()),
             v => {
                 let mut info = self.store.read(|c| crate::queries::browse::stat(c, path))?;
+                add_live(path, &mut info, true);
                 info.sensitive = v == Verdict::Warn;
                 Ok(info)
             }
@@ -360,7 +460,9 @@ impl Engine {
                     // read the file sees what it says.
                     let snippet = if k < SNIPPETS
                         && query.content_score(f.id).is_some()
-                        && reader.as_ref().is_none_or(|c| c.may(path, access::R))
+                        && reader
+                            .as_ref()
+                            .is_none_or(|c| visibility::may(c, path, access::R))
                     {
                         self.text_of(path)
                             .and_then(|t| {
@@ -535,7 +637,7 @@ impl Engine {
         let p = seen_path(&mut view, path)?;
         let mut info = self.stat_path(&p)?;
         if let Some(v) = &view {
-            if !v.caller.may(&p, access::R) {
+            if !visibility::may(&v.caller, &p, access::R) {
                 info.encoding.clear();
                 info.lines = -1;
             }
@@ -716,4 +818,100 @@ impl Engine {
             failure: None,
         })
     }
+
+    /// Rescans `path` (every root when empty), as this caller may name it
+    /// (Rescan RPC), and reports as it goes. Without `wait`: one report as
+    /// the scans start. With it: a report every 100 ms while the scans
+    /// run; then, a moment after they end, one every 100 ms while content
+    /// search reads what they gave it; then a last one marked `done`. A
+    /// scan that fails ends the reports with its error.
+    ///
+    /// The reports come from a task of their own (so this is called within
+    /// a tokio runtime), and at most four wait for a slow reader; they stop
+    /// when the receiver is dropped.
+    pub fn rescan_progress(
+        self: &Arc<Self>,
+        path: &[u8],
+        wait: bool,
+        view: Option<View>,
+    ) -> Result<tokio::sync::mpsc::Receiver<Result<RescanProgress, Error>>, Error> {
+        let scan = self.rescan_seen(path, view)?;
+        let engine = self.clone();
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let started = Instant::now();
+        tokio::spawn(async move {
+            let progress = |scan: &Rescan, done: bool, content_queued: u64| {
+                let (scanned, written, errors) = scan.figures();
+                RescanProgress {
+                    scanned,
+                    written,
+                    errors,
+                    done,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    content_queued,
+                }
+            };
+            let mut scan = scan;
+            if !wait {
+                let _ = tx.send(Ok(progress(&scan, false, 0))).await;
+                return;
+            }
+            let end = loop {
+                if let Some(end) = scan.finished() {
+                    break end;
+                }
+                if tx.send(Ok(progress(&scan, false, 0))).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            };
+            if let Err(e) = end {
+                let _ = tx.send(Err(e)).await;
+                return;
+            }
+            // Then what the scans gave content search to read.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            loop {
+                let e = engine.clone();
+                let pending = match tokio::task::spawn_blocking(move || e.content_pending()).await {
+                    Ok(Ok(p)) => p,
+                    Ok(Err(e)) => {
+                        let _ = tx.send(Err(e)).await;
+                        return;
+                    }
+                    // The count panicked: an internal error, with its message.
+                    Err(e) => {
+                        let _ = tx
+                            .send(Err(Error::Io(std::io::Error::other(e.to_string()))))
+                            .await;
+                        return;
+                    }
+                };
+                let Some(queued) = pending else { break };
+                if tx.send(Ok(progress(&scan, false, queued))).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let _ = tx.send(Ok(progress(&scan, true, 0))).await;
+        });
+        Ok(rx)
+    }
+}
+
+/// Where a rescan stands (see [`Engine::rescan_progress`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RescanProgress {
+    /// Entries scanned, changes written and errors so far, over every root
+    /// being scanned.
+    pub scanned: u64,
+    pub written: u64,
+    pub errors: u64,
+    /// Files the scans queued that content search has still to read (once
+    /// the scans are over).
+    pub content_queued: u64,
+    /// Since the rescan started.
+    pub elapsed_ms: u64,
+    /// The last report: the scans, and the reading they queued, are over.
+    pub done: bool,
 }

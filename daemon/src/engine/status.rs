@@ -1,9 +1,9 @@
 //! What `status` reports: the roots the caller may see, the process's own
 //! figures (memory, CPU), the index's, hashing's and the watcher's.
 
+use super::View;
 use super::*;
 pub use crate::ingest::watch::WatchFigures;
-use crate::queries::access::View;
 
 /// Hashing's figures for status.
 #[derive(Clone, Debug, Default)]

@@ -1,7 +1,10 @@
 //! Browsing from the index: one entry in detail (`info`), a folder's
 //! children (`ls`) and a folder's subtree with sizes (`tree`).
+//!
+//! What only the file itself can tell `info` (its times and owner, a
+//! symlink's target, a text file's encoding and lines) is read live by the
+//! engine (`engine/read.rs`), which adds it to what is answered here.
 
-use std::io::Read;
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -9,7 +12,7 @@ use rusqlite::Connection;
 use crate::Error;
 use crate::queries::du::{self, Usage};
 use crate::queries::query::{KindClass, kind_of};
-use crate::store::{EntryRow, Kind, row_from_sql};
+use crate::store::{EntryRow, Kind, entries};
 
 /// One entry in detail.
 #[derive(Clone, Debug, Default)]
@@ -33,11 +36,6 @@ pub struct Info {
     pub skip_tier: bool,
 }
 
-/// Reads at most this much to detect the encoding, and counts lines of
-/// text files up to this size.
-const SNIFF: usize = 64 << 10;
-const MAX_LINE_COUNT: u64 = 256 << 20;
-
 fn kind_name(k: KindClass) -> &'static str {
     match k {
         KindClass::Document => "document",
@@ -51,18 +49,12 @@ fn kind_name(k: KindClass) -> &'static str {
     }
 }
 
-fn load(conn: &Connection, id: i64) -> Result<EntryRow, Error> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, parent_id, name, kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags FROM entries WHERE id=?1",
-    )?;
-    Ok(stmt.query_row([id], row_from_sql)?)
-}
-
-/// `path` in detail: the index's row plus what only the file can tell.
+/// `path` in detail, as far as the index can tell: its row, kind and
+/// mime, and a folder's usage.
 pub fn stat(conn: &Connection, path: &Path) -> Result<Info, Error> {
     let (_, id) = crate::store::resolve(conn, path)?;
-    let row = load(conn, id)?;
-    let mut info = describe(path, row, true);
+    let row = entries::row(conn, id)?;
+    let mut info = describe(row);
     if info.row.as_ref().is_some_and(|r| r.kind == Kind::Dir) {
         let bytes = path.as_os_str().as_encoded_bytes().to_vec();
         info.usage = Some(du::disk_usage(conn, id, bytes, 1, false)?.total);
@@ -70,25 +62,9 @@ pub fn stat(conn: &Connection, path: &Path) -> Result<Info, Error> {
     Ok(info)
 }
 
-/// `path` in detail from its live lstat `meta`, for an entry the index
-/// does not hold (the SKIP tier): no folder usage, and the file is not
-/// opened (no encoding or line count): a sensitive file's contents are
-/// left alone.
-pub fn stat_live(path: &Path, meta: &crate::platform::fs::Stat) -> Info {
-    let name = path
-        .file_name()
-        .map(|n| n.as_encoded_bytes().to_vec())
-        .unwrap_or_default();
-    describe(
-        path,
-        crate::ingest::scan::row_from_stat(0, None, name, meta),
-        false,
-    )
-}
-
-/// What `info` shows beyond the row: kind, mime, times, owner, a symlink's
-/// target and, with `read`, a text file's encoding and lines.
-fn describe(path: &Path, row: EntryRow, read: bool) -> Info {
+/// What `info` shows of a row without opening the file: its kind and, for
+/// a file, its mime type (both by name).
+pub fn describe(row: EntryRow) -> Info {
     let mut info = Info {
         lines: -1,
         ..Default::default()
@@ -105,94 +81,18 @@ fn describe(path: &Path, row: EntryRow, read: bool) -> Info {
             .map(|m| m.essence_str().to_owned())
             .unwrap_or_default();
     }
-    if let Ok(m) = crate::platform::fs::lstat(path) {
-        info.atime_ns = m.atime_ns;
-        info.ctime_ns = m.ctime_ns;
-        info.uid = m.uid;
-        info.gid = m.gid;
-    }
-    match row.kind {
-        Kind::Symlink => {
-            if let Ok(t) = crate::platform::fs::read_link(path) {
-                info.target = t;
-            }
-        }
-        Kind::File if read => sniff_text(path, &mut info),
-        Kind::File | Kind::Dir | Kind::Other => {}
-    }
     info.row = Some(row);
     info
-}
-
-/// Text or not, its encoding (chardetng) and its line count.
-fn sniff_text(path: &Path, info: &mut Info) {
-    // Not through a symlink, never blocking on a FIFO, any path length.
-    let Ok(mut f) = crate::platform::fs::open_file(path) else {
-        return;
-    };
-    let mut head = vec![0u8; SNIFF];
-    let mut got = 0;
-    while got < head.len() {
-        match f.read(&mut head[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(_) => return,
-        }
-    }
-    head.truncate(got);
-    // A NUL byte in the first 64 KiB: binary (what grep and git assume).
-    if head.contains(&0) {
-        return;
-    }
-    let complete = got < SNIFF;
-    info.encoding = if head.is_ascii() {
-        "ASCII".into()
-    } else if std::str::from_utf8(&head).is_ok()
-        || (!complete && std::str::from_utf8(&head).is_err_and(|e| e.error_len().is_none()))
-    {
-        "UTF-8".into()
-    } else {
-        let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
-        detector.feed(&head, complete);
-        detector
-            .guess(None, chardetng::Utf8Detection::Allow)
-            .name()
-            .to_owned()
-    };
-    let mut lines = memchr::memchr_iter(b'\n', &head).count() as u64;
-    if !complete {
-        let mut buf = vec![0u8; 1 << 20];
-        let mut read = got as u64;
-        loop {
-            match f.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
-                    read += n as u64;
-                    if read > MAX_LINE_COUNT {
-                        return; // too large to count on request
-                    }
-                }
-                Err(_) => return,
-            }
-        }
-    }
-    info.lines = lines as i64;
 }
 
 /// A folder's children, as stored.
 pub fn list(conn: &Connection, path: &Path) -> Result<Vec<EntryRow>, Error> {
     let (_, id) = crate::store::resolve(conn, path)?;
-    let row = load(conn, id)?;
+    let row = entries::row(conn, id)?;
     if row.kind != Kind::Dir {
         return Ok(vec![row]);
     }
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, parent_id, name, kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags FROM entries WHERE parent_id=?1",
-    )?;
-    Ok(stmt
-        .query_map([id], row_from_sql)?
-        .collect::<Result<_, _>>()?)
+    entries::children(conn, id)
 }
 
 /// One node of a tree.

@@ -9,9 +9,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use crate::Error;
+use crate::store::entries::{self, ChildTotals, Parents};
 use crate::store::{FLAG_UNREADABLE, Kind, Linked, dir_totals};
 
 /// Disk usage of one path.
@@ -93,15 +94,14 @@ impl LinkedSum {
 
 /// Finds, with memoisation, where folders sit relative to one target folder.
 struct Ancestry<'c> {
-    parent_of: rusqlite::CachedStatement<'c>,
+    parents: Parents<'c>,
     memo: HashMap<i64, Branch>,
 }
 
 impl<'c> Ancestry<'c> {
     fn new(conn: &'c Connection, target: i64) -> Result<Self, Error> {
-        let parent_of = conn.prepare_cached("SELECT parent_id FROM entries WHERE id=?1")?;
         Ok(Ancestry {
-            parent_of,
+            parents: Parents::new(conn)?,
             memo: HashMap::from([(target, Branch::Target)]),
         })
     }
@@ -114,12 +114,7 @@ impl<'c> Ancestry<'c> {
                 break *b;
             }
             chain.push(cur);
-            match self
-                .parent_of
-                .query_row([cur], |r| r.get::<_, Option<i64>>(0))
-                .optional()?
-                .flatten()
-            {
+            match self.parents.of(cur)? {
                 Some(p) => cur = p,
                 None => break Branch::Outside,
             }
@@ -140,7 +135,7 @@ impl<'c> Ancestry<'c> {
 /// The listed rows (by `index`) of folder `from` and every folder above it
 /// up to `target` (excluded).
 fn listed_above(
-    parent_of: &mut rusqlite::CachedStatement<'_>,
+    parents: &mut Parents<'_>,
     index: &HashMap<i64, usize>,
     from: i64,
     target: i64,
@@ -151,11 +146,7 @@ fn listed_above(
         if let Some(&at) = index.get(&cur) {
             out.push(at);
         }
-        match parent_of
-            .query_row([cur], |r| r.get::<_, Option<i64>>(0))
-            .optional()?
-            .flatten()
-        {
+        match parents.of(cur)? {
             Some(p) => cur = p,
             None => break,
         }
@@ -163,79 +154,49 @@ fn listed_above(
     Ok(out)
 }
 
-/// Files with several links, as an unlisted row keeps them.
-type Inodes = Vec<Linked>;
-
-/// The multi-link files counted in unlisted rows, by the folder holding
-/// the row.
-fn unlisted_links(conn: &Connection) -> Result<Vec<(i64, Inodes)>, Error> {
-    let mut stmt =
-        conn.prepare_cached("SELECT parent_id, links FROM unlisted WHERE length(links) > 0")?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            crate::store::unpack_links(&r.get::<_, Vec<u8>>(1)?),
-        ))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
 /// Number of entries in the subtree of folder `id`, the folder included.
 pub fn entry_count(conn: &Connection, id: i64) -> Result<u64, Error> {
     let t = dir_totals(conn, id)?.unwrap_or_default();
     let mut ancestry = Ancestry::new(conn, id)?;
-    let mut stmt =
-        conn.prepare_cached("SELECT parent_id FROM entries WHERE nlink > 1 AND kind <> 1")?;
-    let mut rows = stmt.query([])?;
     let mut linked = 0u64;
-    while let Some(r) = rows.next()? {
-        if let Some(p) = r.get::<_, Option<i64>>(0)?
+    entries::each_multilink(conn, |m| {
+        if let Some(p) = m.parent_id
             && ancestry.branch(p)? != Branch::Outside
         {
             linked += 1;
         }
-    }
+        Ok(())
+    })?;
     Ok((t.files + t.dirs) as u64 + linked)
 }
 
-/// A folder's children with their aggregates (files have none), and the
-/// folders the rules keep out of it, by name, with their measured sizes
-/// (their id is 0: they have no entry).
-const CHILDREN: &str = "SELECT e.id, e.name, e.kind, e.size, e.blocks, t.bytes, t.apparent, t.files, t.dirs, t.incomplete, NULL
-     FROM entries e LEFT JOIN dir_totals t ON t.id = e.id WHERE e.parent_id = ?1
-     UNION ALL
-     SELECT 0, u.name, 1, 0, 0, u.bytes, u.apparent, u.files, u.dirs, u.incomplete, u.measured_at
-     FROM unlisted u WHERE u.parent_id = ?1 AND u.name <> x''";
-
-/// One row of [`CHILDREN`]: id, name and usage (path and depth left empty;
-/// a folder's figures without its multi-link files).
-fn child_usage(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Vec<u8>, Usage)> {
-    let kind = Kind::from_i64(r.get(2)?);
-    let total =
-        |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0) as u64) };
-    let measured_at: Option<i64> = r.get(10)?;
-    let usage = if kind == Kind::Dir {
+/// One child of a folder (see [`entries::children_with_totals`]): id,
+/// name and usage (path and depth left empty; a folder's figures without
+/// its multi-link files).
+fn child_usage(c: ChildTotals) -> (i64, Vec<u8>, Usage) {
+    let usage = if c.kind == Kind::Dir {
+        let t = c.totals;
         Usage {
-            kind: Some(kind),
-            bytes: total(5)?,
-            apparent: total(6)?,
-            files: total(7)?,
-            dirs: total(8)?,
-            incomplete: total(9)? > 0,
-            excluded: measured_at.is_some(),
-            measured_at: measured_at.unwrap_or(0),
+            kind: Some(c.kind),
+            bytes: t.bytes as u64,
+            apparent: t.apparent as u64,
+            files: t.files as u64,
+            dirs: t.dirs as u64,
+            incomplete: t.incomplete as u64 > 0,
+            excluded: c.measured_at.is_some(),
+            measured_at: c.measured_at.unwrap_or(0),
             ..Usage::default()
         }
     } else {
         Usage {
-            kind: Some(kind),
-            bytes: r.get::<_, i64>(4)? as u64 * 512,
-            apparent: r.get::<_, i64>(3)? as u64,
+            kind: Some(c.kind),
+            bytes: c.blocks * 512,
+            apparent: c.size,
             files: 1,
             ..Usage::default()
         }
     };
-    Ok((r.get(0)?, r.get(1)?, usage))
+    (c.id, c.name, usage)
 }
 
 /// Disk usage of entry `id` (whose absolute path is `path`) and of its
@@ -255,21 +216,15 @@ pub fn disk_usage(
         None
     };
     let tx: &Connection = own.as_deref().unwrap_or(conn);
-    let (kind, size, blocks, flags): (i64, i64, i64, u32) = tx
-        .query_row(
-            "SELECT kind, size, blocks, flags FROM entries WHERE id=?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
-        .optional()?
+    let row = entries::load_row(tx, id)?
         .ok_or_else(|| Error::NotFound(String::from_utf8_lossy(&path).into_owned()))?;
-    let kind = Kind::from_i64(kind);
+    let (kind, flags) = (row.kind, row.flags);
     if kind != Kind::Dir {
         let total = Usage {
             path,
             kind: Some(kind),
-            bytes: blocks as u64 * 512,
-            apparent: size as u64,
+            bytes: row.blocks * 512,
+            apparent: row.size,
             files: 1,
             dirs: 0,
             incomplete: false,
@@ -287,7 +242,7 @@ pub fn disk_usage(
     let mut ancestry = Ancestry::new(tx, id)?;
     let mut linked_total = LinkedSum::default();
     let mut linked_per_child: HashMap<i64, LinkedSum> = HashMap::new();
-    for (parent, links) in unlisted_links(tx)? {
+    for (parent, links) in crate::store::tree::unlisted_links(tx)? {
         let child = match ancestry.branch(parent)? {
             Branch::Outside => continue,
             Branch::Target => None,
@@ -300,31 +255,20 @@ pub fn disk_usage(
             }
         }
     }
-    {
-        let mut stmt = tx.prepare_cached(
-            "SELECT id, parent_id, dev, ino, blocks, size FROM entries WHERE nlink > 1 AND kind <> 1",
-        )?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let (fid, parent, dev, ino, blocks, size): (i64, Option<i64>, i64, i64, i64, i64) = (
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-            );
-            let Some(parent) = parent else { continue };
-            let child = match ancestry.branch(parent)? {
-                Branch::Outside => continue,
-                Branch::Target => fid,
-                Branch::Child(c) => c,
-            };
-            let inode = (dev, ino, blocks as u64 * 512, size as u64);
-            linked_total.add(inode);
-            linked_per_child.entry(child).or_default().add(inode);
-        }
-    }
+    entries::each_multilink(tx, |m| {
+        let Some(parent) = m.parent_id else {
+            return Ok(());
+        };
+        let child = match ancestry.branch(parent)? {
+            Branch::Outside => return Ok(()),
+            Branch::Target => m.id,
+            Branch::Child(c) => c,
+        };
+        let inode = (m.dev as i64, m.ino as i64, m.blocks * 512, m.size);
+        linked_total.add(inode);
+        linked_per_child.entry(child).or_default().add(inode);
+        Ok(())
+    })?;
 
     let t = dir_totals(tx, id)?.unwrap_or_default();
     let mut total = Usage {
@@ -341,19 +285,15 @@ pub fn disk_usage(
     linked_total.onto(&mut total);
 
     let mut children = Vec::new();
-    {
-        let mut stmt = tx.prepare_cached(CHILDREN)?;
-        let mut rows = stmt.query([id])?;
-        while let Some(r) = rows.next()? {
-            let (cid, name, mut u) = child_usage(r)?;
-            u.path = crate::platform::bytes::child(&path, &name);
-            u.depth = 1;
-            if u.kind == Some(Kind::Dir) && !u.excluded {
-                let extra = linked_per_child.remove(&cid).unwrap_or_default();
-                extra.onto(&mut u);
-            }
-            children.push(u);
+    for c in entries::children_with_totals(tx, id)? {
+        let (cid, name, mut u) = child_usage(c);
+        u.path = crate::platform::bytes::child(&path, &name);
+        u.depth = 1;
+        if u.kind == Some(Kind::Dir) && !u.excluded {
+            let extra = linked_per_child.remove(&cid).unwrap_or_default();
+            extra.onto(&mut u);
         }
+        children.push(u);
     }
     let key = |u: &Usage| {
         if apparent {
@@ -410,15 +350,13 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
     let mut rows: Vec<Row> = Vec::new();
     let mut index: HashMap<i64, usize> = HashMap::new();
     {
-        let mut children = tx.prepare_cached(CHILDREN)?;
         let mut level: Vec<(i64, Option<usize>)> = vec![(id, None)];
         let mut depth = 1u32;
         while !level.is_empty() && opts.depth.is_none_or(|d| depth <= d) {
             let mut next = Vec::new();
             for (dir, parent) in level {
-                let mut q = children.query([dir])?;
-                while let Some(r) = q.next()? {
-                    let (rid, name, usage) = child_usage(r)?;
+                for c in entries::children_with_totals(&tx, dir)? {
+                    let (rid, name, usage) = child_usage(c);
                     let kind = usage.kind.unwrap_or(Kind::Other);
                     let at = rows.len();
                     rows.push(Row {
@@ -442,42 +380,34 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
     // total: add each inode to every listed folder above it.
     {
         let mut ancestry = Ancestry::new(&tx, id)?;
-        let mut parent_of = tx.prepare_cached("SELECT parent_id FROM entries WHERE id=?1")?;
+        let mut parents = Parents::new(&tx)?;
         let mut extra: HashMap<usize, LinkedSum> = HashMap::new();
         // Inodes counted in unlisted rows count in every listed folder
         // above the row already.
-        for (parent, links) in unlisted_links(&tx)? {
+        for (parent, links) in crate::store::tree::unlisted_links(&tx)? {
             if ancestry.branch(parent)? == Branch::Outside {
                 continue;
             }
-            for at in listed_above(&mut parent_of, &index, parent, id)? {
+            for at in listed_above(&mut parents, &index, parent, id)? {
                 let sum = extra.entry(at).or_default();
                 for l in &links {
                     sum.counted(l);
                 }
             }
         }
-        let mut stmt = tx.prepare_cached(
-            "SELECT parent_id, dev, ino, blocks, size FROM entries WHERE nlink > 1 AND kind <> 1",
-        )?;
-        let mut q = stmt.query([])?;
-        while let Some(r) = q.next()? {
-            let Some(parent) = r.get::<_, Option<i64>>(0)? else {
-                continue;
+        entries::each_multilink(&tx, |m| {
+            let Some(parent) = m.parent_id else {
+                return Ok(());
             };
             if ancestry.branch(parent)? == Branch::Outside {
-                continue;
+                return Ok(());
             }
-            let inode = (
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, i64>(3)? as u64 * 512,
-                r.get::<_, i64>(4)? as u64,
-            );
-            for at in listed_above(&mut parent_of, &index, parent, id)? {
+            let inode = (m.dev as i64, m.ino as i64, m.blocks * 512, m.size);
+            for at in listed_above(&mut parents, &index, parent, id)? {
                 extra.entry(at).or_default().add(inode);
             }
-        }
+            Ok(())
+        })?;
         for (at, sum) in extra {
             sum.onto(&mut rows[at].usage);
         }

@@ -9,75 +9,35 @@
 //! when it was taken at least [`RACY_NS`] after the file's last change (a
 //! write landing in the same timestamp tick as our read would otherwise go
 //! unnoticed: git's and plocate's "racy" timestamps).
+//!
+//! This module answers from the index and from what it is handed: the
+//! candidates ([`candidates`]), whether a cached hash may stand for a file
+//! in the state the engine found it in ([`trusted`]), which partial hashes
+//! narrow the search ([`shared_partials`]) and the groups the full hashes
+//! make ([`finish`]). Reading files, `lstat`s and hashing are the engine's
+//! (`engine/hashing.rs`), which runs the stages in that order.
 
-use crate::LockOk;
-use std::collections::{HashMap, HashSet};
-use std::fs::File;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, RwLock};
-use std::time::Duration;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::RwLock;
+use std::sync::atomic::AtomicU64;
 
 use rusqlite::Connection;
-use serde::{Deserialize, Serialize};
 
 use crate::Error;
+pub use crate::config::HashMode;
 use crate::index::Snapshot;
-use crate::platform::fs::{self as pfs, Stat};
-use crate::store::{HashRow, Kind, Op, WriteHandle};
+use crate::platform::fs::Stat;
+use crate::store::entries::{self, SizedFile};
+use crate::store::{HashRow, Kind, hashes};
 
 /// A hash taken less than this long after the file's last change (mtime or
 /// ctime) is used for the answer at hand but not trusted by later runs.
 pub const RACY_NS: i64 = 2_000_000_000;
-/// Size of the head and of the tail block read by the partial hash.
-const BLOCK: u64 = 4096;
-/// Files up to this size are hashed whole at once: a partial hash would
-/// read most of them anyway.
-const WHOLE_BELOW: u64 = 4 * BLOCK;
 /// Partial hashes are stored truncated to this many bytes.
-const PARTIAL_LEN: usize = 16;
-/// Read buffer of the full hash.
-const BUF: usize = 256 * 1024;
+pub const PARTIAL_LEN: usize = 16;
 /// At most this many unreadable paths are listed (all are counted).
 const LIST_MAX: usize = 100;
-
-/// How a root's files are hashed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HashMode {
-    /// Never: `dupes` leaves the root out.
-    Off,
-    /// Computed by a `dupes` query, then cached.
-    #[default]
-    OnDemand,
-    /// Computed at low priority while the daemon is idle, then cached.
-    Background,
-}
-
-impl HashMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HashMode::Off => "off",
-            HashMode::OnDemand => "on-demand",
-            HashMode::Background => "background",
-        }
-    }
-}
-
-impl std::str::FromStr for HashMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "off" => Ok(HashMode::Off),
-            "on-demand" => Ok(HashMode::OnDemand),
-            "background" => Ok(HashMode::Background),
-            _ => Err(format!(
-                "unknown hashing mode `{s}`: use off, on-demand or background"
-            )),
-        }
-    }
-}
 
 /// Content actually read, for status and to prove the cache works.
 #[derive(Debug, Default)]
@@ -153,20 +113,18 @@ impl Group {
 /// reused from an earlier search re-checks these files first.
 #[derive(Clone, Debug)]
 pub struct Pinned {
-    path: PathBuf,
-    dev: u64,
-    ino: u64,
-    size: u64,
-    state: State,
+    pub path: PathBuf,
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub state: State,
 }
 
 impl Pinned {
-    /// True when the file still has the state it was hashed in.
-    pub fn unchanged(&self) -> bool {
-        pfs::lstat(&self.path)
-            .ok()
-            .and_then(|m| state_if(&m, self.dev, self.ino, self.size))
-            == Some(self.state)
+    /// True when `m`, the file's `lstat` now, shows the state it was
+    /// hashed in.
+    pub fn holds(&self, m: &Stat) -> bool {
+        state_if(m, self.dev, self.ino, self.size) == Some(self.state)
     }
 }
 
@@ -217,39 +175,34 @@ pub struct RootMode {
 }
 
 /// A file (inode) that shares its size with another one.
-struct Cand {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    allocated: u64,
-    nlink: u64,
+pub struct Cand {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub allocated: u64,
+    pub nlink: u64,
     /// Entry ids of every indexed path to this inode.
-    links: Vec<u32>,
+    pub links: Vec<u32>,
     /// Absolute path used to read it.
-    path: PathBuf,
+    pub path: PathBuf,
     /// Its state now (from lstat), when it still is what the index says.
-    state: Option<State>,
-    cached: Option<HashRow>,
-    partial: Option<[u8; PARTIAL_LEN]>,
-    full: Option<[u8; 32]>,
+    pub state: Option<State>,
+    pub cached: Option<HashRow>,
+    pub partial: Option<[u8; PARTIAL_LEN]>,
+    pub full: Option<[u8; 32]>,
 }
 
+/// What a file's `lstat` says of its last change: a cached hash stands
+/// only for the state it was computed in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct State {
-    mtime_ns: i64,
-    ctime_ns: i64,
-}
-
-fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or(0)
+pub struct State {
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
 }
 
 /// The file's state, when it is still the regular file (dev, ino, size)
 /// that was indexed; `None` when anything of that differs.
-fn state_if(m: &Stat, dev: u64, ino: u64, size: u64) -> Option<State> {
+pub fn state_if(m: &Stat, dev: u64, ino: u64, size: u64) -> Option<State> {
     (m.kind == Kind::File && m.dev == dev && m.ino == ino && m.size == size).then_some(State {
         mtime_ns: m.mtime_ns,
         ctime_ns: m.ctime_ns,
@@ -270,228 +223,47 @@ fn place(snap: &Snapshot, id: u32, scope: Option<i64>) -> (i64, bool) {
     }
 }
 
-/// Runs `work` over `items` on every core; `progress` is called about ten
-/// times a second and stops the work when it returns false.
-fn parallel<T: Send>(
-    items: &mut [T],
-    bytes_of: impl Fn(&T) -> u64 + Sync,
-    work: impl Fn(&mut T) + Sync,
-    stage: Stage,
-    progress: &mut dyn FnMut(Progress) -> bool,
-) -> Result<(), Error> {
-    let total_bytes: u64 = items.iter().map(&bytes_of).sum();
-    let total = items.len() as u64;
-    let next = AtomicUsize::new(0);
-    let done = AtomicU64::new(0);
-    let done_bytes = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(1, 8);
-    // Work is handed out in chunks: one lock per chunk, not per file.
-    let slots: Vec<Mutex<&mut [T]>> = items.chunks_mut(64).map(Mutex::new).collect();
-    let mut cancelled = false;
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                loop {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(slot) = slots.get(i) else { break };
-                    let mut chunk = slot.lock_ok();
-                    for item in chunk.iter_mut() {
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        work(item);
-                        done_bytes.fetch_add(bytes_of(item), Ordering::Relaxed);
-                        done.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
-        }
-        loop {
-            let d = done.load(Ordering::Relaxed);
-            let go_on = progress(Progress {
-                stage,
-                files_done: d,
-                files_total: total,
-                bytes_done: done_bytes.load(Ordering::Relaxed),
-                bytes_total: total_bytes,
-            });
-            if !go_on {
-                cancelled = true;
-                stop.store(true, Ordering::Relaxed);
-                break;
-            }
-            // Report about ten times a second, but notice the end at once.
-            for _ in 0..50 {
-                if done.load(Ordering::Relaxed) >= total {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            if done.load(Ordering::Relaxed) >= total {
-                break;
-            }
-        }
-    });
-    if cancelled {
-        return Err(Error::Cancelled);
-    }
-    Ok(())
-}
-
-/// Opens a file for hashing: not through a symlink, without updating its
-/// access time when we may, at any path length.
-fn open(path: &Path) -> std::io::Result<File> {
-    pfs::open_file(path)
-}
-
-/// What reading one file gave.
-enum Outcome {
-    Hash(Vec<u8>),
-    Unreadable,
-    /// Not the file the index knows, or it changed while being read.
-    Changed,
-}
-
-/// Reads `path` (head and tail, or whole) and hashes it, checking that it
-/// is still the expected inode and state before and after.
-fn read_hash(c: &Cand, whole: bool, stats: &HashStats) -> Outcome {
-    let Some(state) = c.state else {
-        return Outcome::Changed;
-    };
-    let f = match open(&c.path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Changed,
-        Err(e) if pfs::is_symlink_refused(&e) => return Outcome::Changed,
-        Err(_) => return Outcome::Unreadable,
-    };
-    let same = |f: &File| {
-        pfs::fstat_file(f)
-            .ok()
-            .and_then(|m| state_if(&m, c.dev, c.ino, c.size))
-            == Some(state)
-    };
-    if !same(&f) {
-        return Outcome::Changed;
-    }
-    stats.files_read.fetch_add(1, Ordering::Relaxed);
-    let mut hasher = blake3::Hasher::new();
-    let mut read = 0u64;
-    let ok = if whole {
-        let mut f = &f;
-        let mut buf = vec![0u8; BUF.min(c.size as usize + 1).max(1)];
-        loop {
-            match f.read(&mut buf) {
-                Ok(0) => break true,
-                Ok(n) => {
-                    hasher.update(&buf[..n]);
-                    read += n as u64;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break false,
-            }
-        }
-    } else {
-        let mut head = vec![0u8; BLOCK as usize];
-        let mut tail = vec![0u8; BLOCK as usize];
-        let ok = pfs::read_exact_at(&f, &mut head, 0).is_ok()
-            && pfs::read_exact_at(&f, &mut tail, c.size - BLOCK).is_ok();
-        hasher.update(&head);
-        hasher.update(&tail);
-        read = 2 * BLOCK;
-        ok
-    };
-    stats.bytes_read.fetch_add(read, Ordering::Relaxed);
-    if !ok {
-        return Outcome::Unreadable;
-    }
-    if whole && read != c.size || !same(&f) {
-        return Outcome::Changed;
-    }
-    let h = hasher.finalize();
-    if whole {
-        Outcome::Hash(h.as_bytes().to_vec())
-    } else {
-        Outcome::Hash(h.as_bytes()[..PARTIAL_LEN].to_vec())
-    }
-}
-
 /// True when a cached row may be used for a file in `state`.
-fn trusted(row: &HashRow, c: &Cand, state: State) -> bool {
+pub fn trusted(row: &HashRow, c: &Cand, state: State) -> bool {
     row.size == c.size
         && row.mtime_ns == state.mtime_ns
         && row.ctime_ns == state.ctime_ns
         && row.hashed_ns >= state.mtime_ns.max(state.ctime_ns) + RACY_NS
 }
 
-/// Finds duplicate files. `progress` is called during the hashing stages
-/// and cancels the search by returning false. Hashes computed are sent to
-/// the writer as they come.
-pub fn find(
+/// Every file (inode) under `req`'s scope that shares its size with
+/// another one, from the index alone: each with every indexed path to it
+/// (the first, sorted, is the one to read) and its cached hash row, if
+/// any. Roots hashed `off` are left out and named in `report`, which also
+/// gets the count. `mark` is told as each step ends (for the debug log of
+/// the stages' times).
+pub fn candidates(
     conn: &Connection,
     snapshot: &RwLock<Snapshot>,
-    writer: &WriteHandle,
     roots: &[RootMode],
     req: &Request,
-    stats: &HashStats,
-    progress: &mut dyn FnMut(Progress) -> bool,
-) -> Result<Report, Error> {
-    let mut report = Report::default();
-    let bytes_before = stats.bytes_read.load(Ordering::Relaxed);
+    report: &mut Report,
+    mark: &mut dyn FnMut(&'static str),
+) -> Result<(Vec<Cand>, Paths), Error> {
     let min = if req.include_empty {
         req.min_size
     } else {
         req.min_size.max(1)
     };
-    if !progress(Progress {
-        stage: Stage::Sizes,
-        files_done: 0,
-        files_total: 0,
-        bytes_done: 0,
-        bytes_total: 0,
-    }) {
-        return Err(Error::Cancelled);
-    }
-
-    let mut lap = std::time::Instant::now();
-    let mut laps: Vec<(&str, u128)> = Vec::new();
-    let mut mark = |name: &'static str| {
-        laps.push((name, lap.elapsed().as_millis()));
-        lap = std::time::Instant::now();
-    };
     // 1. Sizes shared by two or more files (one read of the table)...
     let mut per_size: HashMap<u64, u32> = HashMap::new();
-    {
-        let mut stmt = conn.prepare("SELECT size FROM entries WHERE kind = 0 AND size >= ?1")?;
-        let mut rows = stmt.query([min as i64])?;
-        while let Some(r) = rows.next()? {
-            *per_size.entry(r.get::<_, i64>(0)? as u64).or_default() += 1;
-        }
-    }
+    entries::each_file_size(conn, min, |size| *per_size.entry(size).or_default() += 1)?;
     per_size.retain(|_, n| *n > 1);
 
     mark("sizes");
     // ...then those files' metadata...
-    let mut rows: Vec<(u32, u64, u64, u64, u64, u64)> = Vec::new();
-    {
-        let mut stmt = conn.prepare(
-            "SELECT id, size, blocks, dev, ino, nlink FROM entries WHERE kind = 0 AND size >= ?1",
-        )?;
-        let mut q = stmt.query([min as i64])?;
-        while let Some(r) = q.next()? {
-            let size = r.get::<_, i64>(1)? as u64;
-            if per_size.contains_key(&size) {
-                let n = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)? as u64) };
-                rows.push((r.get(0)?, size, n(2)?, n(3)?, n(4)?, n(5)?));
-            }
-        }
-    }
+    let mut rows: Vec<SizedFile> = Vec::new();
+    entries::each_file_sized(
+        conn,
+        min,
+        |size| per_size.contains_key(&size),
+        |f| rows.push(f),
+    )?;
     drop(per_size);
 
     // ...placed under their root and the scope by the search snapshot (the
@@ -501,7 +273,15 @@ pub fn find(
     let modes: HashMap<i64, &RootMode> = roots.iter().map(|r| (r.entry_id, r)).collect();
     let mut skipped: Vec<i64> = Vec::new();
     let mut by_inode: HashMap<(u64, u64), Cand> = HashMap::new();
-    for (id, size, blocks, dev, ino, nlink) in rows {
+    for SizedFile {
+        id,
+        size,
+        blocks,
+        dev,
+        ino,
+        nlink,
+    } in rows
+    {
         // Not in the snapshot yet (committed a moment ago), or a root
         // that is a file: never a duplicate of anything here.
         if snap.entry_kind(id).is_none() || snap.entry_parent(id).is_none() {
@@ -558,7 +338,7 @@ pub fn find(
 
     mark("candidates");
     // Paths (every link, sorted), from the snapshot.
-    let mut paths_of: HashMap<(u64, u64), Vec<Vec<u8>>> = HashMap::new();
+    let mut paths_of: Paths = HashMap::new();
     for c in &mut cands {
         let mut paths: Vec<Vec<u8>> = c.links.iter().map(|&id| snap.path(id)).collect();
         paths.sort();
@@ -576,80 +356,25 @@ pub fn find(
         .enumerate()
         .map(|(i, c)| ((c.dev, c.ino), i))
         .collect();
-    {
-        let mut stmt = conn.prepare(
-            "SELECT dev, ino, size, mtime_ns, ctime_ns, partial, full, hashed_ns FROM hashes",
-        )?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let key = (r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64);
-            if let Some(&i) = at.get(&key) {
-                cands[i].cached = Some(HashRow {
-                    dev: key.0,
-                    ino: key.1,
-                    size: r.get::<_, i64>(2)? as u64,
-                    mtime_ns: r.get(3)?,
-                    ctime_ns: r.get(4)?,
-                    partial: r.get(5)?,
-                    full: r.get(6)?,
-                    hashed_ns: r.get(7)?,
-                });
-            }
+    for row in hashes::cached(conn, |dev, ino| at.contains_key(&(dev, ino)))? {
+        if let Some(&i) = at.get(&(row.dev, row.ino)) {
+            cands[i].cached = Some(row);
         }
     }
     drop(at);
 
     mark("cache");
-    // Each candidate's state now (lstat, on every core): a file that is no
-    // longer what the index says is left out, and a cached hash counts only
-    // for the exact state it was computed for.
-    parallel(
-        &mut cands,
-        |_| 0,
-        |c| {
-            c.state = pfs::lstat(&c.path)
-                .ok()
-                .and_then(|m| state_if(&m, c.dev, c.ino, c.size));
-            if let (Some(row), Some(state)) = (&c.cached, c.state)
-                && !trusted(row, c, state)
-            {
-                c.cached = None;
-            }
-        },
-        Stage::Sizes,
-        progress,
-    )?;
-    report.changed += cands.iter().filter(|c| c.state.is_none()).count() as u64;
-    cands.retain(|c| c.state.is_some());
-    let present = cands.len() as u64;
+    Ok((cands, paths_of))
+}
 
-    let started_ns = now_ns();
+/// Every indexed path of each candidate inode, sorted, by (dev, ino).
+pub type Paths = HashMap<(u64, u64), Vec<Vec<u8>>>;
 
-    mark("lstat");
-    // 2. Partial hashes, for files big enough to have a head and a tail;
-    // only big files whose (size, partial) is shared go on.
-    let (mut big, small): (Vec<Cand>, Vec<Cand>) =
-        cands.into_iter().partition(|c| c.size > WHOLE_BELOW);
-    for c in &mut big {
-        c.partial = c
-            .cached
-            .as_ref()
-            .and_then(|r| r.partial.as_deref())
-            .and_then(|p| p.try_into().ok());
-    }
-    let mut read = HashSet::new();
-    hash_stage(
-        &mut big,
-        false,
-        started_ns,
-        stats,
-        writer,
-        &mut report,
-        &mut read,
-        progress,
-    )?;
+/// Keeps the files whose (size, partial hash) another file shares; the
+/// others have no duplicate.
+pub fn shared_partials(big: &mut Vec<Cand>) {
     let mut per_partial: HashMap<(u64, [u8; PARTIAL_LEN]), u32> = HashMap::new();
-    for c in &big {
+    for c in big.iter() {
         if let Some(p) = c.partial {
             *per_partial.entry((c.size, p)).or_default() += 1;
         }
@@ -658,31 +383,13 @@ pub fn find(
         c.partial
             .is_some_and(|p| per_partial.get(&(c.size, p)).is_some_and(|&n| n > 1))
     });
+}
 
-    mark("partial");
-    // 3. Full hashes.
-    let mut rest: Vec<Cand> = small;
-    rest.append(&mut big);
-    for c in &mut rest {
-        c.full = c
-            .cached
-            .as_ref()
-            .and_then(|r| r.full.as_deref())
-            .and_then(|f| f.try_into().ok());
-    }
-    hash_stage(
-        &mut rest,
-        true,
-        started_ns,
-        stats,
-        writer,
-        &mut report,
-        &mut read,
-        progress,
-    )?;
-
-    mark("full");
-    // 4. Groups: equal (size, full hash), two or more inodes.
+/// The answer, from the candidates with their full hashes: groups of equal
+/// (size, full hash) with two or more inodes, largest reclaimable first;
+/// the group members with links outside the index; the unreadable paths
+/// sorted, the first listed.
+pub fn finish(report: &mut Report, rest: Vec<Cand>, mut paths_of: Paths) {
     let mut groups: HashMap<(u64, [u8; 32]), Vec<Copy>> = HashMap::new();
     let mut pinned = Vec::new();
     for c in rest {
@@ -726,111 +433,9 @@ pub fn find(
         .filter(|(h, _)| groups.iter().any(|g| g.hash == *h))
         .map(|(_, p)| p)
         .collect();
-    mark("groups");
-    tracing::debug!(?laps, "duplicate search stages (ms)");
     report.groups = groups;
-    report.files_read = read.len() as u64;
-    report.cache_hits = present.saturating_sub(report.files_read);
-    stats
-        .cache_hits
-        .fetch_add(report.cache_hits, Ordering::Relaxed);
-    report.bytes_read = stats.bytes_read.load(Ordering::Relaxed) - bytes_before;
     report.unreadable_paths.sort();
     report.unreadable_paths.truncate(LIST_MAX);
-    Ok(report)
-}
-
-/// Hashes (head and tail, or whole) every candidate that has no such hash
-/// yet, on every core; records the new hashes, and leaves out (counting them
-/// in `report`) the files that could not be read or changed meanwhile.
-/// `read` collects the inodes whose content was read.
-#[allow(clippy::too_many_arguments)]
-fn hash_stage(
-    cands: &mut Vec<Cand>,
-    whole: bool,
-    at_ns: i64,
-    stats: &HashStats,
-    writer: &WriteHandle,
-    report: &mut Report,
-    read: &mut HashSet<(u64, u64)>,
-    progress: &mut dyn FnMut(Progress) -> bool,
-) -> Result<(), Error> {
-    let has = |c: &Cand| {
-        if whole {
-            c.full.is_some()
-        } else {
-            c.partial.is_some()
-        }
-    };
-    let outcome = Mutex::new(Vec::new());
-    {
-        let mut todo: Vec<(usize, &Cand)> =
-            cands.iter().enumerate().filter(|(_, c)| !has(c)).collect();
-        parallel(
-            &mut todo,
-            |(_, c)| if whole { c.size } else { 2 * BLOCK },
-            |(i, c)| {
-                let r = read_hash(c, whole, stats);
-                outcome.lock_ok().push((*i, r));
-            },
-            if whole { Stage::Full } else { Stage::Partial },
-            progress,
-        )?;
-    }
-    let mut keep = vec![true; cands.len()];
-    let mut rows = Vec::new();
-    for (i, r) in outcome.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        let c = &mut cands[i];
-        match r {
-            Outcome::Hash(h) => {
-                read.insert((c.dev, c.ino));
-                if whole {
-                    c.full = h.as_slice().try_into().ok();
-                } else {
-                    c.partial = h.as_slice().try_into().ok();
-                }
-                let s = c.state.unwrap_or(State {
-                    mtime_ns: 0,
-                    ctime_ns: 0,
-                });
-                rows.push(HashRow {
-                    dev: c.dev,
-                    ino: c.ino,
-                    size: c.size,
-                    mtime_ns: s.mtime_ns,
-                    ctime_ns: s.ctime_ns,
-                    partial: c.partial.map(|p| p.to_vec()),
-                    full: c.full.map(|f| f.to_vec()),
-                    hashed_ns: at_ns,
-                });
-            }
-            Outcome::Unreadable => {
-                report.unreadable += 1;
-                report
-                    .unreadable_paths
-                    .push(c.path.as_os_str().as_encoded_bytes().to_vec());
-                keep[i] = false;
-            }
-            Outcome::Changed => {
-                report.changed += 1;
-                keep[i] = false;
-            }
-        }
-    }
-    let mut keep = keep.into_iter();
-    cands.retain(|_| keep.next().unwrap_or(false));
-    flush_rows(writer, &mut rows, &mut report.racy)
-}
-
-fn flush_rows(writer: &WriteHandle, rows: &mut Vec<HashRow>, racy: &mut u64) -> Result<(), Error> {
-    *racy += rows
-        .iter()
-        .filter(|r| r.hashed_ns < r.mtime_ns.max(r.ctime_ns) + RACY_NS)
-        .count() as u64;
-    for chunk in std::mem::take(rows).chunks(8192) {
-        writer.send(vec![Op::PutHashes(chunk.to_vec())])?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@ use tonic::Status;
 
 use crate::Error;
 use crate::engine::{
-    HashFigures, ListOrder, Listed, RootState, RootView, SearchArgs, UsageArgs, WatchFigures,
+    HashFigures, ListOrder, Listed, RescanProgress, RootState, RootView, SearchArgs, UsageArgs,
+    WatchFigures,
 };
 use crate::index::{ChangeEvent, ChangeKind};
 use crate::ingest::scan::{DiffKind, Difference};
@@ -281,6 +282,18 @@ pub fn duplicates_summary(report: &mut dupes::Report) -> pb::DuplicatesSummary {
         unreadable_paths: std::mem::take(&mut report.unreadable_paths),
         changed: report.changed,
         skipped_roots: std::mem::take(&mut report.skipped_roots),
+    }
+}
+
+pub fn scan_progress(p: RescanProgress, path: Vec<u8>) -> pb::ScanProgress {
+    pb::ScanProgress {
+        scanned: p.scanned,
+        written: p.written,
+        errors: p.errors,
+        done: p.done,
+        path,
+        elapsed_ms: p.elapsed_ms,
+        content_queued: p.content_queued,
     }
 }
 

@@ -17,7 +17,7 @@ use tonic::{Request, Response, Status};
 use crate::Error;
 use crate::engine::reload::Reloader;
 use crate::engine::{Engine, Heard};
-use crate::queries::access::{Caller, View};
+use crate::engine::{View, caller_from_peer};
 
 /// The gRPC service over one engine.
 #[derive(Clone, Debug)]
@@ -67,7 +67,7 @@ impl IndexService {
             return None;
         }
         let peer = crate::platform::peer::of(req)?;
-        (peer.uid != 0).then(|| View::new(Caller::from_peer(peer.uid, peer.gid, peer.pid)))
+        (peer.uid != 0).then(|| View::new(caller_from_peer(peer.uid, peer.gid, peer.pid)))
     }
 
     /// Refuses what only the daemon's owner may do (change roots, reload).
@@ -203,67 +203,16 @@ impl pb::index_server::Index for IndexService {
         &self,
         req: Request<pb::RescanRequest>,
     ) -> Result<Response<Self::RescanStream>, Status> {
+        use tokio_stream::StreamExt;
         let view = self.view(&req);
         let req = req.into_inner();
-        let mut scan = self.engine.rescan_seen(&req.path, view)?;
-        let engine = self.engine.clone();
-        let (tx, rx) = tokio::sync::mpsc::channel(4);
-        let started = Instant::now();
-        tokio::spawn(async move {
-            let progress = |scan: &crate::engine::Rescan, done: bool, content_queued: u64| {
-                let (scanned, written, errors) = scan.figures();
-                pb::ScanProgress {
-                    scanned,
-                    written,
-                    errors,
-                    done,
-                    path: req.path.clone(),
-                    elapsed_ms: started.elapsed().as_millis() as u64,
-                    content_queued,
-                }
-            };
-            if !req.wait {
-                let _ = tx.send(Ok(progress(&scan, false, 0))).await;
-                return;
-            }
-            let end = loop {
-                if let Some(end) = scan.finished() {
-                    break end;
-                }
-                if tx.send(Ok(progress(&scan, false, 0))).await.is_err() {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            };
-            if let Err(e) = end {
-                let _ = tx.send(Err(Status::from(e))).await;
-                return;
-            }
-            // Then what the scans gave content search to read.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            loop {
-                let e = engine.clone();
-                let pending = match tokio::task::spawn_blocking(move || e.content_pending()).await {
-                    Ok(Ok(p)) => p,
-                    Ok(Err(e)) => {
-                        let _ = tx.send(Err(Status::from(e))).await;
-                        return;
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(Status::internal(e.to_string()))).await;
-                        return;
-                    }
-                };
-                let Some(queued) = pending else { break };
-                if tx.send(Ok(progress(&scan, false, queued))).await.is_err() {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            let _ = tx.send(Ok(progress(&scan, true, 0))).await;
-        });
+        let progress = self.engine.rescan_progress(&req.path, req.wait, view)?;
+        let path = req.path;
         Ok(Response::new(Box::pin(
-            tokio_stream::wrappers::ReceiverStream::new(rx),
+            tokio_stream::wrappers::ReceiverStream::new(progress).map(move |p| {
+                p.map(|p| convert::scan_progress(p, path.clone()))
+                    .map_err(Status::from)
+            }),
         )))
     }
 

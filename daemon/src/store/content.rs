@@ -60,6 +60,15 @@ pub fn queued(conn: &Connection, n: usize) -> Result<Vec<i64>, Error> {
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// How many files are queued.
+pub fn queued_count(conn: &Connection) -> Result<u64, Error> {
+    Ok(
+        conn.query_row("SELECT COUNT(*) FROM content_queue", [], |r| {
+            r.get::<_, i64>(0)
+        })? as u64,
+    )
+}
+
 /// Every queued entry id.
 pub fn all_queued(conn: &Connection) -> Result<Vec<i64>, Error> {
     queued(conn, usize::MAX >> 1)

@@ -34,56 +34,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-/// Which watcher to use (`watch_backend` in config.toml, `--watch-backend`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BackendKind {
-    /// inotify on Linux, notify elsewhere.
-    #[default]
-    Auto,
-    /// Linux's inotify, used directly (Linux only).
-    Inotify,
-    /// The notify crate: FSEvents on macOS, ReadDirectoryChangesW on
-    /// Windows, inotify on Linux.
-    Notify,
-    /// No watches: every root is rescanned every poll interval.
-    Poll,
-}
-
-impl BackendKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BackendKind::Auto => "auto",
-            BackendKind::Inotify => "inotify",
-            BackendKind::Notify => "notify",
-            BackendKind::Poll => "poll",
-        }
-    }
-
-    /// What `auto` means here.
-    pub fn resolved(self) -> BackendKind {
-        match self {
-            BackendKind::Auto if cfg!(target_os = "linux") => BackendKind::Inotify,
-            BackendKind::Auto => BackendKind::Notify,
-            other => other,
-        }
-    }
-}
-
-impl std::str::FromStr for BackendKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(BackendKind::Auto),
-            "inotify" => Ok(BackendKind::Inotify),
-            "notify" => Ok(BackendKind::Notify),
-            "poll" => Ok(BackendKind::Poll),
-            _ => Err(format!(
-                "unknown watch backend `{s}`: use auto, inotify, notify or poll"
-            )),
-        }
-    }
-}
+pub use crate::config::BackendKind;
 
 /// Names of the files `--sync` writes in a root to learn that every earlier
 /// change has been applied. They are never indexed.

@@ -4,7 +4,7 @@
 //! `ENAMETOOLONG`, yet trees deeper than that are legal and GNU find and du
 //! handle them: they walk relative to an open folder (`openat`, `fstatat`)
 //! and never hand the kernel a full path. The walker does the same
-//! ([`crate::ingest::scan`]); the calls here take a full path for everything else
+//! (ingest's scan); the calls here take a full path for everything else
 //! (watch events, `info`, hashing) and, when the path is too long for one
 //! system call, open its folders one `openat` at a time.
 //!
@@ -27,10 +27,43 @@ mod windows;
 #[cfg(windows)]
 pub use windows::*;
 
-use crate::store::Kind;
-
 /// Paths this long or longer are refused by the kernel in one call.
 pub const PATH_MAX: usize = 4096;
+
+/// What kind of entry a path names, as `lstat` tells it. The
+/// discriminants are also the codes the index stores in `entries.kind`
+/// (`kind as u8`, read back with [`Kind::from_i64`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    File = 0,
+    Dir = 1,
+    Symlink = 2,
+    Other = 3,
+}
+
+impl Kind {
+    pub fn from_i64(v: i64) -> Kind {
+        match v {
+            0 => Kind::File,
+            1 => Kind::Dir,
+            2 => Kind::Symlink,
+            _ => Kind::Other,
+        }
+    }
+
+    pub fn from_file_type(ft: std::fs::FileType) -> Kind {
+        if ft.is_dir() {
+            Kind::Dir
+        } else if ft.is_symlink() {
+            Kind::Symlink
+        } else if ft.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        }
+    }
+}
 
 /// What `lstat` says of an entry, in the units the index stores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use std::path::{Component, Path};
 
 use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags};
 
+use super::Kind;
 use super::{Names, PATH_MAX, Stat};
-use crate::store::Kind;
 
 /// An open folder.
 pub type DirFd = OwnedFd;

@@ -20,8 +20,8 @@ use windows_sys::Win32::Storage::FileSystem::{
     FileStandardInfo, GetFileInformationByHandle, GetFileInformationByHandleEx,
 };
 
+use super::Kind;
 use super::Stat;
-use crate::store::Kind;
 
 /// An open folder: its path (see the module doc).
 #[derive(Debug)]

@@ -212,24 +212,25 @@ impl Stats {
             p.newest = p.newest.max(newest);
         }
         // Hard-linked files: each inode once per folder, as du counts.
-        let mut seen: HashSet<(u32, i64, i64)> = HashSet::new();
-        crate::store::entries::each_multilinked(conn, |(id, dev, ino, blocks)| {
+        let mut seen: HashSet<(u32, u64, u64)> = HashSet::new();
+        crate::store::entries::each_multilink(conn, |m| {
+            let (id, dev, ino, blocks) = (m.id, m.dev, m.ino, m.blocks);
             let Some(i) = u32::try_from(id).ok().filter(|&i| (i as usize) < n) else {
-                return;
+                return Ok(());
             };
             if stats.mark[i as usize] != INSIDE_FILE {
-                return;
+                return Ok(());
             }
             let Some(p) = snap.entry_parent(i) else {
-                return;
+                return Ok(());
             };
             let Some(mut k) = stats.mark[p as usize].checked_sub(FOLDER_BASE) else {
-                return;
+                return Ok(());
             };
             loop {
                 if seen.insert((k, dev, ino)) {
                     let f = &mut stats.folders[k as usize];
-                    f.linked_bytes += blocks as u64 * 512;
+                    f.linked_bytes += blocks * 512;
                     f.linked_files += 1;
                 }
                 if k == 0 {
@@ -237,6 +238,7 @@ impl Stats {
                 }
                 k = stats.folders[k as usize].parent;
             }
+            Ok(())
         })?;
         Ok(stats)
     }
@@ -402,7 +404,7 @@ impl Source for IndexSource<'_> {
         type Member = (Vec<u8>, u64, i64, i64, Vec<u32>);
         let mut by_key: BTreeMap<Vec<u8>, Vec<Member>> = BTreeMap::new();
         let mut folders: BTreeMap<Vec<u8>, Vec<(Node, Vec<u32>)>> = BTreeMap::new();
-        for r in crate::store::entries::children_with_totals(self.conn, id)? {
+        for r in crate::store::entries::map_children(self.conn, id)? {
             let cid = r.id;
             let name = r.name;
             if r.kind == Kind::Dir {

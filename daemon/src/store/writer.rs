@@ -1,0 +1,348 @@
+//! The single writer thread: every mutation of the index goes through it.
+//!
+//! Callers send batches of [`Op`]s through a [`WriteHandle`]; the thread
+//! merges what is already queued into one transaction (bursts commit in
+//! few, large transactions), applies it, keeps the per-folder aggregates
+//! current as it goes ([`super::tree`]), and hands every commit's changes
+//! to the [`Mirror`] right after the commit, so the in-memory name index
+//! never drifts from SQLite.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, mpsc};
+
+use rusqlite::{Connection, params};
+
+use crate::Error;
+
+use super::entries::load_row;
+use super::model::{Change, Kind, Mirror, Op, Totals, pack_links};
+use super::tree::{
+    Aggregates, delete_subtree, dir_totals, drop_root_entries, move_entry, unlisted_of,
+};
+use super::{Store, unix_now};
+use super::{content, hashes};
+
+/// Handle to the writer thread. Dropping it (or [`Writer::close`]) flushes
+/// everything sent, checkpoints the WAL and stops the thread.
+pub struct Writer {
+    tx: Option<mpsc::SyncSender<Vec<Op>>>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Writer")
+    }
+}
+
+/// A cloneable sender of change batches.
+#[derive(Clone, Debug)]
+pub struct WriteHandle {
+    tx: mpsc::SyncSender<Vec<Op>>,
+}
+
+impl WriteHandle {
+    /// Sends a batch; blocks while the writer is behind (back-pressure).
+    pub fn send(&self, ops: Vec<Op>) -> Result<(), Error> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        self.tx.send(ops).map_err(|_| Error::WriterGone)
+    }
+
+    /// Waits until everything sent so far is committed.
+    pub fn flush(&self) -> Result<(), Error> {
+        let (tx, rx) = mpsc::channel();
+        self.send(vec![Op::Barrier(tx)])?;
+        rx.recv().map_err(|_| Error::WriterGone)
+    }
+}
+
+impl Writer {
+    pub fn handle(&self) -> WriteHandle {
+        WriteHandle {
+            tx: self.tx.clone().expect("writer open"),
+        }
+    }
+
+    /// Flushes, checkpoints and joins the writer thread.
+    pub fn close(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        // Other handles (a scan being cancelled) may still exist: stop
+        // explicitly rather than waiting for every sender to go.
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(vec![Op::Shutdown]);
+        }
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Starts the writer thread on `conn` (opened by [`super::open`]); `mirror`
+/// is loaded before the first commit.
+pub(super) fn start(
+    conn: Connection,
+    store: Arc<Store>,
+    mirror: Box<dyn Mirror>,
+) -> std::io::Result<Writer> {
+    let (tx, rx) = mpsc::sync_channel::<Vec<Op>>(8);
+    let handle = std::thread::Builder::new()
+        .name("fsindex-writer".into())
+        .spawn(move || writer_loop(conn, rx, store, mirror))?;
+    Ok(Writer {
+        tx: Some(tx),
+        handle: Some(handle),
+    })
+}
+
+fn writer_loop(
+    mut conn: Connection,
+    rx: mpsc::Receiver<Vec<Op>>,
+    store: Arc<Store>,
+    mut mirror: Box<dyn Mirror>,
+) {
+    if let Err(e) = mirror.load(&conn) {
+        tracing::error!("loading the in-memory index failed: {e}");
+    }
+    while let Ok(first) = rx.recv() {
+        // Merge whatever else is already queued into the same transaction,
+        // up to a bound, so bursts commit in few, large transactions.
+        let mut batch = first;
+        while batch.len() < 50_000 {
+            match rx.try_recv() {
+                Ok(more) => batch.extend(more),
+                Err(_) => break,
+            }
+        }
+        let mut acks = Vec::new();
+        let stop = batch.iter().any(|op| matches!(op, Op::Shutdown));
+        let idle = batch.iter().any(|op| matches!(op, Op::Idle));
+        let mut changes = Vec::new();
+        match apply_batch(&mut conn, batch, &mut acks, &mut changes) {
+            Ok(written) => {
+                store.rows_written.fetch_add(written, Ordering::Relaxed);
+                if !changes.is_empty() {
+                    mirror.apply(changes);
+                }
+            }
+            Err(e) => tracing::error!("index write failed, batch dropped: {e}"),
+        }
+        for ack in acks {
+            let _ = ack.send(());
+        }
+        if stop {
+            break;
+        }
+        if idle {
+            if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
+                tracing::warn!("WAL checkpoint failed: {e}");
+            }
+            let _ = conn.execute_batch("PRAGMA shrink_memory");
+            mirror.idle();
+            crate::platform::process::release_memory();
+        }
+    }
+    // Asked to stop, or every sender is gone: shut down cleanly.
+    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
+        tracing::warn!("WAL checkpoint at shutdown failed: {e}");
+    }
+    tracing::info!("writer stopped");
+}
+
+/// Applies one batch in one transaction; returns the entry rows written.
+fn apply_batch(
+    conn: &mut Connection,
+    batch: Vec<Op>,
+    acks: &mut Vec<mpsc::Sender<()>>,
+    changes: &mut Vec<Change>,
+) -> Result<u64, Error> {
+    let tx = conn.transaction()?;
+    let mut written = 0u64;
+    // Answered only after the commit, so the new root is visible to readers.
+    let mut added_roots: Vec<(mpsc::Sender<Result<i64, Error>>, i64)> = Vec::new();
+    {
+        let mut agg = Aggregates::default();
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO entries (id, parent_id, name, kind, size, blocks, mtime_ns, dev, ino, nlink, mode, flags)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        )?;
+        let mut update = tx.prepare_cached(
+            "UPDATE entries SET size=?2, blocks=?3, mtime_ns=?4, dev=?5, ino=?6, nlink=?7, mode=?8, flags=?9 WHERE id=?1",
+        )?;
+        let mut insert_totals =
+            tx.prepare_cached("INSERT INTO dir_totals VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+        for op in batch {
+            match op {
+                Op::Insert(row) => {
+                    insert.execute(params![
+                        row.id,
+                        row.parent_id,
+                        row.name,
+                        row.kind as u8,
+                        row.size as i64,
+                        row.blocks as i64,
+                        row.mtime_ns,
+                        row.dev as i64,
+                        row.ino as i64,
+                        row.nlink as i64,
+                        row.mode,
+                        row.flags
+                    ])?;
+                    let c = row.contribution();
+                    if row.kind == Kind::Dir {
+                        insert_totals.execute(params![
+                            row.id,
+                            c.bytes,
+                            c.apparent,
+                            c.files,
+                            c.dirs,
+                            c.incomplete
+                        ])?;
+                        agg.parents.insert(row.id, row.parent_id);
+                    }
+                    if let Some(p) = row.parent_id {
+                        agg.add(p, c);
+                    }
+                    written += 1;
+                    changes.push(Change::Upsert(row));
+                }
+                Op::Update(mut row) => {
+                    let Some(old) = load_row(&tx, row.id)? else {
+                        continue;
+                    };
+                    update.execute(params![
+                        row.id,
+                        row.size as i64,
+                        row.blocks as i64,
+                        row.mtime_ns,
+                        row.dev as i64,
+                        row.ino as i64,
+                        row.nlink as i64,
+                        row.mode,
+                        row.flags
+                    ])?;
+                    let mut delta = row.contribution();
+                    delta.add(old.contribution().neg());
+                    if !delta.is_zero() {
+                        if row.kind == Kind::Dir {
+                            agg.add(row.id, delta);
+                        } else if let Some(p) = old.parent_id {
+                            agg.add(p, delta);
+                        }
+                    }
+                    written += 1;
+                    // Name and place are the stored ones: an update never moves.
+                    row.parent_id = old.parent_id;
+                    row.name = old.name;
+                    changes.push(Change::Upsert(row));
+                }
+                Op::Move {
+                    id,
+                    parent_id,
+                    name,
+                } => {
+                    agg.apply(&tx)?;
+                    written += move_entry(&tx, id, parent_id, name, &mut agg, changes)?;
+                }
+                Op::Delete { id } => {
+                    // The subtree's totals must include everything pending.
+                    agg.apply(&tx)?;
+                    written += delete_subtree(&tx, id, &mut agg, changes)?;
+                }
+                Op::SetUnlisted { dir, rows } => {
+                    if dir_totals(&tx, dir)?.is_none() {
+                        continue; // the folder is gone
+                    }
+                    let mut delta = Totals::default();
+                    for u in unlisted_of(&tx, dir)? {
+                        delta.add(u.totals.neg());
+                    }
+                    tx.execute("DELETE FROM unlisted WHERE parent_id=?1", [dir])?;
+                    let mut put = tx.prepare_cached(
+                        "INSERT OR REPLACE INTO unlisted (parent_id, name, bytes, apparent, files, dirs, incomplete, measured_at, links)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    )?;
+                    for u in rows {
+                        let t = u.totals;
+                        put.execute(params![
+                            dir,
+                            u.name,
+                            t.bytes,
+                            t.apparent,
+                            t.files,
+                            t.dirs,
+                            t.incomplete,
+                            u.measured_at,
+                            pack_links(&u.links)
+                        ])?;
+                        delta.add(t);
+                    }
+                    if !delta.is_zero() {
+                        agg.add(dir, delta);
+                    }
+                }
+                Op::RootScanned {
+                    root_id,
+                    entry_id,
+                    at,
+                } => {
+                    tx.execute(
+                        "UPDATE roots SET entry_id=?2, scanned_at=?3 WHERE id=?1",
+                        params![root_id, entry_id, at],
+                    )?;
+                }
+                Op::AddRoot { path, reply } => {
+                    tx.execute(
+                        "INSERT INTO roots (path, added_at) VALUES (?1, ?2)",
+                        params![path, unix_now()],
+                    )?;
+                    added_roots.push((reply, tx.last_insert_rowid()));
+                }
+                Op::RemoveRoot { root_id } => {
+                    written += drop_root_entries(&tx, root_id, &mut agg, changes)?;
+                    tx.execute("DELETE FROM roots WHERE id=?1", [root_id])?;
+                }
+                Op::RootGone { root_id } => {
+                    // The root stays, to be scanned anew when it is back.
+                    written += drop_root_entries(&tx, root_id, &mut agg, changes)?;
+                    tx.execute(
+                        "UPDATE roots SET entry_id=NULL, scanned_at=0 WHERE id=?1",
+                        [root_id],
+                    )?;
+                }
+                Op::PutHashes(rows) => hashes::put(&tx, &rows)?,
+                Op::PutContent(rows) => {
+                    for row in &rows {
+                        content::put(&tx, row)?;
+                    }
+                }
+                Op::QueueContent(ids) => content::queue(&tx, &ids)?,
+                Op::DropContent(ids) => content::drop(&tx, &ids)?,
+                Op::SetRootContent { root_id, on } => {
+                    tx.execute(
+                        "UPDATE roots SET content=?2 WHERE id=?1",
+                        params![root_id, on],
+                    )?;
+                }
+                Op::Barrier(ack) => acks.push(ack),
+                Op::Shutdown | Op::Idle => {}
+            }
+        }
+        agg.apply(&tx)?;
+    }
+    tx.commit()?;
+    for (reply, id) in added_roots {
+        let _ = reply.send(Ok(id));
+    }
+    Ok(written)
+}
