@@ -9,12 +9,18 @@ use std::process::ExitCode;
 use clap::Parser;
 use fsindexd::config::{Config, Paths};
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use fsindexd::engine::reload::Reloader;
 use fsindexd::engine::{Engine, SnapshotMirror, WatchOptions};
 use fsindexd::index::Snapshot;
 use fsindexd::server::IndexService;
 use fsindexd::store::Store;
+
+/// How long a stop waits for the calls in flight once their streams were
+/// ended, before cutting them off (systemd waits 90 s, the bound
+/// for the whole stop is 2 s).
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 /// Background indexing daemon: walks roots into a SQLite index and answers
 /// queries over gRPC.
@@ -330,7 +336,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         poll_interval: args
             .poll_interval
             .or(config.poll_interval_secs)
-            .map_or(defaults.poll_interval, std::time::Duration::from_secs),
+            .map_or(defaults.poll_interval, Duration::from_secs),
         ..defaults
     };
     let snapshot = Arc::new(RwLock::new(Snapshot::default()));
@@ -378,9 +384,13 @@ fn run(args: Args) -> anyhow::Result<()> {
         },
         Some(set_log),
     ));
+    // Turns true on SIGTERM/SIGINT or the service manager's stop: the
+    // listeners stop accepting and every open stream ends.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let service = IndexService::new(engine.clone())
         .machine_wide(args.system)
-        .with_reloader(reloader.clone());
+        .with_reloader(reloader.clone())
+        .with_stopping(stop_rx.clone());
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -409,7 +419,6 @@ fn run(args: Args) -> anyhow::Result<()> {
         tokio::spawn(reload_on_hangup(reloader));
         #[cfg(not(unix))]
         drop(reloader);
-        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             shutdown_signal().await;
             let _ = stop_tx.send(true);
@@ -426,16 +435,36 @@ fn run(args: Args) -> anyhow::Result<()> {
         // systemd (Type=notify): ready once the sockets listen; watchdog pings.
         fsindexd::platform::service::ready(&format!("listening on {}", socket.display()));
         let _watchdog = fsindexd::platform::service::spawn_watchdog();
+        // Streams end when the daemon stops, and the server then waits for
+        // the calls in flight; past this, what is left is cut off, so that a
+        // stop never takes longer than a service manager will wait.
+        let grace = {
+            let stop = stopped(stop_rx.clone());
+            async move {
+                stop.await;
+                tokio::time::sleep(SHUTDOWN_GRACE).await;
+            }
+        };
         #[cfg(unix)]
-        fsindexd::server::serve(service, local, stopped(stop_rx)).await?;
+        let serving = fsindexd::server::serve(service, local, stopped(stop_rx));
         #[cfg(not(unix))]
-        fsindexd::server::serve_tcp(service, local, token.unwrap_or_default(), stopped(stop_rx))
-            .await?;
+        let serving =
+            fsindexd::server::serve_tcp(service, local, token.unwrap_or_default(), stopped(stop_rx));
+        tokio::select! {
+            r = serving => r?,
+            () = grace => tracing::warn!("calls still in flight {SHUTDOWN_GRACE:?} after the stop: cut off"),
+        }
         if let Some(t) = tcp_task {
-            t.await??;
+            match tokio::time::timeout(SHUTDOWN_GRACE, t).await {
+                Ok(r) => r??,
+                Err(_) => tracing::warn!("TCP calls still in flight after the stop: cut off"),
+            }
         }
         anyhow::Ok(())
     })?;
+    // Blocking work still running (a search or a duplicates pass whose
+    // client is gone notices at its next step) is not waited for.
+    rt.shutdown_timeout(Duration::from_millis(200));
     tracing::info!("shutting down");
     engine.stop();
     drop(engine);

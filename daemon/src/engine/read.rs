@@ -7,7 +7,7 @@
 
 use super::visibility::{self, View};
 use super::*;
-use crate::index::fold;
+use crate::index::{ChangeKind, fold};
 use crate::queries::access;
 use crate::queries::browse;
 use crate::queries::dupes::Report as Duplicates;
@@ -726,7 +726,7 @@ impl Subscription {
     pub async fn next(&mut self) -> Option<Heard> {
         use tokio::sync::broadcast::error::RecvError;
         loop {
-            let e = match self.rx.recv().await {
+            let mut e = match self.rx.recv().await {
                 Ok(e) => e,
                 Err(RecvError::Lagged(n)) => return Some(Heard::Missed(n)),
                 Err(RecvError::Closed) => return None,
@@ -744,7 +744,23 @@ impl Subscription {
                     *v = View::new(v.caller.clone());
                     *since = Instant::now();
                 }
-                if !v.sees(&e.path) || (!e.from.is_empty() && !v.sees(&e.from)) {
+                // A rename across what the caller may see is, for the
+                // caller, a creation or a deletion.
+                let to = v.sees(&e.path);
+                if e.kind == ChangeKind::Renamed && !e.from.is_empty() {
+                    match (v.sees(&e.from), to) {
+                        (true, true) => {}
+                        (false, true) => {
+                            e.kind = ChangeKind::Created;
+                            e.from.clear();
+                        }
+                        (true, false) => {
+                            e.kind = ChangeKind::Deleted;
+                            e.path = std::mem::take(&mut e.from);
+                        }
+                        (false, false) => continue,
+                    }
+                } else if !to {
                     continue;
                 }
             }

@@ -8,6 +8,7 @@ pub(crate) const MAX_KEYED_EXT: usize = 12;
 /// An extension packed into a map key: up to 8 bytes fit in the number
 /// (names hold no NUL, so zero padding is unambiguous); longer ones, up to
 /// [`MAX_KEYED_EXT`] (see [`extension`]), use the remaining bytes too.
+#[inline]
 pub(crate) fn ext_key(ext: &[u8]) -> (u64, u32) {
     let mut lo = [0u8; 8];
     let mut hi = [0u8; 4];
@@ -36,6 +37,7 @@ impl std::hash::Hasher for MulHasher {
         }
     }
 
+    #[inline]
     fn write_u64(&mut self, v: u64) {
         self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }

@@ -106,6 +106,7 @@ impl Grams {
 }
 
 /// The filter bit of the trigram `abc`.
+#[inline]
 pub(crate) fn gram_bit(a: u8, b: u8, c: u8) -> usize {
     let x = u32::from(a) | u32::from(b) << 8 | u32::from(c) << 16;
     (x.wrapping_mul(0x9E37_79B1) >> (32 - GRAM_BITS_LOG2)) as usize

@@ -89,6 +89,7 @@ pub(crate) enum Orig<'a> {
 
 /// Capitalises the runs (pairs of bytes to skip, bytes to capitalise) of
 /// a folded name, giving back the original.
+#[inline]
 pub(crate) fn capitalise(name: &mut [u8], runs: &[u8]) {
     let mut k = 0;
     for pair in runs.chunks_exact(2) {
@@ -452,6 +453,7 @@ impl Snapshot {
 
     /// Entry i's number of ancestors: kept for folders, one more than the
     /// parent's for the rest.
+    #[inline]
     pub(crate) fn depth_of(&self, mut i: u32) -> u16 {
         let mut d = 0u16;
         loop {
@@ -469,6 +471,7 @@ impl Snapshot {
     }
 
     /// Entry i's depth from its parent's, ignoring what i itself keeps.
+    #[inline]
     pub(crate) fn depth_from_parent(&self, i: u32) -> u16 {
         match self.parent.get(i as usize) {
             NO_PARENT => 0,
@@ -484,10 +487,12 @@ impl Snapshot {
     }
 
     /// Number of entries (roots' own folders included).
+    #[inline]
     pub fn len(&self) -> usize {
         self.entries
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.entries == 0
     }
@@ -529,6 +534,7 @@ impl Snapshot {
     }
 
     /// Entry i's original name: borrowed, or rebuilt from its case runs.
+    #[inline]
     pub(crate) fn name(&self, i: usize) -> Cow<'_, [u8]> {
         match self.orig_of(i) {
             Orig::Same => Cow::Borrowed(self.folded_name(i)),
@@ -542,6 +548,7 @@ impl Snapshot {
     }
 
     /// Appends entry i's original name to `out`.
+    #[inline]
     pub(crate) fn push_name_to(&self, i: usize, out: &mut Vec<u8>) {
         match self.orig_of(i) {
             Orig::Same => out.extend_from_slice(self.folded_name(i)),
@@ -858,6 +865,7 @@ impl Snapshot {
 /// Ids run from 0 to [`Snapshot::id_bound`]; holes answer `None`.
 impl Snapshot {
     /// See the field: equal values mean the same folders at the same places.
+    #[inline]
     pub fn layout(&self) -> u64 {
         self.layout
     }
@@ -912,11 +920,13 @@ impl Snapshot {
     }
 
     /// One past the largest id.
+    #[inline]
     pub fn id_bound(&self) -> usize {
         self.parent.len()
     }
 
     /// The entry's kind, or `None` for an id without an entry.
+    #[inline]
     pub fn entry_kind(&self, i: u32) -> Option<Kind> {
         match self.kind.get(i as usize) {
             None | Some(&HOLE) => None,
@@ -925,6 +935,7 @@ impl Snapshot {
     }
 
     /// The parent's id; `None` for a root's own folder.
+    #[inline]
     pub fn entry_parent(&self, i: u32) -> Option<u32> {
         match self.parent.get(i as usize) {
             NO_PARENT => None,
@@ -932,14 +943,17 @@ impl Snapshot {
         }
     }
 
+    #[inline]
     pub fn entry_mtime_ns(&self, i: u32) -> i64 {
         self.mtime[i as usize]
     }
 
+    #[inline]
     pub fn entry_size(&self, i: u32) -> u64 {
         self.size_of(i as usize)
     }
 
+    #[inline]
     pub(crate) fn size_of(&self, i: usize) -> u64 {
         match self.size[i] {
             BIG => self.big.get(&(i as u32)).copied().unwrap_or(BIG as u64),
@@ -948,10 +962,12 @@ impl Snapshot {
     }
 
     /// Entry i's class code (see [`Snapshot::classes`]).
+    #[inline]
     pub(crate) fn class_of(&self, i: usize) -> u8 {
         self.classes.get(i / 2).map_or(0, |b| b >> (i % 2 * 4) & 15)
     }
 
+    #[inline]
     pub(crate) fn set_class(&mut self, i: usize, folded: &[u8]) {
         if self.classes.len() <= i / 2 {
             self.classes.resize(i / 2 + 1, 0);
@@ -960,6 +976,7 @@ impl Snapshot {
         self.classes[i / 2] = self.classes[i / 2] & !(15 << shift) | name_class(folded) << shift;
     }
 
+    #[inline]
     pub(crate) fn set_size(&mut self, i: usize, size: u64) {
         if size >= BIG as u64 {
             self.size[i] = BIG;
@@ -1010,16 +1027,19 @@ impl Snapshot {
         label
     }
 
+    #[inline]
     pub fn entry_depth(&self, i: u32) -> u16 {
         self.depth_of(i)
     }
 
     /// The entry's name, byte-exact (a root's own folder: its absolute path).
+    #[inline]
     pub fn entry_name(&self, i: u32) -> Cow<'_, [u8]> {
         self.name(i as usize)
     }
 
     /// The entry's name in NFC with full case folding.
+    #[inline]
     pub fn entry_folded_name(&self, i: u32) -> &[u8] {
         self.folded_name(i as usize)
     }

@@ -28,6 +28,10 @@ pub struct IndexService {
     reloader: Option<Arc<Reloader>>,
     /// The TCP address listened on, for status.
     listen: String,
+    /// Turns true when the daemon is stopping: every open stream then ends
+    /// at once with UNAVAILABLE "the daemon stopped", so that shutdown
+    /// never waits on a client that keeps one open (`fsctl watch`, fsgui).
+    stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 impl IndexService {
@@ -37,7 +41,28 @@ impl IndexService {
             system: false,
             reloader: None,
             listen: String::new(),
+            stopping: tokio::sync::watch::channel(false).1,
         }
+    }
+
+    /// Ends every open stream when `stopping` turns true.
+    pub fn with_stopping(mut self, stopping: tokio::sync::watch::Receiver<bool>) -> Self {
+        self.stopping = stopping;
+        self
+    }
+
+    /// `s`, ended with UNAVAILABLE "the daemon stopped" as soon as the daemon
+    /// stops (or at once, if it is stopping already).
+    fn until_stopped<T: Send + 'static>(&self, s: ResponseStream<T>) -> ResponseStream<T> {
+        let mut rx = self.stopping.clone();
+        let stopped = Box::pin(async move {
+            // A dropped sender means the daemon is going away too.
+            let _ = rx.wait_for(|s| *s).await;
+        });
+        Box::pin(UntilStopped {
+            inner: Some(s),
+            stopped,
+        })
     }
 
     /// Answers filtered per caller, as a machine-wide daemon
@@ -96,6 +121,45 @@ impl IndexService {
 }
 
 type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// A response stream that ends when the daemon stops: one UNAVAILABLE
+/// status, then the end, so that the client knows why.
+struct UntilStopped<T> {
+    inner: Option<ResponseStream<T>>,
+    stopped: Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+}
+
+impl<T> Stream for UntilStopped<T> {
+    type Item = Result<T, Status>;
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let Some(inner) = self.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match inner.as_mut().poll_next(cx) {
+            Poll::Ready(None) => {
+                self.inner = None;
+                return Poll::Ready(None);
+            }
+            Poll::Ready(Some(item)) => return Poll::Ready(Some(item)),
+            Poll::Pending => {}
+        }
+        if self.stopped.as_mut().poll(cx).is_ready() {
+            // Dropping the inner stream tells its producer (a search, a
+            // duplicates pass, a subscription) that nobody listens.
+            self.inner = None;
+            return Poll::Ready(Some(Err(Status::unavailable(STOPPED))));
+        }
+        Poll::Pending
+    }
+}
+
+/// What a stream open while the daemon stops ends with.
+pub const STOPPED: &str = "the daemon stopped";
 
 /// A stream of already-made messages.
 fn stream<T: Send + 'static>(items: Vec<T>) -> ResponseStream<T> {
@@ -179,9 +243,9 @@ impl pb::index_server::Index for IndexService {
             }
         });
         match head_rx.await {
-            Ok(Ok(())) => Ok(Response::new(Box::pin(
+            Ok(Ok(())) => Ok(Response::new(self.until_stopped(Box::pin(
                 tokio_stream::wrappers::UnboundedReceiverStream::new(rx),
-            ))),
+            )))),
             Ok(Err(e)) => Err(Status::from(e)),
             Err(_) => Err(Status::internal("the search stopped before it answered")),
         }
@@ -208,12 +272,12 @@ impl pb::index_server::Index for IndexService {
         let req = req.into_inner();
         let progress = self.engine.rescan_progress(&req.path, req.wait, view)?;
         let path = req.path;
-        Ok(Response::new(Box::pin(
+        Ok(Response::new(self.until_stopped(Box::pin(
             tokio_stream::wrappers::ReceiverStream::new(progress).map(move |p| {
                 p.map(|p| convert::scan_progress(p, path.clone()))
                     .map_err(Status::from)
             }),
-        )))
+        ))))
     }
 
     async fn roots(
@@ -326,9 +390,9 @@ impl pb::index_server::Index for IndexService {
             }
             let _ = tx.blocking_send(Ok(item(Item::Summary(summary))));
         });
-        Ok(Response::new(Box::pin(
+        Ok(Response::new(self.until_stopped(Box::pin(
             tokio_stream::wrappers::ReceiverStream::new(rx),
-        )))
+        ))))
     }
 
     type SubscribeStream = ResponseStream<pb::ChangeEvent>;
@@ -348,7 +412,14 @@ impl pb::index_server::Index for IndexService {
             if tx.send(Ok(hello)).await.is_err() {
                 return;
             }
-            while let Some(heard) = sub.next().await {
+            loop {
+                let heard = tokio::select! {
+                    h = sub.next() => h,
+                    // Nobody listens any more (the client went away, or the
+                    // stream was ended because the daemon stops).
+                    _ = tx.closed() => return,
+                };
+                let Some(heard) = heard else { return };
                 let msg = match heard {
                     Heard::Change(e) => convert::change_event(e),
                     Heard::Missed(n) => pb::ChangeEvent {
@@ -362,9 +433,9 @@ impl pb::index_server::Index for IndexService {
                 }
             }
         });
-        Ok(Response::new(Box::pin(
+        Ok(Response::new(self.until_stopped(Box::pin(
             tokio_stream::wrappers::ReceiverStream::new(out),
-        )))
+        ))))
     }
 
     async fn stat(

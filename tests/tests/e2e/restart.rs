@@ -401,3 +401,103 @@ fn cookie_files_of_a_killed_daemon_are_removed_at_start() {
     let want = find_oracle(&runner, &tree);
     assert_eq!(got, want, "{}", diff(&want, &got));
 }
+
+/// A stop never waits on a client: SIGTERM with two `fsctl watch`es and a
+/// subscription whose client never reads ends every stream at once (the
+/// watches print "the daemon stopped" and exit 0), the daemon exits
+/// cleanly, and after the next start the index equals the disk, changes
+/// made just before the stop included. (It took a minute with fsgui open,
+/// and a second daemon refused to start meanwhile: "lock is held".)
+#[test]
+fn sigterm_ends_open_streams_and_the_index_stays_exact() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let OddSetup {
+        tmp: _tmp,
+        tree,
+        mut inst,
+    } = odd_instance_with(false, &[]);
+    let watch = |json: bool| {
+        let mut args = vec!["watch"];
+        if json {
+            args.push("--json");
+        }
+        let mut child = inst
+            .fsctl_cmd(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Subscribed once the first line (or the human "watching" note on
+        // stderr) comes.
+        if json {
+            let mut first = String::new();
+            std::io::BufReader::new(child.stdout.as_mut().unwrap())
+                .read_line(&mut first)
+                .unwrap();
+            assert!(first.contains("subscribed"), "{first}");
+        } else {
+            let mut first = String::new();
+            std::io::BufReader::new(child.stderr.as_mut().unwrap())
+                .read_line(&mut first)
+                .unwrap();
+            assert!(first.contains("watching"), "{first}");
+        }
+        child
+    };
+    let watches = [watch(true), watch(false)];
+    // A subscriber that never reads what it is sent.
+    let socket = inst.home.join("fsindexd.sock");
+    let (hold_tx, hold_rx) = std::sync::mpsc::channel::<()>();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
+    let idle = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let target = fsindex_client::Target::Socket(socket);
+            let mut c = fsindex_client::connect(&target).await.unwrap();
+            let _stream = c
+                .subscribe(fsindex_proto::v1::SubscribeRequest::default())
+                .await
+                .unwrap();
+            ready_tx.send(()).unwrap();
+            let _ = hold_rx.recv();
+        });
+    });
+    ready_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+
+    // Changes the daemon is told of just before it stops.
+    for i in 0..200 {
+        std::fs::write(tree.join(format!("late-{i}.txt")), b"late").unwrap();
+    }
+    std::fs::rename(tree.join("src"), tree.join("src-moved")).unwrap();
+
+    let t = Instant::now();
+    inst.stop(); // SIGTERM; asserts a clean exit
+    let took = t.elapsed();
+    eprintln!("SIGTERM with three open streams: exited in {took:?}");
+    assert!(took < Duration::from_secs(10), "the stop took {took:?}");
+    for mut w in watches {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(s) = w.try_wait().unwrap() {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "fsctl watch still runs");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(w.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(status.success(), "fsctl watch: {status}: {err}");
+        assert!(err.contains("the daemon stopped"), "{err}");
+    }
+    let _ = hold_tx.send(());
+    idle.join().unwrap();
+
+    inst.start();
+    crate::util::verify_clean(&inst);
+}

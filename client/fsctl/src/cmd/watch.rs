@@ -38,7 +38,19 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         .await?
         .into_inner();
     let stdout = std::io::stdout();
-    while let Some(e) = stream.message().await? {
+    loop {
+        let e = match stream.message().await {
+            Ok(Some(e)) => e,
+            Ok(None) => break,
+            // A daemon that stops ends every stream with this status.
+            Err(s)
+                if s.code() == tonic::Code::Unavailable && s.message() == "the daemon stopped" =>
+            {
+                eprintln!("the daemon stopped");
+                break;
+            }
+            Err(s) => return Err(s.into()),
+        };
         let kind = kind_name(e.kind);
         let mut out = stdout.lock();
         if g.json {

@@ -149,6 +149,7 @@ impl Snapshot {
     /// Whether entry i passes `item`, for the filters on an entry's own
     /// figures (size, time, kind), as [`eval`](Self::eval) answers them;
     /// `None` for every other item.
+    #[inline]
     pub(crate) fn passes(&self, item: &Item, i: usize) -> Option<bool> {
         let kind = self.kind.get(i).copied().unwrap_or(HOLE);
         Some(match item {
@@ -164,6 +165,7 @@ impl Snapshot {
 
     /// The entries whose folded name holds `term` (or, with `/`, where a
     /// span of the path that holds it ends), ascending.
+    #[inline]
     pub(crate) fn mark_term(&self, term: &[u8]) -> Vec<u32> {
         if term.contains(&SEP) {
             self.mark_slash_with(term, |i| Cow::Borrowed(self.folded_name(i)))
@@ -173,6 +175,7 @@ impl Snapshot {
     }
 
     /// `ids` as marks for [`Snapshot::spread`] (bit 0).
+    #[inline]
     pub(crate) fn dense(&self, ids: &[u32]) -> Vec<u32> {
         let mut own = vec![0u32; self.parent.len()];
         for &i in ids {
@@ -182,6 +185,7 @@ impl Snapshot {
     }
 
     /// `ids` as a bit set over all ids.
+    #[inline]
     pub(crate) fn bitset(&self, ids: &[u32]) -> Vec<u64> {
         let mut set = vec![0u64; self.parent.len().div_ceil(64)];
         for &i in ids {
@@ -192,6 +196,7 @@ impl Snapshot {
 
     /// Spreads marks down the tree: an entry matches when it or any folder
     /// above it is marked.
+    #[inline]
     pub(crate) fn spread(&self, own: &[u32], mask: u32) -> Vec<bool> {
         let n = self.parent.len();
         let mut out = vec![false; n];
@@ -208,6 +213,7 @@ impl Snapshot {
     }
 
     /// True when folder `q` or one above it is `marked`.
+    #[inline]
     pub(crate) fn marked_from(&self, mut q: u32, marked: impl Fn(usize) -> bool) -> bool {
         loop {
             if marked(q as usize) {
@@ -224,6 +230,7 @@ impl Snapshot {
     /// above them. Walks `set` in id order (the tree is ordered: a parent's
     /// id is below its children's), so an entry whose parent is in `set`
     /// takes its parent's answer; only the others walk up.
+    #[inline]
     pub(crate) fn narrow(&self, set: Vec<u64>, own: &[u64]) -> Vec<u64> {
         let mut out = vec![0u64; set.len()];
         for i in ones(&set) {
@@ -275,6 +282,7 @@ impl Snapshot {
     }
 
     /// The entries whose folded name contains `term`, ascending.
+    #[inline]
     pub(crate) fn mark_name_term(&self, term: &[u8]) -> Vec<u32> {
         self.mark_name_term_fits(term, false).0
     }
@@ -496,6 +504,7 @@ pub(crate) fn owning_all(lists: &[Vec<u32>], mut results: impl FnMut(u32) -> boo
 /// Whether `list` (ascending) holds `i`, searched from `*c` on, where it
 /// leaves `*c` for the next, larger `i`: by galloping, as the list may be
 /// far longer than the ids asked for (`ar`: 272,290 results, 55,664 asked).
+#[inline]
 pub(crate) fn holds(list: &[u32], c: &mut usize, i: u32) -> bool {
     let rest = &list[(*c).min(list.len())..];
     let mut step = 1;
@@ -508,11 +517,13 @@ pub(crate) fn holds(list: &[u32], c: &mut usize, i: u32) -> bool {
 }
 
 /// Whether bit `i` of `set` is set.
+#[inline]
 pub(crate) fn has(set: &[u64], i: usize) -> bool {
     set[i / 64] >> (i % 64) & 1 != 0
 }
 
 /// The indexes of the set bits, ascending.
+#[inline]
 pub(crate) fn ones(set: &[u64]) -> impl Iterator<Item = usize> + '_ {
     set.iter().enumerate().flat_map(|(w, &bits)| {
         let mut bits = bits;

@@ -32,11 +32,13 @@ impl Snapshot {
     /// depth, newer first, id. A rank key is [`relevance`](Self::relevance)
     /// without a content score, in one integer that orders the same: 16
     /// bytes to select from instead of 48. The id is its low 32 bits.
+    #[inline]
     pub(crate) fn rank_rest(&self, i: u32) -> u128 {
         self.rank_rest_at(i, self.depth_of(i))
     }
 
     /// [`rank_rest`](Self::rank_rest) of entry i at `depth`.
+    #[inline]
     pub(crate) fn rank_rest_at(&self, i: u32, depth: u16) -> u128 {
         // Order-preserving as unsigned, then newer first.
         let newer = !((self.mtime[i as usize] as u64) ^ (1 << 63));
@@ -47,6 +49,7 @@ impl Snapshot {
     /// `last` holds the last parent looked up and its depth, which the
     /// next sibling takes (`kind:image`: 192k results, mostly files of
     /// the same folders).
+    #[inline]
     pub(crate) fn depth_near(&self, i: u32, last: &mut (u32, u16)) -> u16 {
         if self.dirs.get(i as usize).is_some() {
             return self.depth_of(i);
@@ -158,6 +161,7 @@ pub(crate) struct NameFits<'a> {
 
 impl<'a> NameFits<'a> {
     /// Cursors at the first marks of ids `first` and up.
+    #[inline]
     pub(crate) fn new(lists: &'a [Vec<u32>], fits: &'a [Vec<u8>], first: u32) -> Self {
         let at = lists
             .iter()
@@ -167,6 +171,7 @@ impl<'a> NameFits<'a> {
     }
 
     /// How entry i's own name fits the terms; ids asked for must ascend.
+    #[inline]
     pub(crate) fn of(&mut self, i: u32) -> Fit {
         let (mut own, mut whole, mut exact) = (0, 0, 0);
         for (t, list) in self.lists.iter().enumerate() {
@@ -200,6 +205,7 @@ pub(crate) type RelevanceKey = (
 /// How much of `name` the term is: 2 the whole name (`cargo.toml` for
 /// `Cargo.toml`), 1 the name without its extension (`readme.md` for
 /// `readme`), else 0.
+#[inline]
 pub(crate) fn name_match(name: &[u8], term: &[u8]) -> u8 {
     if name == term {
         return 2;
@@ -276,18 +282,21 @@ pub(crate) fn is_word_match_decoded(name: &[u8], term: &[u8]) -> bool {
 /// The names part of a [`Snapshot::rank`] key: how many terms the own name
 /// holds (at most 32, the bits of `own`), the best [`name_match`] (at most
 /// 2), how many are whole words.
+#[inline]
 pub(crate) fn names_key((own, whole, exact): Fit) -> u128 {
     u128::from(32 - own) << 120 | u128::from(2 - whole) << 118 | u128::from(32 - exact) << 112
 }
 
 /// How well a name that holds a term fits it: its [`name_match`] in the low
 /// bits ([`FIT_WHOLE`]), and [`FIT_WORD`] when it holds it as a word.
+#[inline]
 pub(crate) fn fit(name: &[u8], term: &[u8]) -> u8 {
     fit_from(name, term, 0)
 }
 
 /// [`fit`], knowing that the term's first place in the name is `first` or
 /// later (the search that found it knows): a word is looked for from there.
+#[inline]
 pub(crate) fn fit_from(name: &[u8], term: &[u8], first: usize) -> u8 {
     let whole = if first == 0 {
         name_match(name, term)
