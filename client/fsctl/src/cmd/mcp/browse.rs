@@ -700,7 +700,7 @@ pub async fn directory_tree(ctx: &Ctx, p: TreeParams) -> Outcome {
         }
         let _ = write!(
             text,
-            "({k} entries shown{}; files show their size in bytes)",
+            "({k} entries shown{}; type directory ends in /, type file shows its size in bytes)",
             if truncated {
                 "; folders cut short say how many more they hold: narrow with path, maxDepth or excludePatterns"
             } else {

@@ -793,7 +793,11 @@ pub struct DupesAnswer {
     pub reclaimable_bytes: u64,
     /// Groups and reclaimable bytes per extension of the files, most reclaimable first.
     pub by_extension: Vec<DupeSummary>,
-    pub offset: u64,
+    /// Where this page of groups starts (absent with summaryOnly).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// Largest reclaimable first (none with summaryOnly).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<DupeGroup>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
@@ -1007,7 +1011,7 @@ pub async fn find_duplicates(ctx: &Ctx, p: DupesParams) -> Outcome {
                 groups_total,
                 reclaimable_bytes,
                 by_extension: by_extension.clone(),
-                offset: pg.offset,
+                offset: (!summary_only).then_some(pg.offset),
                 groups: rows[..k].to_vec(),
                 next_cursor: next,
             },
@@ -1125,7 +1129,7 @@ pub async fn search_file_content(ctx: &Ctx, p: ContentParams) -> Outcome {
             .len();
         let _ = write!(
             text,
-            "{} matches in {files_with} files; {} files selected, {} read, {} not read{}{}",
+            "{} matches in {files_with} files; {} files selected, {} read, {} not read (method: scan){}{}",
             if k < found {
                 format!("showing {k} of {found}")
             } else {

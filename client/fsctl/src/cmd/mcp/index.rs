@@ -521,18 +521,13 @@ pub fn no_allowed() -> Failure {
     Failure("no allowed directories: the client's roots lie outside what this server may read (see list_allowed_directories)".into())
 }
 
-/// "showing 1-200 of 12344; pass cursor "..." for more" and the like.
+/// "12344 matches, 200 shown from offset 0; more: pass cursor "..."" and
+/// the like: the counts of the structured content, in words.
 pub fn showing(offset: u64, shown: usize, total: u64, what: &str, next: Option<&str>) -> String {
-    let mut s = if shown == 0 || (offset == 0 && shown as u64 == total) {
-        format!("{} {what}", group(total))
-    } else {
-        format!(
-            "showing {}-{} of {} {what}",
-            group(offset + 1),
-            group(offset + shown as u64),
-            group(total)
-        )
-    };
+    let mut s = format!(
+        "{} {what}, {shown} shown from offset {offset}",
+        group(total)
+    );
     if let Some(c) = next {
         s.push_str(&format!("; more: pass cursor \"{c}\""));
     }

@@ -106,6 +106,8 @@ fn inline(v: &mut Value, defs: &Object, stack: &mut Vec<String>, kept: &mut Obje
                             o.entry(k).or_insert(val);
                         }
                     }
+                    // What was merged is expanded already.
+                    return;
                 }
             }
             for val in o.values_mut() {
@@ -150,18 +152,28 @@ fn simplify(v: &mut Value, input: bool) {
         }
     }
     // A documented enum: `oneOf: [{const, description}...]` -> enum.
+    // (Undocumented variants come as one `enum` beside them.)
+    let words = |a: &Value| -> Option<Vec<Value>> {
+        if let Some(c) = a.get("const").filter(|c| c.is_string()) {
+            return Some(vec![c.clone()]);
+        }
+        let e = a.get("enum")?.as_array()?;
+        e.iter().all(Value::is_string).then(|| e.clone())
+    };
     if let Some(Value::Array(alts)) = o.get("oneOf")
-        && alts
-            .iter()
-            .all(|a| a.get("const").is_some_and(Value::is_string))
+        && alts.iter().all(|a| words(a).is_some())
     {
-        let values: Vec<Value> = alts.iter().map(|a| a["const"].clone()).collect();
+        let values: Vec<Value> = alts
+            .iter()
+            .flat_map(|a| words(a).unwrap_or_default())
+            .collect();
         let said: Vec<String> = alts
             .iter()
             .filter_map(|a| {
+                let word = a.get("const").and_then(Value::as_str)?;
                 a.get("description")
                     .and_then(Value::as_str)
-                    .map(|d| format!("{}: {d}", a["const"].as_str().unwrap_or_default()))
+                    .map(|d| format!("{word}: {d}"))
             })
             .collect();
         o.remove("oneOf");
@@ -433,12 +445,46 @@ mod tests {
         Name,
         /// Largest first.
         Size,
+        Mtime,
     }
     #[derive(schemars::JsonSchema, serde::Deserialize)]
     #[allow(dead_code)]
     struct M {
         from: String,
         to: String,
+    }
+
+    /// A type that holds itself stays a definition.
+    #[derive(schemars::JsonSchema, serde::Serialize)]
+    struct Node {
+        name: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        children: Option<Vec<Node>>,
+    }
+    #[derive(schemars::JsonSchema, serde::Serialize)]
+    struct Tree {
+        tree: Vec<Node>,
+    }
+
+    #[test]
+    fn a_type_that_holds_itself_keeps_its_definition() {
+        let s = schemars::generate::SchemaSettings::draft2020_12()
+            .into_generator()
+            .into_root_schema_for::<Tree>();
+        let Value::Object(o) = serde_json::to_value(s).unwrap() else {
+            panic!()
+        };
+        let p = plain_output(&o);
+        assert_eq!(p["properties"]["tree"]["items"]["type"], "object");
+        assert_eq!(
+            p["properties"]["tree"]["items"]["properties"]["children"]["items"]["$ref"],
+            "#/$defs/Node"
+        );
+        assert_eq!(
+            p["$defs"]["Node"]["properties"]["children"]["type"],
+            "array"
+        );
+        assert!(p["properties"]["notices"].is_object());
     }
 
     fn schema() -> Object {
@@ -463,7 +509,14 @@ mod tests {
         assert_eq!(p["tokenBudget"]["minimum"], 16);
         assert_eq!(p["numbered"]["type"], "boolean");
         assert_eq!(p["sort"]["type"], "string");
-        assert_eq!(p["sort"]["enum"], json!(["name", "size"]));
+        let mut words: Vec<String> = p["sort"]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap().to_owned())
+            .collect();
+        words.sort();
+        assert_eq!(words, ["mtime", "name", "size"]);
         assert_eq!(p["moves"]["items"]["type"], "object");
         assert_eq!(p["moves"]["items"]["additionalProperties"], false);
         assert_eq!(s["required"], json!(["path"]));
@@ -504,10 +557,10 @@ mod tests {
         );
         assert!(check(json!({"path": "a", "tokenBudget": "lots"})).is_err());
         assert!(
-            check(json!({"path": "a", "sort": "mtime"}))
+            check(json!({"path": "a", "sort": "date"}))
                 .unwrap_err()
                 .0
-                .contains("name, size")
+                .contains("size")
         );
         let e = check(json!({"path": "a", "moves": [{"from": "x", "too": "y"}]}))
             .unwrap_err()
