@@ -85,8 +85,10 @@ async def main():
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
     steps = json.load(sys.stdin)
     roots = {"uris": list(a.root)}
+    asked = asyncio.Event()
 
     async def list_roots(context):
+        asked.set()
         return types.ListRootsResult(roots=[types.Root(uri=u) for u in roots["uris"]])
 
     params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=dict(os.environ))
@@ -105,7 +107,13 @@ async def main():
             for step in steps:
                 if "roots" in step:
                     roots["uris"] = step["roots"]
+                    asked.clear()
                     await s.send_roots_list_changed()
+                    # The server asks again; from then on its calls wait for the answer.
+                    try:
+                        await asyncio.wait_for(asked.wait(), 10)
+                    except asyncio.TimeoutError:
+                        fail("roots/list_changed: the server did not ask for the roots again")
                     print(json.dumps({"roots": step["roots"]}), flush=True)
                     continue
                 name, args = step["call"], step.get("arguments", {})

@@ -58,6 +58,8 @@ impl Roots {
     // a client says which folders a session is about.
     #[allow(deprecated)]
     pub async fn refresh(self: &Arc<Self>, peer: Peer<RoleServer>, ctx: Arc<Ctx>) {
+        // Calls wait for the new roots (a while at most), not answer from the old.
+        self.settled.send_replace(false);
         let me = self.clone();
         tokio::spawn(async move {
             match tokio::time::timeout(Duration::from_secs(10), peer.list_roots()).await {
