@@ -146,7 +146,7 @@ fn mcp_inspector_cli_calls_every_tool_with_typed_arguments() {
                 a("minSize", "1"),
                 a("limit", "1"),
                 a("summaryOnly", "false"),
-                a("kind", "text"),
+                a("query", "copy2"),
             ],
         ),
         ("fs_map", vec![a("tokenBudget", "200")]),
@@ -232,11 +232,9 @@ fn mcp_inspector_cli_calls_every_tool_with_typed_arguments() {
     );
     assert_eq!(get("directory_tree")["entries"], 3);
     assert_eq!(get("disk_usage")["children"].as_array().unwrap().len(), 2);
-    assert_eq!(
-        get("find_duplicates")["groups"].as_array().unwrap().len(),
-        0,
-        "no text duplicates"
-    );
+    let d = get("find_duplicates");
+    assert_eq!(d["groups"].as_array().unwrap().len(), 1, "{d}");
+    assert_eq!(d["groupsTotal"], 1);
     assert!(get("fs_map")["tokens"].as_u64().unwrap() <= 200);
     assert_eq!(get("fs_map")["tokenBudget"], 200);
     let rs = walk(tree).keys().filter(|p| p.ends_with(".rs")).count();
@@ -321,6 +319,8 @@ fn mcp_python_sdk_validates_every_answer_within_the_budget() {
         {"call": "disk_usage", "arguments": {"path": t, "top": 0, "depth": 3}},
         {"call": "find_duplicates", "arguments": {}},
         {"call": "find_duplicates", "arguments": {"summaryOnly": true}},
+        {"call": "find_duplicates", "arguments": {"query": "copy2", "kind": "text"}},
+        {"call": "find_duplicates", "arguments": {"query": "copy2"}},
         {"call": "fs_map", "arguments": {"path": t, "tokenBudget": 300}},
         {"call": "count_files", "arguments": {"groupBy": "kind"}},
         {"call": "recent_files", "arguments": {"since": "2025-01-01", "limit": 1000}},
@@ -365,16 +365,25 @@ fn mcp_python_sdk_validates_every_answer_within_the_budget() {
         .collect();
     let top = walked.keys().filter(|p| !p.contains('/')).count();
     assert_eq!(mtimes.len(), top);
-    let mut newest = walked
+    // Newest first, by the walk's own times.
+    let times: Vec<std::time::SystemTime> = listed
+        .as_array()
+        .unwrap()
         .iter()
-        .filter(|(p, _)| !p.contains('/'))
-        .map(|(p, m)| (m.modified().unwrap(), p.clone()))
-        .collect::<Vec<_>>();
-    newest.sort_by(|a, b| b.cmp(a));
-    assert_eq!(
-        listed[0]["name"], newest[0].1,
-        "list_directory sortBy mtime: newest first"
+        .map(|e| walked[e["name"].as_str().unwrap()].modified().unwrap())
+        .collect();
+    assert!(
+        times.windows(2).all(|w| w[0] >= w[1]),
+        "list_directory sortBy mtime: newest first: {listed}"
     );
+    // The filters: a query on a copy's path, and a kind none of them has.
+    assert_eq!(answer(&lines, "find_duplicates", 2)["structured"]["groupsTotal"], 0);
+    let one = &answer(&lines, "find_duplicates", 3)["structured"];
+    assert_eq!(one["groupsTotal"], 1);
+    assert_eq!(one["groups"][0]["copies"], json!([[abs(tree, "dupes/a/copy1.dat")], [abs(tree, "dupes/b/copy2.dat")]]));
+    let summary = &answer(&lines, "find_duplicates", 1)["structured"];
+    assert!(summary.get("groups").is_none());
+    assert_eq!(summary["byExtension"], json!([{"extension": "dat", "groups": 1, "reclaimableBytes": 5000}]));
     let sized = &answer(&lines, "list_directory_with_sizes", 0)["structured"];
     assert_eq!(sized["entries"].as_array().unwrap().len(), 3);
     assert_eq!(sized["total"], top);

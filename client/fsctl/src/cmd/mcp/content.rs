@@ -93,7 +93,9 @@ pub fn run(scan: Scan) -> ScanOutcome {
                         path,
                         &scan.regex,
                         scan.context,
-                        scan.max_results,
+                        // One more than asked: a match past the last says
+                        // the scan stopped short.
+                        scan.max_results + 1,
                         &stop,
                         deadline,
                     );
