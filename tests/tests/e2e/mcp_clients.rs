@@ -377,13 +377,25 @@ fn mcp_python_sdk_validates_every_answer_within_the_budget() {
         "list_directory sortBy mtime: newest first: {listed}"
     );
     // The filters: a query on a copy's path, and a kind none of them has.
-    assert_eq!(answer(&lines, "find_duplicates", 2)["structured"]["groupsTotal"], 0);
+    assert_eq!(
+        answer(&lines, "find_duplicates", 2)["structured"]["groupsTotal"],
+        0
+    );
     let one = &answer(&lines, "find_duplicates", 3)["structured"];
     assert_eq!(one["groupsTotal"], 1);
-    assert_eq!(one["groups"][0]["copies"], json!([[abs(tree, "dupes/a/copy1.dat")], [abs(tree, "dupes/b/copy2.dat")]]));
+    assert_eq!(
+        one["groups"][0]["copies"],
+        json!([
+            [abs(tree, "dupes/a/copy1.dat")],
+            [abs(tree, "dupes/b/copy2.dat")]
+        ])
+    );
     let summary = &answer(&lines, "find_duplicates", 1)["structured"];
     assert!(summary.get("groups").is_none());
-    assert_eq!(summary["byExtension"], json!([{"extension": "dat", "groups": 1, "reclaimableBytes": 5000}]));
+    assert_eq!(
+        summary["byExtension"],
+        json!([{"extension": "dat", "groups": 1, "reclaimableBytes": 5000}])
+    );
     let sized = &answer(&lines, "list_directory_with_sizes", 0)["structured"];
     assert_eq!(sized["entries"].as_array().unwrap().len(), 3);
     assert_eq!(sized["total"], top);

@@ -273,3 +273,51 @@ fn mcp_content_search_reads_a_ten_megabyte_log_and_names_what_it_skips() {
             .any(|m| m["path"] == tree.join("huge.log").to_str().unwrap())
     );
 }
+
+#[test]
+fn mcp_answers_during_the_first_scan_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    let tree = base.join("tree");
+    crate::util::wide_tree(&tree, 300, 200);
+    let mut inst = Instance::new(base.join("home"), &[&tree], Runner::current());
+    inst.spawn();
+    inst.wait_listening();
+    let mcp = Mcp::start(&inst, &tree, &[]);
+    let first_scan = |st: &Value| {
+        let r = &st["roots"][0];
+        (r["state"] == "scanning" || r["state"] == "pending") && r["scanned_at"] == 0
+    };
+    // A call between two statuses that both say "first scan" was answered
+    // during it: its answer must say so. Until the scan ends.
+    let mut during = 0;
+    loop {
+        let before = inst.status();
+        let r = mcp.call("find_files", json!({"query": "file-1-"}));
+        let after = inst.status();
+        if first_scan(&before) && first_scan(&after) {
+            during += 1;
+            let text = text_of(&r);
+            let want = format!("the first scan of {}", tree.display());
+            assert!(
+                text.contains(&want) && text.contains("results may be incomplete"),
+                "{text}"
+            );
+            if r.is_error != Some(true) {
+                let n = &r.structured_content.unwrap()["notices"];
+                assert!(n[0].as_str().unwrap().contains(&want), "{n}");
+            }
+        }
+        if after["state"] == "ready" {
+            break;
+        }
+    }
+    assert!(
+        during > 0,
+        "the first scan ended before a call could be made during it"
+    );
+    // Once it is done, nothing more is said.
+    let r = mcp.call("find_files", json!({"query": "file-1-"}));
+    assert!(!text_of(&r).contains("first scan"));
+    assert!(r.structured_content.unwrap().get("notices").is_none());
+}

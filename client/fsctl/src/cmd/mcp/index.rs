@@ -76,14 +76,29 @@ pub async fn with_notices<F: std::future::Future>(f: F) -> (F::Output, Vec<Strin
 
 /// Adds the notices to an answer: its text ends with them, its structured
 /// content holds them as `notices`.
+/// A refusal stays one line: its notices join it, and one it states
+/// already is not said twice.
 pub fn add_notices(r: &mut CallToolResult, notices: Vec<String>) {
+    let said: String = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect();
+    let notices: Vec<String> = notices
+        .into_iter()
+        .filter(|n| !said.contains(n.as_str()))
+        .collect();
     if notices.is_empty() {
         return;
     }
     if let Some(serde_json::Value::Object(o)) = r.structured_content.as_mut() {
         o.insert("notices".into(), serde_json::json!(notices));
     }
-    let lines: String = notices.iter().map(|n| format!("\n[{n}]")).collect();
+    let lines: String = if r.is_error == Some(true) {
+        format!(" [{}]", notices.join("; "))
+    } else {
+        notices.iter().map(|n| format!("\n[{n}]")).collect()
+    };
     match r.content.iter_mut().find_map(|c| match c {
         ContentBlock::Text(t) => Some(t),
         _ => None,
@@ -281,17 +296,19 @@ impl Ctx {
     }
 
     /// While a root under the allowed directories has its first scan under
-    /// way: the notice that says so (asked of the daemon at most once a
-    /// second).
+    /// way: the notice that says so. Asked of the daemon at each call while
+    /// a scan is under way (so the notice ends with it), at most every 5 s
+    /// once none is (a root added later is seen within 5 s).
     pub async fn scan_notice(&self) -> Option<String> {
         if let Some((at, n)) = self.scanning.lock().unwrap().as_ref()
-            && at.elapsed() < Duration::from_secs(1)
+            && n.is_none()
+            && at.elapsed() < Duration::from_secs(5)
         {
-            return n.clone();
+            return None;
         }
         let status = self
             .rpc(|mut c| async move {
-                c.status(pb::StatusRequest { brief: true })
+                c.status(pb::StatusRequest { brief: false })
                     .await
                     .map(tonic::Response::into_inner)
             })

@@ -65,7 +65,7 @@ impl FsIndexServer {
 
     #[tool(
         title = "Find files in the index",
-        description = "Find files and folders in the index in milliseconds (no disk walk). `query` takes the full query language; the other fields are the same filters spelled out. Paged: pass nextCursor back as `cursor`.",
+        description = "Find files and folders in the index in milliseconds (no disk walk). `query` takes the full query language; `pattern` is a glob on the whole name; the other fields are the same filters spelled out. Paged: pass nextCursor back as `cursor`.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<FoundPage>()
     )]
@@ -95,7 +95,7 @@ impl FsIndexServer {
 
     #[tool(
         title = "List a directory",
-        description = "A folder's children, marked [DIR] or [FILE], from the index. Paged for large folders.",
+        description = "A folder's children, marked [DIR] or [FILE], with size and modification time, from the index; sortBy name, size (largest first) or mtime (newest first). Paged for large folders.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<Listing>()
     )]
@@ -105,7 +105,7 @@ impl FsIndexServer {
 
     #[tool(
         title = "List a directory with sizes",
-        description = "A folder's children with sizes: files their size, folders the size of everything in them (as du), with totals. sortBy name or size.",
+        description = "A folder's children with sizes: files their size, folders the size of everything in them (as du), with totals. sortBy name or size. Paged for large folders.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<SizedListing>()
     )]
@@ -138,7 +138,7 @@ impl FsIndexServer {
 
     #[tool(
         title = "Find duplicate files",
-        description = "Groups of byte-identical files (BLAKE3; hard links are one copy), largest reclaimable space first. Paged.",
+        description = "Groups of byte-identical files (BLAKE3; hard links are one copy), largest reclaimable space first, with a breakdown by extension; narrow with path, query (the find_files language, matched by any copy) or kind, or ask summaryOnly for the totals alone. Paged.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<DupesAnswer>()
     )]
@@ -188,7 +188,7 @@ impl FsIndexServer {
 
     #[tool(
         title = "Read a text file",
-        description = "Decoded text of a file (BOM, UTF-8, or the encoding chardetng detects), whole or by head / tail / startLine-endLine, optionally numbered, capped at maxBytes. Binary files are refused with their kind and size.",
+        description = "Decoded text of a file (BOM, UTF-8, or the encoding chardetng detects), whole or by head / tail / startLine-endLine, optionally numbered, cut at a line end where the answer would pass the byte budget (or maxBytes), saying where to go on. Binary files are refused with their kind and size.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ReadAnswer>()
     )]
@@ -198,7 +198,7 @@ impl FsIndexServer {
 
     #[tool(
         title = "Search file content",
-        description = "Lines matching a regex (or literal text) in files' content: the index selects the candidate files (text and code, by kind and `include`, up to 8 MiB) and they are read in parallel, stopping at maxResults or a 10 s time budget, and the answer says where it stopped. To find which documents (PDF, Office, mail included) mention words, in folders with content search on, find_files with query content:WORD or content:\"a phrase\" answers from the full-text index at once.",
+        description = "Lines matching a regex (or literal text) in files' content: the index selects the candidate files (text and code, by kind and `include`) and they are read in parallel as streams (any size), stopping at maxResults or a 10 s time budget; the answer says where it stopped and names each file it could not read, with why. To find which documents (PDF, Office, mail included) mention words, in folders with content search on, find_files with query content:WORD or content:\"a phrase\" answers from the full-text index at once.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ContentAnswer>()
     )]
@@ -211,7 +211,7 @@ impl FsIndexServer {
 
     #[tool(
         title = "Check a move plan",
-        description = "Simulates a reorganisation without touching anything: missing sources, destinations that collide with each other or with existing files, moves into their own subtree, identical files among the moved ones, and the resulting tree's top levels.",
+        description = "Simulates a reorganisation without touching anything: missing sources, destinations that collide with each other or with existing files, moves into their own subtree, identical files among the moved ones, and, for each folder the plan touches (and only those), the names that arrive and leave.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<PlanAnswer>()
     )]
