@@ -506,24 +506,7 @@ impl Ctx {
     /// the budget: its text and its structured content each at most
     /// `budget` bytes, less room for notices. Sizes grow with `k`.
     pub fn fit<T: Serialize>(&self, n: usize, build: impl Fn(usize) -> (T, String)) -> (T, String) {
-        let room = self.budget.saturating_sub(NOTICE_ROOM);
-        let fits = |a: &(T, String)| {
-            a.1.len() <= room && serde_json::to_vec(&a.0).is_ok_and(|v| v.len() <= room)
-        };
-        let all = build(n);
-        if fits(&all) {
-            return all;
-        }
-        let (mut lo, mut hi) = (0usize, n); // fits(lo) assumed, !fits(hi)
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if fits(&build(mid)) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        build(lo)
+        fit_with(self.budget, n, build)
     }
 
     /// Bytes one piece of text may take in an answer that also holds it in
@@ -531,6 +514,51 @@ impl Ctx {
     pub fn text_room(&self) -> usize {
         self.budget.saturating_sub(NOTICE_ROOM + 1024)
     }
+}
+
+/// [`Ctx::fit`] for a budget.
+pub fn fit_with<T: Serialize>(
+    budget: usize,
+    n: usize,
+    build: impl Fn(usize) -> (T, String),
+) -> (T, String) {
+    let room = budget.saturating_sub(NOTICE_ROOM);
+    // The larger of the text and the structured content.
+    let size = |a: &(T, String)| {
+        a.1.len()
+            .max(serde_json::to_vec(&a.0).map_or(usize::MAX, |v| v.len()))
+    };
+    let all = build(n);
+    let mut s = size(&all);
+    if s <= room {
+        return all;
+    }
+    // Sizes grow about linearly with k: guess in proportion first
+    // (twice at most), then halve what is left. fits(lo), !fits(hi).
+    let (mut lo, mut hi) = (0usize, n);
+    let mut at = n;
+    for _ in 0..2 {
+        let guess = ((at as u128 * room as u128 / s.max(1) as u128) as usize).clamp(lo, hi);
+        if guess == lo || guess == hi {
+            break;
+        }
+        s = size(&build(guess));
+        if s <= room {
+            lo = guess;
+        } else {
+            hi = guess;
+        }
+        at = guess;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if size(&build(mid)) <= room {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    build(lo)
 }
 
 /// With no allowed directory left (MCP Roots outside `--allow`).
@@ -666,6 +694,29 @@ mod tests {
             )
             .is_some()
         );
+    }
+
+    #[test]
+    fn fit_finds_the_largest_prefix_within_the_budget() {
+        let fits = |budget: usize, n: usize, per: usize| {
+            let rows: Vec<String> = (0..n).map(|i| format!("{i:0>per$}")).collect();
+            let (v, t) = fit_with(budget, n, |k| (rows[..k].to_vec(), rows[..k].join("\n")));
+            let json = serde_json::to_vec(&v).unwrap().len();
+            let room = budget - NOTICE_ROOM;
+            assert!(t.len() <= room && json <= room, "{budget} {n} {per}");
+            // One more would not fit.
+            if v.len() < n {
+                let more = serde_json::to_vec(&rows[..v.len() + 1].to_vec())
+                    .unwrap()
+                    .len();
+                assert!(more > room, "{budget} {n} {per}: {} fit, {more}", v.len());
+            }
+            v.len()
+        };
+        assert_eq!(fits(4096, 10, 5), 10);
+        assert!(fits(4096, 10_000, 7) > 100);
+        assert!(fits(32 << 10, 5000, 40) > 600);
+        assert_eq!(fits(4096, 0, 5), 0);
     }
 
     #[test]
