@@ -43,6 +43,7 @@ pub fn shown_path(p: &std::path::Path) -> String {
 }
 
 /// Does `c` print as something else than itself?
+#[cfg(unix)]
 fn escaped(c: char) -> bool {
     c.is_control()
         || matches!(
@@ -119,6 +120,12 @@ pub fn unescape(_s: &str) -> Option<Vec<u8>> {
 pub fn path_of(bytes: Vec<u8>) -> std::path::PathBuf {
     use std::os::unix::ffi::OsStringExt;
     std::path::PathBuf::from(std::ffi::OsString::from_vec(bytes))
+}
+
+/// See the Unix one: the daemon sends UTF-8 for every valid Windows name.
+#[cfg(not(unix))]
+pub fn path_of(bytes: Vec<u8>) -> std::path::PathBuf {
+    std::path::PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[cfg(all(test, unix))]

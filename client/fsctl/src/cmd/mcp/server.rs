@@ -268,7 +268,13 @@ impl ServerHandler for FsIndexServer {
         }
         request.arguments = Some(args);
         // The client's roots, if it offered them, before the first answer.
-        self.roots.settled(Duration::from_secs(5)).await;
+        if context
+            .peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.roots.is_some())
+        {
+            self.roots.settled(Duration::from_secs(5)).await;
+        }
         let ctx = self.ctx.clone();
         let call = async {
             let tcc = ToolCallContext::new(self, request, context);
