@@ -48,7 +48,9 @@ fi
 # (tests/tests/e2e/mcp_clients.rs): the Inspector CLI (Node; 0.15.0, the
 # last release whose engines admit Node 20) into tests/mcp-clients
 # (node_modules gitignored), and the Python SDK `mcp`, both pinned there.
-if [ ! -f tests/mcp-clients/node_modules/@modelcontextprotocol/inspector/package.json ]; then
+inspector_want=$(node -p "require('./tests/mcp-clients/package.json').dependencies['@modelcontextprotocol/inspector']")
+inspector_have=$(node -p "require('./tests/mcp-clients/node_modules/@modelcontextprotocol/inspector/package.json').version" 2>/dev/null || true)
+if [ "$inspector_have" != "$inspector_want" ]; then
   npm ci --prefix tests/mcp-clients --no-audit --no-fund --loglevel=error
 fi
 mcp_want=$(sed -n 's/^mcp==//p' tests/mcp-clients/requirements.txt)
