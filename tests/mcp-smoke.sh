@@ -44,6 +44,8 @@ jq -e -s '.[] | select(.id == 1) | .result.serverInfo.name == "fsindex" and (.re
     || fail "initialize: no server info or tools capability"
 jq -e -s '.[] | select(.id == 2) | .result.tools | length == 16 and all(.annotations.readOnlyHint == true and .annotations.openWorldHint == false and .outputSchema != null)' "$out" >/dev/null \
     || fail "tools/list: expected 16 read-only tools with output schemas"
+jq -e -s '.[] | select(.id == 2) | .result.tools | all(.title != null and ([.inputSchema.properties[] | (.type | type) == "string" and .format == null] | all))' "$out" >/dev/null \
+    || fail "tools/list: every tool needs a title and plain parameter types (one type string, no format)"
 want="$(realpath "$TREE")/hello-smoke.txt"
 jq -e -s --arg want "$want" '.[] | select(.id == 3) | .result | (.isError != true) and .structuredContent.total == 1 and .structuredContent.results[0].path == $want and (.content[0].text | contains($want))' "$out" >/dev/null \
     || fail "find_files: expected exactly $want"

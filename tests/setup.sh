@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the test suite runs besides cargo: GNU du/find and friends as
 # oracles, the real programs of the workloads tests, jq for the MCP smoke
-# test, cargo-nextest, and the pinned Python and Node gRPC packages of the
-# client tests. Idempotent and quick when everything is there; the README's
-# test command and .ci/run both start with it.
+# test, cargo-nextest, the pinned Python and Node gRPC packages of the
+# client tests, and the official MCP clients (Inspector CLI, Python SDK).
+# Idempotent and quick when everything is there; the README's test command
+# and .ci/run both start with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,4 +42,19 @@ if ! python3 -c 'import grpc, grpc_tools, grpc_health.v1, grpc_reflection.v1alph
 fi
 if [ ! -f examples/node/node_modules/@grpc/grpc-js/package.json ]; then
   npm ci --prefix examples/node --no-audit --no-fund --loglevel=error
+fi
+
+# The official MCP clients the e2e tests drive `fsctl mcp` with
+# (tests/tests/e2e/mcp_clients.rs): the Inspector CLI (Node; 0.15.0, the
+# last release whose engines admit Node 20) into tests/mcp-clients
+# (node_modules gitignored), and the Python SDK `mcp`, both pinned there.
+inspector_want=$(node -p "require('./tests/mcp-clients/package.json').dependencies['@modelcontextprotocol/inspector']")
+inspector_have=$(node -p "require('./tests/mcp-clients/node_modules/@modelcontextprotocol/inspector/package.json').version" 2>/dev/null || true)
+if [ "$inspector_have" != "$inspector_want" ]; then
+  npm ci --prefix tests/mcp-clients --no-audit --no-fund --loglevel=error
+fi
+mcp_want=$(sed -n 's/^mcp==//p' tests/mcp-clients/requirements.txt)
+if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null)" != "$mcp_want" ]; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+    -r tests/mcp-clients/requirements.txt
 fi

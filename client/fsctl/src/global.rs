@@ -49,7 +49,7 @@ pub struct Global {
 }
 
 impl Global {
-    fn target(&self) -> anyhow::Result<Target> {
+    pub fn target(&self) -> anyhow::Result<Target> {
         Ok(match (&self.endpoint, &self.socket) {
             (Some(url), _) => Target::Url {
                 url: url.clone(),

@@ -17,14 +17,24 @@ use serde_json::{Value, json};
 use crate::util::{Instance, Runner, bin_dir, gnu_du, json_lines, wide_tree};
 
 /// An MCP session with `fsctl mcp`, driven from a synchronous test.
-struct Mcp {
+pub(crate) struct Mcp {
     rt: tokio::runtime::Runtime,
     client: Option<RunningService<RoleClient, ()>>,
 }
 
 impl Mcp {
     /// Starts `fsctl mcp ARGS` for `inst`, with HOME pointed at `home`.
-    fn start(inst: &Instance, home: &Path, args: &[&str]) -> Mcp {
+    pub(crate) fn start(inst: &Instance, home: &Path, args: &[&str]) -> Mcp {
+        Mcp::start_with(inst, home, args, |_| {})
+    }
+
+    /// [`Mcp::start`], with the command adjusted first (e.g. spawning allowed).
+    pub(crate) fn start_with(
+        inst: &Instance,
+        home: &Path,
+        args: &[&str],
+        adjust: impl FnOnce(&mut Command),
+    ) -> Mcp {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -34,6 +44,7 @@ impl Mcp {
         a.extend_from_slice(args);
         let mut cmd = inst.fsctl_cmd(&a);
         cmd.env("HOME", home);
+        adjust(&mut cmd);
         let client = rt.block_on(async {
             let transport = TokioChildProcess::new(tokio::process::Command::from(cmd))
                 .expect("spawn fsctl mcp");
@@ -45,17 +56,17 @@ impl Mcp {
         }
     }
 
-    fn client(&self) -> &RunningService<RoleClient, ()> {
+    pub(crate) fn client(&self) -> &RunningService<RoleClient, ()> {
         self.client.as_ref().unwrap()
     }
 
-    fn tools(&self) -> Vec<Tool> {
+    pub(crate) fn tools(&self) -> Vec<Tool> {
         self.rt
             .block_on(self.client().list_all_tools())
             .expect("tools/list")
     }
 
-    fn call(&self, name: &str, args: Value) -> CallToolResult {
+    pub(crate) fn call(&self, name: &str, args: Value) -> CallToolResult {
         let Value::Object(map) = args else {
             panic!("arguments must be an object")
         };
@@ -67,7 +78,7 @@ impl Mcp {
 
     /// The structured answer of a call that must succeed (its text checked
     /// to be there too).
-    fn ok(&self, name: &str, args: Value) -> Value {
+    pub(crate) fn ok(&self, name: &str, args: Value) -> Value {
         let r = self.call(name, args.clone());
         let text = text_of(&r);
         assert!(
@@ -80,7 +91,7 @@ impl Mcp {
     }
 
     /// The one line of a call that must be refused.
-    fn refused(&self, name: &str, args: Value) -> String {
+    pub(crate) fn refused(&self, name: &str, args: Value) -> String {
         let r = self.call(name, args.clone());
         let text = text_of(&r);
         assert_eq!(
@@ -104,7 +115,7 @@ impl Drop for Mcp {
     }
 }
 
-fn text_of(r: &CallToolResult) -> String {
+pub(crate) fn text_of(r: &CallToolResult) -> String {
     r.content
         .iter()
         .filter_map(|c| c.as_text().map(|t| t.text.clone()))
@@ -112,7 +123,7 @@ fn text_of(r: &CallToolResult) -> String {
         .join("\n")
 }
 
-fn strs(v: &Value) -> Vec<String> {
+pub(crate) fn strs(v: &Value) -> Vec<String> {
     v.as_array()
         .unwrap_or_else(|| panic!("not an array: {v}"))
         .iter()
@@ -176,7 +187,7 @@ fn mcp_tree(root: &Path, outside: &Path) {
 }
 
 /// Every entry below `root` (relative path -> lstat), the test's own walk.
-fn walk(root: &Path) -> BTreeMap<String, std::fs::Metadata> {
+pub(crate) fn walk(root: &Path) -> BTreeMap<String, std::fs::Metadata> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -205,11 +216,11 @@ fn sortable_time(t: &str) -> String {
     format!("{secs}.{frac:0<9}")
 }
 
-fn abs(root: &Path, rel: &str) -> String {
+pub(crate) fn abs(root: &Path, rel: &str) -> String {
     root.join(rel).to_string_lossy().into_owned()
 }
 
-const TOOLS: [&str; 16] = [
+pub(crate) const TOOLS: [&str; 16] = [
     "check_move_plan",
     "count_files",
     "directory_tree",
@@ -228,13 +239,13 @@ const TOOLS: [&str; 16] = [
     "search_files",
 ];
 
-struct Setup {
-    _tmp: tempfile::TempDir,
-    tree: PathBuf,
-    inst: Instance,
+pub(crate) struct Setup {
+    pub(crate) _tmp: tempfile::TempDir,
+    pub(crate) tree: PathBuf,
+    pub(crate) inst: Instance,
 }
 
-fn setup() -> Setup {
+pub(crate) fn setup() -> Setup {
     let tmp = tempfile::tempdir().unwrap();
     let base = std::fs::canonicalize(tmp.path()).unwrap();
     let tree = base.join("tree");
@@ -888,30 +899,44 @@ fn mcp_check_move_plan_finds_collisions_missing_sources_and_duplicates() {
             abs(tree, "dupes/b/copy2.dat")
         ]
     );
-    let lines: BTreeMap<String, String> = plan["resultingTree"]
+    // Only the folders the plan touches, each with what changes in it.
+    let folders: BTreeMap<String, &Value> = plan["folders"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|l| {
-            (
-                l["path"].as_str().unwrap().to_owned(),
-                l["change"].as_str().unwrap().to_owned(),
-            )
-        })
+        .map(|f| (f["path"].as_str().unwrap().to_owned(), f))
         .collect();
+    let touched: BTreeSet<&str> = folders.keys().map(String::as_str).collect();
     assert_eq!(
-        lines.get("sorted/").map(String::as_str),
-        Some("added"),
-        "{lines:?}"
+        touched,
+        [
+            "./",
+            "docs/",
+            "dupes/a/",
+            "dupes/b/",
+            "plan/",
+            "sorted/",
+            "src/",
+            "src/deep/"
+        ]
+        .into_iter()
+        .collect(),
+        "{plan}"
     );
+    assert_eq!(folders["sorted/"]["created"], true);
     assert_eq!(
-        lines.get("sorted/copy1.dat").map(String::as_str),
-        Some("added")
+        strs(&folders["sorted/"]["added"]),
+        vec!["copy1.dat", "copy2.dat", "same.rs"]
     );
-    assert_eq!(
-        lines.get("dupes/a/").map(String::as_str),
-        Some("kept"),
-        "{lines:?}"
+    assert_eq!(strs(&folders["dupes/a/"]["removed"]), vec!["copy1.dat"]);
+    assert_eq!(folders["dupes/a/"]["kept"], 0);
+    // docs/ holds 4 entries; notes.txt leaves (missing.txt was never there).
+    assert_eq!(strs(&folders["docs/"]["removed"]), vec!["notes.txt"]);
+    assert_eq!(folders["docs/"]["kept"], 3);
+    assert_eq!(strs(&folders["./"]["added"]), vec!["sorted/"]);
+    assert!(
+        !folders.contains_key("photos/"),
+        "an untouched folder is not listed"
     );
     // Nothing was touched.
     assert!(tree.join("docs/notes.txt").is_file() && !tree.join("sorted").exists());
@@ -1051,7 +1076,22 @@ fn mcp_find_files_pages_fifty_thousand_results() {
     wide_tree(&tree, 100, 500);
     let mut inst = Instance::new(base.join("home"), &[&tree], Runner::current());
     inst.start();
-    let mcp = Mcp::start(&inst, &tree, &[]);
+    // Under the default budget (32 KiB) a page of 1000 is cut short, and
+    // the next page starts where it ended.
+    let small = Mcp::start(&inst, &tree, &[]);
+    let args = json!({"pattern": "file-*", "sortBy": "path", "limit": 1000});
+    let p1 = small.ok("find_files", args.clone());
+    let n1 = p1["results"].as_array().unwrap().len();
+    assert!(n1 > 50 && n1 < 1000, "{n1}");
+    let mut a = args.clone();
+    a["cursor"] = p1["nextCursor"].clone();
+    let p2 = small.ok("find_files", a);
+    assert_eq!(p2["offset"], n1);
+    let last = p1["results"][n1 - 1]["path"].as_str().unwrap();
+    assert!(p2["results"][0]["path"].as_str().unwrap() > last);
+    drop(small);
+    // A budget that holds pages of 1000: 50 of them.
+    let mcp = Mcp::start(&inst, &tree, &["--max-answer-bytes", "262144"]);
     let args = json!({"pattern": "file-*", "sortBy": "path"});
     let first = mcp.call("find_files", args.clone());
     let bytes = serde_json::to_vec(&first).unwrap().len();
@@ -1072,9 +1112,25 @@ fn mcp_find_files_pages_fifty_thousand_results() {
         if !cursor.is_null() {
             a["cursor"] = cursor.clone();
         }
-        let page = mcp.ok("find_files", a);
+        let r = mcp.call("find_files", a);
+        let text = text_of(&r);
+        let page = r.structured_content.unwrap();
         let results = page["results"].as_array().unwrap();
-        assert!(results.len() <= 1000);
+        assert!(results.len() <= 1000 && !results.is_empty());
+        assert!(
+            text.len() <= 256 << 10 && serde_json::to_vec(&page).unwrap().len() <= 256 << 10,
+            "a page fits the budget: {} bytes of text",
+            text.len()
+        );
+        assert!(
+            text.starts_with(&format!(
+                "50000 matches, {} shown from offset {}",
+                results.len(),
+                seen.len()
+            )),
+            "{}",
+            &text[..200]
+        );
         seen.extend(
             results
                 .iter()

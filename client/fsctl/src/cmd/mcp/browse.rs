@@ -1,5 +1,10 @@
 //! Tools that look at one place: allowed directories, file info, folder
 //! listings, trees, disk usage, the map and reading a text file.
+//!
+//! Every text rendering carries the fields of the structured content
+//! (sizes in bytes, times in RFC 3339, paths shown as in `names`), and
+//! every answer fits the byte budget: a list longer than that is cut, says
+//! so, and gives the cursor of the rest.
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
@@ -9,9 +14,10 @@ use fsindex_proto::v1 as pb;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::index::{Ctx, Failure, Outcome, next_cursor, page, reply};
+use super::index::{Ctx, Failure, Outcome, next_cursor, page, reply, showing};
+use super::names::{path_of, shown, shown_path};
 use super::text::{self, Selection};
-use crate::output::{lossy, path_bytes, rfc3339, size, type_name};
+use crate::output::{path_bytes, rfc3339, size, type_name};
 
 // ---------------------------------------------------------------- allowed
 
@@ -24,12 +30,17 @@ pub struct AllowedDirectories {
 
 pub fn list_allowed_directories(ctx: &Ctx) -> Outcome {
     let dirs: Vec<String> = ctx
-        .guard
+        .guard()
         .allowed()
         .iter()
-        .map(|d| d.to_string_lossy().into_owned())
+        .map(|d| shown_path(d))
         .collect();
-    let text = format!("Allowed directories:\n{}", dirs.join("\n"));
+    let text = if dirs.is_empty() {
+        "Allowed directories: none (the client's roots lie outside what this server may read)"
+            .to_owned()
+    } else {
+        format!("Allowed directories:\n{}", dirs.join("\n"))
+    };
     reply(&AllowedDirectories { directories: dirs }, text)
 }
 
@@ -38,7 +49,7 @@ pub fn list_allowed_directories(ctx: &Ctx) -> Outcome {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PathParams {
-    /// A path under an allowed directory (absolute, `~/...`, or relative to an allowed directory).
+    /// A path under an allowed directory (absolute, `~/...`, or relative to an allowed directory), as the tools show it.
     pub path: String,
 }
 
@@ -49,6 +60,7 @@ pub struct FileInfo {
     /// Bytes (st_size).
     pub size: u64,
     /// Birth time where the file system records it, RFC 3339 UTC.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub created: Option<String>,
     pub modified: String,
     pub accessed: String,
@@ -61,15 +73,20 @@ pub struct FileInfo {
     pub entry_type: String,
     /// document, image, audio, video, archive, code, text, folder or other.
     pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Text files: the encoding detected (chardetng) and the line count.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub line_count: Option<i64>,
     /// Allocated bytes (st_blocks × 512).
     pub allocated: u64,
     /// Folders: what `du` counts below (allocated and apparent bytes, files, folders).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<UsageFigures>,
     /// A symlink's target.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// Matches a sensitive pattern (WARN tier: indexed and flagged).
     pub sensitive: bool,
@@ -86,7 +103,7 @@ pub struct UsageFigures {
 }
 
 pub async fn get_file_info(ctx: &Ctx, p: PathParams) -> Outcome {
-    let path = ctx.guard.existing(&p.path)?;
+    let path = ctx.guard().existing(&p.path)?;
     let i = ctx.stat(&p.path, &path).await?;
     let created = std::fs::symlink_metadata(&path)
         .and_then(|m| m.created())
@@ -95,7 +112,7 @@ pub async fn get_file_info(ctx: &Ctx, p: PathParams) -> Outcome {
         .map(|t| t.to_string());
     let is_dir = i.r#type == pb::EntryType::Dir as i32;
     let info = FileInfo {
-        path: lossy(&i.path),
+        path: shown(&i.path),
         size: i.size,
         created,
         modified: rfc3339(i.mtime_ns),
@@ -120,13 +137,16 @@ pub async fn get_file_info(ctx: &Ctx, p: PathParams) -> Outcome {
             dirs: u.dirs,
             incomplete: u.incomplete,
         }),
-        target: (!i.target.is_empty()).then(|| lossy(&i.target)),
+        target: (!i.target.is_empty()).then(|| shown(&i.target)),
         sensitive: i.sensitive,
     };
     let mut text = format!(
-        "path: {}\nsize: {}\ncreated: {}\nmodified: {}\naccessed: {}\nisDirectory: {}\nisFile: {}\npermissions: {}\nkind: {}",
+        "path: {}\ntype: {}\nsize: {} ({})\nallocated: {}\ncreated: {}\nmodified: {}\naccessed: {}\nisDirectory: {}\nisFile: {}\npermissions: {}\nkind: {}",
         info.path,
+        info.entry_type,
         info.size,
+        size(info.size),
+        info.allocated,
         info.created.as_deref().unwrap_or("unknown"),
         info.modified,
         info.accessed,
@@ -138,36 +158,58 @@ pub async fn get_file_info(ctx: &Ctx, p: PathParams) -> Outcome {
     if let Some(m) = &info.mime_type {
         let _ = write!(text, "\nmimeType: {m}");
     }
-    if let (Some(e), Some(l)) = (&info.encoding, info.line_count) {
-        let _ = write!(text, "\nencoding: {e}\nlineCount: {l}");
+    if let Some(e) = &info.encoding {
+        let _ = write!(text, "\nencoding: {e}");
+    }
+    if let Some(l) = info.line_count {
+        let _ = write!(text, "\nlineCount: {l}");
     }
     if let Some(u) = &info.usage {
         let _ = write!(
             text,
-            "\ncontents: {} allocated, {} apparent, {} files, {} folders",
+            "\nusage: {} bytes allocated ({}), {} apparent bytes, {} files, {} folders{}",
+            u.bytes,
             size(u.bytes),
-            size(u.apparent_bytes),
+            u.apparent_bytes,
             u.files,
-            u.dirs
+            u.dirs,
+            if u.incomplete {
+                " (incomplete: a folder below could not be read)"
+            } else {
+                ""
+            }
         );
     }
     if let Some(t) = &info.target {
         let _ = write!(text, "\ntarget: {t}");
     }
-    if info.sensitive {
-        text.push_str("\nsensitive: true");
-    }
+    let _ = write!(text, "\nsensitive: {}", info.sensitive);
     reply(&info, text)
 }
 
 // ---------------------------------------------------------------- list_directory
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, Hash)]
+#[serde(rename_all = "camelCase")]
+pub enum ListSort {
+    /// By name (the default).
+    #[default]
+    Name,
+    /// Largest first.
+    Size,
+    /// Newest first.
+    Mtime,
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListParams {
     /// A folder under an allowed directory.
     pub path: String,
-    /// Entries per page (default 1000, at most 5000).
+    /// name (default), size (largest first) or mtime (newest first).
+    pub sort_by: Option<ListSort>,
+    /// Entries per page at most (default 1000; fewer when the answer would pass the byte budget).
+    #[schemars(range(min = 1, max = 5000))]
     pub limit: Option<u64>,
     /// The nextCursor of the previous page.
     pub cursor: Option<String>,
@@ -179,94 +221,112 @@ pub struct Listing {
     pub path: String,
     /// Children in all.
     pub total: u64,
+    /// Position of the first entry of this page.
+    pub offset: u64,
     pub entries: Vec<ListedEntry>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListedEntry {
+    /// The name, shown (see the server's instructions).
     pub name: String,
     /// file, dir, symlink or other.
     #[serde(rename = "type")]
     pub entry_type: String,
+    /// Bytes (st_size).
     pub size: u64,
+    /// RFC 3339 UTC.
     pub mtime: String,
-}
-
-async fn list(ctx: &Ctx, raw: &str, path: &Path) -> Result<Vec<pb::Entry>, Failure> {
-    let mut c = ctx.client();
-    Ok(c.list(pb::ListRequest {
-        path: path_bytes(path),
-        sort: pb::SortOrder::Name as i32,
-        reverse: false,
-    })
-    .await
-    .map_err(|s| ctx.daemon_error(raw, s))?
-    .into_inner()
-    .entries)
 }
 
 fn not_a_folder(raw: &str) -> Failure {
     Failure(format!("{raw}: not a folder"))
 }
 
+fn tag(entry_type: &str) -> &'static str {
+    match entry_type {
+        "dir" => "[DIR]",
+        "symlink" => "[SYMLINK]",
+        "other" => "[OTHER]",
+        _ => "[FILE]",
+    }
+}
+
 pub async fn list_directory(ctx: &Ctx, p: ListParams) -> Outcome {
-    let path = ctx.guard.existing(&p.path)?;
+    let path = ctx.guard().existing(&p.path)?;
     if !path.is_dir() {
         return Err(not_a_folder(&p.path));
     }
-    let fp = ("list_directory", path.clone());
+    let sort = p.sort_by.unwrap_or_default();
+    let fp = ("list_directory", path.clone(), sort);
     let pg = page(p.cursor.as_deref(), p.limit, 1000, 5000, &fp)?;
-    let all = list(ctx, &p.path, &path).await?;
+    let order = match sort {
+        ListSort::Name => pb::SortOrder::Name,
+        ListSort::Size => pb::SortOrder::Size,
+        ListSort::Mtime => pb::SortOrder::Mtime,
+    };
+    let all = ctx.list(&p.path, &path, order, false).await?;
     let total = all.len() as u64;
-    let entries: Vec<ListedEntry> = all
+    let rows: Vec<ListedEntry> = all
         .iter()
         .skip(pg.offset as usize)
         .take(pg.limit as usize)
         .map(|e| ListedEntry {
-            name: lossy(&e.name),
+            name: shown(&e.name),
             entry_type: type_name(e.r#type).to_owned(),
             size: e.size,
             mtime: rfc3339(e.mtime_ns),
         })
         .collect();
-    let next = next_cursor(pg, entries.len() as u64, total, &fp);
-    let mut text = String::new();
-    for e in &entries {
-        let tag = if e.entry_type == "dir" {
-            "[DIR]"
-        } else {
-            "[FILE]"
-        };
-        let _ = writeln!(text, "{tag} {}", e.name);
-    }
-    if let Some(c) = &next {
-        let _ = writeln!(
-            text,
-            "({} of {total} shown; more with cursor \"{c}\")",
-            entries.len()
+    let shown_path = shown_path(&path);
+    let sort_word = match sort {
+        ListSort::Name => "by name",
+        ListSort::Size => "largest first",
+        ListSort::Mtime => "newest first",
+    };
+    let (out, text) = ctx.fit(rows.len(), |k| {
+        let entries = rows[..k].to_vec();
+        let next = next_cursor(pg, k as u64, total, &fp);
+        let mut text = format!(
+            "{shown_path}: {} ({sort_word})\n# type name\tsize\tmtime\n",
+            showing(pg.offset, k, total, "entries", next.as_deref())
         );
-    }
-    reply(
-        &Listing {
-            path: path.to_string_lossy().into_owned(),
-            total,
-            entries,
-            next_cursor: next,
-        },
-        text,
-    )
+        for e in &entries {
+            let _ = writeln!(
+                text,
+                "{} {}\t{}\t{}",
+                tag(&e.entry_type),
+                e.name,
+                e.size,
+                e.mtime
+            );
+        }
+        (
+            Listing {
+                path: shown_path.clone(),
+                total,
+                offset: pg.offset,
+                entries,
+                next_cursor: next,
+            },
+            text,
+        )
+    });
+    reply(&out, text)
 }
 
 // ---------------------------------------------------------------- with sizes
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, Hash)]
 #[serde(rename_all = "camelCase")]
 pub enum NameOrSize {
+    /// By name (the default).
     #[default]
     Name,
+    /// Largest first.
     Size,
 }
 
@@ -277,24 +337,35 @@ pub struct SizesParams {
     pub path: String,
     /// "name" (default) or "size" (largest first).
     pub sort_by: Option<NameOrSize>,
+    /// Entries per page at most (default 1000; fewer when the answer would pass the byte budget).
+    #[schemars(range(min = 1, max = 5000))]
+    pub limit: Option<u64>,
+    /// The nextCursor of the previous page.
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SizedListing {
     pub path: String,
+    /// Children in all, and where this page starts.
+    pub total: u64,
+    pub offset: u64,
     pub entries: Vec<SizedEntry>,
-    /// Files and folders directly in the folder.
+    /// Files and folders directly in the folder (all of them, not only this page's).
     pub files: u64,
     pub directories: u64,
     /// Apparent bytes of everything below (as `du -s -b`), and allocated (as `du -s -B1`).
     pub total_apparent_bytes: u64,
     pub total_bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SizedEntry {
+    /// The name, shown.
     pub name: String,
     #[serde(rename = "type")]
     pub entry_type: String,
@@ -310,18 +381,21 @@ pub struct SizedEntry {
 }
 
 pub async fn list_directory_with_sizes(ctx: &Ctx, p: SizesParams) -> Outcome {
-    let path = ctx.guard.existing(&p.path)?;
+    let path = ctx.guard().existing(&p.path)?;
     if !path.is_dir() {
         return Err(not_a_folder(&p.path));
     }
+    let sort = p.sort_by.unwrap_or_default();
+    let fp = ("list_directory_with_sizes", path.clone(), sort);
+    let pg = page(p.cursor.as_deref(), p.limit, 1000, 5000, &fp)?;
     let r = du(ctx, &p.path, &path, 0, 1).await?;
-    let mut entries: Vec<SizedEntry> = r
+    let mut all: Vec<SizedEntry> = r
         .children
         .iter()
         .map(|u| {
             let dir = u.r#type == pb::EntryType::Dir as i32;
             SizedEntry {
-                name: lossy(u.path.rsplit(|&b| b == b'/').next().unwrap_or(&u.path)),
+                name: shown(u.path.rsplit(|&b| b == b'/').next().unwrap_or(&u.path)),
                 entry_type: type_name(u.r#type).to_owned(),
                 size: u.apparent_bytes,
                 allocated: u.bytes,
@@ -330,37 +404,61 @@ pub async fn list_directory_with_sizes(ctx: &Ctx, p: SizesParams) -> Outcome {
             }
         })
         .collect();
-    match p.sort_by.unwrap_or_default() {
-        NameOrSize::Name => entries.sort_by(|a, b| a.name.cmp(&b.name)),
-        NameOrSize::Size => entries.sort_by(|a, b| b.size.cmp(&a.size).then(a.name.cmp(&b.name))),
+    match sort {
+        NameOrSize::Name => all.sort_by(|a, b| a.name.cmp(&b.name)),
+        NameOrSize::Size => all.sort_by(|a, b| b.size.cmp(&a.size).then(a.name.cmp(&b.name))),
     }
-    let directories = entries.iter().filter(|e| e.entry_type == "dir").count() as u64;
-    let total = r.total.unwrap_or_default();
-    let out = SizedListing {
-        path: path.to_string_lossy().into_owned(),
-        files: entries.len() as u64 - directories,
-        directories,
-        total_apparent_bytes: total.apparent_bytes,
-        total_bytes: total.bytes,
-        entries,
-    };
-    let mut text = String::new();
-    for e in &out.entries {
-        let tag = if e.entry_type == "dir" {
-            "[DIR]"
-        } else {
-            "[FILE]"
-        };
-        let _ = writeln!(text, "{tag} {:<30} {:>10}", e.name, size(e.size));
-    }
-    let _ = write!(
-        text,
-        "\nTotal: {} files, {} directories\nCombined size: {} ({} allocated)",
-        out.files,
-        out.directories,
-        size(out.total_apparent_bytes),
-        size(out.total_bytes)
-    );
+    let directories = all.iter().filter(|e| e.entry_type == "dir").count() as u64;
+    let total_n = all.len() as u64;
+    let files = total_n - directories;
+    let totals = r.total.unwrap_or_default();
+    let rows: Vec<SizedEntry> = all
+        .into_iter()
+        .skip(pg.offset as usize)
+        .take(pg.limit as usize)
+        .collect();
+    let sp = shown_path(&path);
+    let (out, text) = ctx.fit(rows.len(), |k| {
+        let entries = rows[..k].to_vec();
+        let next = next_cursor(pg, k as u64, total_n, &fp);
+        let mut text = format!(
+            "{sp}: {}\n# type name\tsize\tallocated\tfiles\tdirs\n",
+            showing(pg.offset, k, total_n, "entries", next.as_deref())
+        );
+        for e in &entries {
+            let _ = writeln!(
+                text,
+                "{} {}\t{}\t{}\t{}\t{}",
+                tag(&e.entry_type),
+                e.name,
+                e.size,
+                e.allocated,
+                e.files.map_or("-".into(), |f| f.to_string()),
+                e.dirs.map_or("-".into(), |d| d.to_string())
+            );
+        }
+        let _ = write!(
+            text,
+            "Total: {files} files, {directories} directories\nCombined size: {} bytes ({}), {} allocated bytes",
+            totals.apparent_bytes,
+            size(totals.apparent_bytes),
+            totals.bytes
+        );
+        (
+            SizedListing {
+                path: sp.clone(),
+                total: total_n,
+                offset: pg.offset,
+                entries,
+                files,
+                directories,
+                total_apparent_bytes: totals.apparent_bytes,
+                total_bytes: totals.bytes,
+                next_cursor: next,
+            },
+            text,
+        )
+    });
     reply(&out, text)
 }
 
@@ -371,19 +469,25 @@ async fn du(
     top: u32,
     depth: u32,
 ) -> Result<pb::DiskUsageResponse, Failure> {
-    let mut c = ctx.client();
-    c.disk_usage(pb::DiskUsageRequest {
-        path: path_bytes(path),
-        top,
-        apparent: false,
-        sync: false,
-        depth,
-        all: false,
-        files_only: false,
-        dirs_only: false,
+    let bytes = path_bytes(path);
+    ctx.rpc(|mut c| {
+        let path = bytes.clone();
+        async move {
+            c.disk_usage(pb::DiskUsageRequest {
+                path,
+                top,
+                apparent: false,
+                sync: false,
+                depth,
+                all: false,
+                files_only: false,
+                dirs_only: false,
+            })
+            .await
+            .map(tonic::Response::into_inner)
+        }
     })
     .await
-    .map(tonic::Response::into_inner)
     .map_err(|s| ctx.daemon_error(raw, s))
 }
 
@@ -394,9 +498,11 @@ async fn du(
 pub struct TreeParams {
     /// A folder under an allowed directory.
     pub path: String,
-    /// Levels below the folder to show (default: all, within maxEntries).
+    /// Levels below the folder to show (default: all, within maxEntries and the byte budget).
+    #[schemars(range(min = 1))]
     pub max_depth: Option<u32>,
-    /// Entries to show at most, shallowest first (default 1000, at most 10000).
+    /// Entries to show at most, shallowest first (default 1000; fewer when the answer would pass the byte budget).
+    #[schemars(range(min = 1, max = 10000))]
     pub max_entries: Option<u64>,
     /// Globs on the path relative to `path` (as the reference server: `node_modules`, `*.log`, `build/**`).
     #[serde(default)]
@@ -406,16 +512,18 @@ pub struct TreeParams {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TreeNode {
+    /// The name, shown.
     pub name: String,
     /// "file" or "directory" (the reference server's words).
     #[serde(rename = "type")]
     pub node_type: String,
+    /// Files: bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
     /// Folders: the children shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub children: Option<Vec<TreeNode>>,
-    /// Folders: children left out (beyond maxDepth or maxEntries).
+    /// Folders: children left out (beyond maxDepth, maxEntries or the byte budget).
     #[serde(skip_serializing_if = "is_zero", default)]
     pub more: u64,
 }
@@ -436,11 +544,12 @@ pub struct TreeAnswer {
 }
 
 struct Slot {
+    parent: usize,
     name: String,
     dir: bool,
     size: u64,
-    children: Vec<usize>,
-    more: u64,
+    /// Children kept (after excludes) that were not listed as slots.
+    unlisted: u64,
 }
 
 /// Glob matching the reference server's excludePatterns: a pattern with a
@@ -467,82 +576,99 @@ pub fn exclude_set(patterns: &[String]) -> Result<globset::GlobSet, Failure> {
 }
 
 pub async fn directory_tree(ctx: &Ctx, p: TreeParams) -> Outcome {
-    let path = ctx.guard.existing(&p.path)?;
+    let path = ctx.guard().existing(&p.path)?;
     if !path.is_dir() {
         return Err(not_a_folder(&p.path));
     }
-    let max_entries = p.max_entries.unwrap_or(1000).clamp(1, 10_000);
+    let max_entries = p.max_entries.unwrap_or(1000).clamp(1, 10_000) as usize;
     let max_depth = p.max_depth.unwrap_or(u32::MAX);
     let excludes = exclude_set(&p.exclude_patterns)?;
-    // Breadth first, so a budget keeps the shallow levels whole.
+    // Breadth first, so a budget keeps the shallow levels whole. Slot 0 is
+    // the folder itself; the others in the order they were reached.
     let mut slots = vec![Slot {
+        parent: 0,
         name: String::new(),
         dir: true,
         size: 0,
-        children: Vec::new(),
-        more: 0,
+        unlisted: 0,
     }];
+    // (slot, the folder's exact path, its path relative to `path`, depth)
     let mut queue: VecDeque<(usize, PathBuf, String, u32)> = VecDeque::new();
     queue.push_back((0, path.clone(), String::new(), 0));
-    let mut shown = 0u64;
-    let mut truncated = false;
     while let Some((slot, dir, rel, depth)) = queue.pop_front() {
-        let children = list(ctx, &p.path, &dir).await?;
+        let children = ctx.list(&p.path, &dir, pb::SortOrder::Name, false).await?;
         let kept: Vec<&pb::Entry> = children
             .iter()
             .filter(|e| {
+                let name = crate::output::lossy(&e.name);
                 let r = if rel.is_empty() {
-                    lossy(&e.name)
+                    name
                 } else {
-                    format!("{rel}/{}", lossy(&e.name))
+                    format!("{rel}/{name}")
                 };
                 !excludes.is_match(&r)
             })
             .collect();
         if depth >= max_depth {
-            slots[slot].more = kept.len() as u64;
-            truncated |= !kept.is_empty();
+            slots[slot].unlisted = kept.len() as u64;
             continue;
         }
         for e in kept {
-            if shown >= max_entries {
-                slots[slot].more += 1;
-                truncated = true;
+            if slots.len() > max_entries {
+                slots[slot].unlisted += 1;
                 continue;
             }
-            shown += 1;
-            let name = lossy(&e.name);
             let is_dir = e.r#type == pb::EntryType::Dir as i32;
             let id = slots.len();
             slots.push(Slot {
-                name: name.clone(),
+                parent: slot,
+                name: shown(&e.name),
                 dir: is_dir,
                 size: e.size,
-                children: Vec::new(),
-                more: 0,
+                unlisted: 0,
             });
-            slots[slot].children.push(id);
             if is_dir {
+                let lossy = crate::output::lossy(&e.name);
                 let r = if rel.is_empty() {
-                    name.clone()
+                    lossy
                 } else {
-                    format!("{rel}/{name}")
+                    format!("{rel}/{lossy}")
                 };
-                queue.push_back((id, dir.join(&name), r, depth + 1));
+                // The child's exact bytes: a name that is not UTF-8 is
+                // listed like any other.
+                queue.push_back((id, path_of(e.path.clone()), r, depth + 1));
             }
         }
     }
-    fn build(slots: &[Slot], i: usize) -> TreeNode {
-        let s = &slots[i];
-        TreeNode {
-            name: s.name.clone(),
-            node_type: if s.dir { "directory" } else { "file" }.into(),
-            size: (!s.dir).then_some(s.size),
-            children: s
-                .dir
-                .then(|| s.children.iter().map(|&c| build(slots, c)).collect()),
-            more: s.more,
+    // The first `k` slots after the folder itself, as a tree.
+    fn build(slots: &[Slot], k: usize) -> (TreeNode, bool) {
+        let n = (k + 1).min(slots.len());
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut more: Vec<u64> = slots[..n].iter().map(|s| s.unlisted).collect();
+        for (i, s) in slots.iter().enumerate().skip(1) {
+            if i < n {
+                children[s.parent].push(i);
+            } else if s.parent < n {
+                more[s.parent] += 1;
+            }
         }
+        fn node(slots: &[Slot], i: usize, children: &[Vec<usize>], more: &[u64]) -> TreeNode {
+            let s = &slots[i];
+            TreeNode {
+                name: s.name.clone(),
+                node_type: if s.dir { "directory" } else { "file" }.into(),
+                size: (!s.dir).then_some(s.size),
+                children: s.dir.then(|| {
+                    children[i]
+                        .iter()
+                        .map(|&c| node(slots, c, children, more))
+                        .collect()
+                }),
+                more: more[i],
+            }
+        }
+        let truncated = more.iter().any(|m| *m > 0);
+        (node(slots, 0, &children, &more), truncated)
     }
     fn render(n: &TreeNode, level: usize, out: &mut String) {
         let pad = "  ".repeat(level);
@@ -557,27 +683,41 @@ pub async fn directory_tree(ctx: &Ctx, p: TreeParams) -> Outcome {
                 }
             }
             None => {
-                let _ = writeln!(out, "{pad}{}", n.name);
+                let _ = writeln!(out, "{pad}{}\t{}", n.name, n.size.unwrap_or(0));
             }
         }
     }
-    let root = build(&slots, 0);
-    let mut text = format!("{}/\n", path.to_string_lossy());
-    for c in root.children.as_deref().unwrap_or_default() {
-        render(c, 1, &mut text);
-    }
-    if root.more > 0 {
-        let _ = writeln!(text, "  ... {} more", root.more);
-    }
-    reply(
-        &TreeAnswer {
-            path: path.to_string_lossy().into_owned(),
-            entries: shown,
-            truncated,
-            tree: root.children.unwrap_or_default(),
-        },
-        text,
-    )
+    let sp = shown_path(&path);
+    let listed = slots.len() - 1;
+    let (out, text) = ctx.fit(listed, |k| {
+        let (root, truncated) = build(&slots, k);
+        let mut text = format!("{sp}/\n");
+        for c in root.children.as_deref().unwrap_or_default() {
+            render(c, 1, &mut text);
+        }
+        if root.more > 0 {
+            let _ = writeln!(text, "  ... {} more", root.more);
+        }
+        let _ = write!(
+            text,
+            "({k} entries shown{}; type directory ends in /, type file shows its size in bytes)",
+            if truncated {
+                "; folders cut short say how many more they hold: narrow with path, maxDepth or excludePatterns"
+            } else {
+                ""
+            }
+        );
+        (
+            TreeAnswer {
+                path: sp.clone(),
+                entries: k as u64,
+                truncated,
+                tree: root.children.unwrap_or_default(),
+            },
+            text,
+        )
+    });
+    reply(&out, text)
 }
 
 // ---------------------------------------------------------------- disk_usage
@@ -587,13 +727,17 @@ pub async fn directory_tree(ctx: &Ctx, p: TreeParams) -> Outcome {
 pub struct DuParams {
     /// A folder under an allowed directory.
     pub path: String,
-    /// How many of the largest entries to list (default 20, 0: all).
+    /// How many of the largest entries to list per page (default 20; 0: as many as fit the byte budget).
+    #[schemars(range(max = 100000))]
     pub top: Option<u32>,
     /// Rank entries down to this many levels below (like `du -d N`; default 1: the children).
+    #[schemars(range(min = 1, max = 1000))]
     pub depth: Option<u32>,
+    /// The nextCursor of the previous page.
+    pub cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DuRow {
     pub path: String,
@@ -624,13 +768,16 @@ pub struct DuAnswer {
     pub total: DuRow,
     /// Largest first.
     pub children: Vec<DuRow>,
-    /// Entries the ranking had in all, whatever `top`.
+    /// Entries the ranking had in all, whatever `top`, and where this page starts.
     pub children_total: u64,
+    pub offset: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 fn du_row(u: &pb::Usage) -> DuRow {
     DuRow {
-        path: lossy(&u.path),
+        path: shown(&u.path),
         entry_type: type_name(u.r#type).to_owned(),
         bytes: u.bytes,
         apparent_bytes: u.apparent_bytes,
@@ -644,55 +791,77 @@ fn du_row(u: &pb::Usage) -> DuRow {
     }
 }
 
-pub async fn disk_usage(ctx: &Ctx, p: DuParams) -> Outcome {
-    let path = ctx.guard.existing(&p.path)?;
-    let r = du(
-        ctx,
-        &p.path,
-        &path,
-        p.top.unwrap_or(20),
-        p.depth.unwrap_or(1).max(1),
-    )
-    .await?;
-    let total = du_row(&r.total.unwrap_or_default());
-    let children: Vec<DuRow> = r.children.iter().map(du_row).collect();
-    let mut text = format!(
-        "{}: {} allocated, {} apparent, {} files, {} folders{}\n",
-        total.path,
-        size(total.bytes),
-        size(total.apparent_bytes),
-        total.files,
-        total.dirs,
-        if total.incomplete {
-            " (incomplete)"
-        } else {
-            ""
-        }
+fn du_line(r: &DuRow) -> String {
+    let mut s = format!(
+        "{}\t{}\t{}\t{}\t{}\t{}",
+        r.bytes, r.apparent_bytes, r.files, r.dirs, r.entry_type, r.path
     );
-    for c in &children {
-        let _ = writeln!(
-            text,
-            "{:>10}  {}{}{}",
-            size(c.bytes),
-            super::index::relative(&c.path, &path),
-            if c.entry_type == "dir" { "/" } else { "" },
-            match &c.measured_at {
-                Some(at) => format!(" (excluded from the index; size measured {at})"),
-                None => String::new(),
-            }
+    if r.incomplete {
+        s.push_str("\tincomplete");
+    }
+    if let Some(at) = &r.measured_at {
+        let _ = write!(s, "\texcluded from the index, measured {at}");
+    }
+    s
+}
+
+pub async fn disk_usage(ctx: &Ctx, p: DuParams) -> Outcome {
+    let path = ctx.guard().existing(&p.path)?;
+    let depth = p.depth.unwrap_or(1).max(1);
+    let top = p.top.unwrap_or(20);
+    let fp = ("disk_usage", path.clone(), depth);
+    let pg = page(
+        p.cursor.as_deref(),
+        Some(u64::from(top).max(1)),
+        20,
+        100_000,
+        &fp,
+    )?;
+    // The daemon ranks the largest `top`: ask for this page's end.
+    let want = if top == 0 {
+        0
+    } else {
+        (pg.offset + u64::from(top)).min(u64::from(u32::MAX)) as u32
+    };
+    let r = du(ctx, &p.path, &path, want, depth).await?;
+    let total = du_row(&r.total.unwrap_or_default());
+    let rows: Vec<DuRow> = r
+        .children
+        .iter()
+        .skip(pg.offset as usize)
+        .map(du_row)
+        .collect();
+    let children_total = r.children_total;
+    let (out, text) = ctx.fit(rows.len(), |k| {
+        let children = rows[..k].to_vec();
+        let next = next_cursor(pg, k as u64, children_total, &fp);
+        let mut text = format!(
+            "{}: {} bytes allocated ({}), {} apparent bytes, {} files, {} folders{}\n{} (largest first)\n# bytes\tapparentBytes\tfiles\tdirs\ttype\tpath\n",
+            total.path,
+            total.bytes,
+            size(total.bytes),
+            total.apparent_bytes,
+            total.files,
+            total.dirs,
+            if total.incomplete { " (incomplete)" } else { "" },
+            showing(pg.offset, k, children_total, "entries", next.as_deref())
         );
-    }
-    if (children.len() as u64) < r.children_total {
-        let _ = writeln!(text, "({} more)", r.children_total - children.len() as u64);
-    }
-    reply(
-        &DuAnswer {
-            total,
-            children,
-            children_total: r.children_total,
-        },
-        text,
-    )
+        for c in &children {
+            text.push_str(&du_line(c));
+            text.push('\n');
+        }
+        (
+            DuAnswer {
+                total: total.clone(),
+                children,
+                children_total,
+                offset: pg.offset,
+                next_cursor: next,
+            },
+            text,
+        )
+    });
+    reply(&out, text)
 }
 
 // ---------------------------------------------------------------- fs_map
@@ -702,7 +871,8 @@ pub async fn disk_usage(ctx: &Ctx, p: DuParams) -> Outcome {
 pub struct MapParams {
     /// A folder under an allowed directory (default: every allowed directory, the budget shared).
     pub path: Option<String>,
-    /// Token budget of the text (bytes / 4; default 1024, at least 16).
+    /// Token budget of the text (bytes / 4; default 1024; at most what the byte budget holds).
+    #[schemars(range(min = 16))]
     pub token_budget: Option<u32>,
 }
 
@@ -718,11 +888,17 @@ pub struct MapAnswer {
 }
 
 pub async fn fs_map(ctx: &Ctx, p: MapParams) -> Outcome {
-    let budget = p.token_budget.unwrap_or(1024).max(16);
+    // The map is in the text and in the structured content: each must fit.
+    let ceiling = (ctx.text_room() / 4 * 3 / 4) as u32;
+    let budget = p.token_budget.unwrap_or(1024).max(16).min(ceiling);
+    let guard = ctx.guard();
     let dirs = match &p.path {
-        Some(raw) => vec![ctx.guard.existing(raw)?],
-        None => ctx.guard.allowed().to_vec(),
+        Some(raw) => vec![guard.existing(raw)?],
+        None => guard.allowed().to_vec(),
     };
+    if dirs.is_empty() {
+        return Err(super::index::no_allowed());
+    }
     // Each map gets an equal share, less the newline that joins them.
     let share = if dirs.len() == 1 {
         budget as usize
@@ -731,31 +907,44 @@ pub async fn fs_map(ctx: &Ctx, p: MapParams) -> Outcome {
     };
     let mut text = String::new();
     for d in &dirs {
-        let mut c = ctx.client();
-        let r = c
-            .fs_map(pb::FsMapRequest {
-                path: path_bytes(d),
-                budget: share.max(1) as u32,
+        let bytes = path_bytes(d);
+        let r = ctx
+            .rpc(|mut c| {
+                let path = bytes.clone();
+                async move {
+                    c.fs_map(pb::FsMapRequest {
+                        path,
+                        budget: share.max(1) as u32,
+                    })
+                    .await
+                    .map(tonic::Response::into_inner)
+                }
             })
             .await
-            .map_err(|s| ctx.daemon_error(&d.to_string_lossy(), s))?
-            .into_inner();
+            .map_err(|s| ctx.daemon_error(&shown_path(d), s))?;
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
         text.push_str(&r.text);
     }
     let tokens = text.len().div_ceil(4) as u32;
+    let paths: Vec<String> = dirs.iter().map(|d| shown_path(d)).collect();
+    let mut shown_text = text.clone();
+    if !shown_text.ends_with('\n') {
+        shown_text.push('\n');
+    }
+    let _ = write!(
+        shown_text,
+        "({tokens} of {budget} tokens; map of {})",
+        paths.join(", ")
+    );
     let out = MapAnswer {
-        paths: dirs
-            .iter()
-            .map(|d| d.to_string_lossy().into_owned())
-            .collect(),
+        paths,
         token_budget: budget,
         tokens,
-        text: text.clone(),
+        text,
     };
-    reply(&out, text)
+    reply(&out, shown_text)
 }
 
 // ---------------------------------------------------------------- read_text_file
@@ -766,14 +955,19 @@ pub struct ReadParams {
     /// A file under an allowed directory.
     pub path: String,
     /// Only the first N lines.
+    #[schemars(range(min = 1))]
     pub head: Option<u64>,
     /// Only the last N lines.
+    #[schemars(range(min = 1))]
     pub tail: Option<u64>,
     /// First line to return, 1-based.
+    #[schemars(range(min = 1))]
     pub start_line: Option<u64>,
     /// Last line to return, 1-based, inclusive.
+    #[schemars(range(min = 1))]
     pub end_line: Option<u64>,
-    /// Cap on the bytes of text returned (default 262144, at most 1048576).
+    /// Cap on the bytes of text returned (default and most: what fits the byte budget, about 30 KiB).
+    #[schemars(range(min = 1))]
     pub max_bytes: Option<u64>,
     /// Prefix each line with its number and a tab.
     pub line_numbers: Option<bool>,
@@ -792,7 +986,7 @@ pub struct ReadAnswer {
     /// Lines in the file (absent when it is larger than the 16 MiB read window).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_lines: Option<u64>,
-    /// The answer stopped at maxBytes (or the read window); ask again from endLine + 1.
+    /// The answer stopped at maxBytes, the byte budget or the read window; ask again from endLine + 1.
     pub truncated: bool,
 }
 
@@ -800,7 +994,7 @@ pub async fn read_text_file(ctx: &Ctx, p: ReadParams) -> Outcome {
     if p.head.is_some() && p.tail.is_some() {
         return Err(Failure("give head or tail, not both".into()));
     }
-    let path = ctx.guard.existing(&p.path)?;
+    let path = ctx.guard().existing(&p.path)?;
     let i = ctx.stat(&p.path, &path).await?;
     if i.r#type == pb::EntryType::Dir as i32 {
         return Err(Failure(format!("{}: a folder, not a file", p.path)));
@@ -828,10 +1022,8 @@ pub async fn read_text_file(ctx: &Ctx, p: ReadParams) -> Outcome {
             i.size
         )));
     }
-    let max = p
-        .max_bytes
-        .map_or(text::DEFAULT_MAX_BYTES, |m| m as usize)
-        .clamp(1, text::MAX_BYTES_CEILING);
+    let room = ctx.text_room();
+    let mut max = p.max_bytes.map_or(room, |m| m as usize).clamp(1, room);
     let sel = Selection {
         head: p.head,
         tail: p.tail,
@@ -840,30 +1032,52 @@ pub async fn read_text_file(ctx: &Ctx, p: ReadParams) -> Outcome {
     };
     let numbered = p.line_numbers.unwrap_or(false);
     let size = i.size;
-    let file = path.clone();
-    let x = tokio::task::spawn_blocking(move || text::read_lines(&file, size, sel, max, numbered))
-        .await
-        .map_err(|e| Failure(format!("internal: {e}")))?
-        .map_err(|e| Failure(format!("{}: {e}", p.path)))?;
-    let mut text = x.content.clone();
-    if x.truncated {
+    let sp = shown_path(&path);
+    // Text with many quotes or control characters grows in JSON: read
+    // less until the structured content fits too.
+    for _ in 0..4 {
+        let file = path.clone();
+        let x =
+            tokio::task::spawn_blocking(move || text::read_lines(&file, size, sel, max, numbered))
+                .await
+                .map_err(|e| Failure(format!("internal: {e}")))?
+                .map_err(|e| Failure(format!("{}: {e}", p.path)))?;
+        let mut text = x.content.clone();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
         let _ = write!(
             text,
-            "\n[truncated after line {}; continue with startLine={}]",
+            "[{sp}: lines {}-{}{}; encoding {}{}]",
+            x.first_line,
             x.last_line,
-            x.last_line + 1
+            x.total_lines
+                .map(|t| format!(" of {t}"))
+                .unwrap_or_default(),
+            x.encoding,
+            if x.truncated {
+                format!("; truncated: continue with startLine={}", x.last_line + 1)
+            } else {
+                String::new()
+            }
         );
-    }
-    reply(
-        &ReadAnswer {
-            path: path.to_string_lossy().into_owned(),
+        let out = ReadAnswer {
+            path: sp.clone(),
             encoding: x.encoding.to_owned(),
             content: x.content,
             start_line: x.first_line,
             end_line: x.last_line,
             total_lines: x.total_lines,
             truncated: x.truncated,
-        },
-        text,
-    )
+        };
+        let json = serde_json::to_vec(&out).map_or(0, |v| v.len());
+        if json <= room + 512 || max <= 1 {
+            return reply(&out, text);
+        }
+        max = (max * room / json).max(1);
+    }
+    Err(Failure(format!(
+        "{}: its text does not fit the byte budget; read fewer lines (head, startLine/endLine)",
+        p.path
+    )))
 }

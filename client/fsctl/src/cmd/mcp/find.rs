@@ -1,17 +1,23 @@
 //! Tools that search the index: by query and fields, by glob, counts per
 //! group, recent changes, a folder's manifest, duplicates, and content.
+//!
+//! As in `browse`, each text rendering carries the structured content's
+//! fields, and each answer fits the byte budget, paged beyond it.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use fsindex_proto::v1 as pb;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::content::{self, ContentMatch};
-use super::index::{Ctx, Failure, FoundEntry, Outcome, next_cursor, page, relative, reply};
+use super::content::{self, ContentMatch, SkippedFile};
+use super::index::{
+    Ctx, FOUND_HEADER, Failure, FoundEntry, Outcome, next_cursor, page, relative, reply, showing,
+};
+use super::names::{shown, shown_path};
 use crate::output::{lossy, rfc3339, size};
 
 // ---------------------------------------------------------------- find_files
@@ -38,8 +44,8 @@ pub enum EntryKind {
 #[serde(rename_all = "camelCase")]
 pub struct FindParams {
     /// The index's query language: terms all of which must match the path
-    /// (case-insensitive substrings), "phrases", a|b, !not, wildcards
-    /// (*.pdf), ext:pdf;docx, size:>10mb, dm:2025 / dm:thisweek /
+    /// (case-insensitive substrings), "phrases", a|b, !not, wildcards on the
+    /// name (*.pdf), ext:pdf;docx, size:>10mb, dm:2025 / dm:thisweek /
     /// dm:2025-01..2025-03, kind:document|image|audio|video|archive|code|text|folder,
     /// in:FOLDER, path:Taxes/2025, regex:^IMG_\d+\.jpg$, case:README,
     /// content:invoice / content:"total due" (what files say, PDF and Office
@@ -47,7 +53,9 @@ pub struct FindParams {
     pub query: Option<String>,
     /// Only under this folder (default: every allowed directory).
     pub path: Option<String>,
-    /// A glob on the name, e.g. "*.tar.gz" or "IMG_????.jpg".
+    /// A glob on the whole name, case-insensitive: "*.tar.gz",
+    /// "IMG_????.jpg", "[ab]*.txt", "*.{jpg,png}", ".git" (exactly that
+    /// name); spaces are part of the name.
     pub pattern: Option<String>,
     /// "file" (anything but folders) or "directory".
     #[serde(rename = "type")]
@@ -63,7 +71,8 @@ pub struct FindParams {
     pub modified_before: Option<String>,
     /// relevance (default), name, path, size (largest first), mtime (newest first).
     pub sort_by: Option<SortBy>,
-    /// Results per page (default 100, at most 1000).
+    /// Results per page at most (default 100; fewer when the answer would pass the byte budget).
+    #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
     /// The nextCursor of the previous page.
     pub cursor: Option<String>,
@@ -103,9 +112,96 @@ fn word(v: &str, what: &str) -> Result<String, Failure> {
     Ok(v.to_owned())
 }
 
+/// A glob on the whole name as one item of the query language: the
+/// index's own wildcard where the glob has only `*` and `?` (literal runs
+/// quoted, so spaces and `|` are part of the name), else a `regex:` on the
+/// name whose literal characters are all `\x{..}` escapes (no space, quote
+/// or `|` to split the query).
+pub fn name_glob(pattern: &str, what: &str) -> Result<String, Failure> {
+    if pattern.is_empty() {
+        return Err(Failure(format!("{what}: give a name glob, e.g. *.pdf")));
+    }
+    globset::Glob::new(pattern).map_err(|e| Failure(format!("{what} `{pattern}`: {e}")))?;
+    let simple = !pattern.contains(['[', ']', '{', '}', '"', '\\']);
+    if simple && pattern.contains(['*', '?']) {
+        let mut q = String::new();
+        let mut lit = String::new();
+        for c in pattern.chars() {
+            if c == '*' || c == '?' {
+                if !lit.is_empty() {
+                    q.push('"');
+                    q.push_str(&lit);
+                    q.push('"');
+                    lit.clear();
+                }
+                q.push(c);
+            } else {
+                lit.push(c);
+            }
+        }
+        if !lit.is_empty() {
+            q.push('"');
+            q.push_str(&lit);
+            q.push('"');
+        }
+        return Ok(q);
+    }
+    let esc = |c: char, re: &mut String| {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            re.push(c);
+        } else {
+            let _ = write!(re, "\\x{{{:X}}}", c as u32);
+        }
+    };
+    let mut re = String::from("^");
+    let mut chars = pattern.chars().peekable();
+    let mut in_alt = 0;
+    while let Some(c) = chars.next() {
+        match c {
+            '*' => re.push_str(".*"),
+            '?' => re.push('.'),
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    esc(n, &mut re);
+                }
+            }
+            '[' => {
+                re.push('[');
+                if matches!(chars.peek(), Some('!' | '^')) {
+                    chars.next();
+                    re.push('^');
+                }
+                for n in chars.by_ref() {
+                    if n == ']' {
+                        break;
+                    }
+                    if n == '-' {
+                        re.push('-');
+                    } else {
+                        esc(n, &mut re);
+                    }
+                }
+                re.push(']');
+            }
+            '{' => {
+                in_alt += 1;
+                re.push_str("(?:");
+            }
+            ',' if in_alt > 0 => re.push('|'),
+            '}' if in_alt > 0 => {
+                in_alt -= 1;
+                re.push(')');
+            }
+            c => esc(c, &mut re),
+        }
+    }
+    re.push('$');
+    Ok(format!("regex:{re}"))
+}
+
 fn find_query(ctx: &Ctx, p: &FindParams) -> Result<String, Failure> {
     let scope = match &p.path {
-        Some(raw) => ctx.scope(Some(&ctx.guard.existing(raw)?))?,
+        Some(raw) => ctx.scope(Some(&ctx.guard().existing(raw)?))?,
         None => ctx.scope(None)?,
     };
     let mut parts = vec![scope];
@@ -113,7 +209,7 @@ fn find_query(ctx: &Ctx, p: &FindParams) -> Result<String, Failure> {
         parts.push(ctx.guard_query(q.trim())?);
     }
     if let Some(pat) = &p.pattern {
-        parts.push(word(pat, "pattern")?);
+        parts.push(name_glob(pat, "pattern")?);
     }
     match p.entry_type {
         Some(EntryKind::File) => parts.push("!kind:folder".into()),
@@ -143,6 +239,40 @@ fn find_query(ctx: &Ctx, p: &FindParams) -> Result<String, Failure> {
     Ok(parts.join(" "))
 }
 
+/// A page of search results, as find_files and recent_files show them.
+fn found_page(
+    ctx: &Ctx,
+    query: String,
+    pg: super::index::Page,
+    total: u64,
+    results: Vec<FoundEntry>,
+    fp: &impl std::hash::Hash,
+    what: &str,
+) -> Outcome {
+    let (out, text) = ctx.fit(results.len(), |k| {
+        let next = next_cursor(pg, k as u64, total, fp);
+        let mut text = format!(
+            "{}\nquery: {query}\n{FOUND_HEADER}\n",
+            showing(pg.offset, k, total, what, next.as_deref())
+        );
+        for r in &results[..k] {
+            text.push_str(&r.line());
+            text.push('\n');
+        }
+        (
+            FoundPage {
+                query: query.clone(),
+                total,
+                offset: pg.offset,
+                results: results[..k].to_vec(),
+                next_cursor: next,
+            },
+            text,
+        )
+    });
+    reply(&out, text)
+}
+
 pub async fn find_files(ctx: &Ctx, p: FindParams) -> Outcome {
     let query = find_query(ctx, &p)?;
     let sort = sort_order(p.sort_by);
@@ -150,33 +280,7 @@ pub async fn find_files(ctx: &Ctx, p: FindParams) -> Outcome {
     let pg = page(p.cursor.as_deref(), p.limit, 100, 1000, &fp)?;
     let (total, entries) = ctx.search(query.clone(), sort, pg.offset, pg.limit).await?;
     let results: Vec<FoundEntry> = entries.iter().map(FoundEntry::from_pb).collect();
-    let next = next_cursor(pg, results.len() as u64, total, &fp);
-    let mut text = format!(
-        "{} of {total} matches{}\n",
-        results.len(),
-        if pg.offset > 0 {
-            format!(" (from {})", pg.offset + 1)
-        } else {
-            String::new()
-        }
-    );
-    for r in &results {
-        text.push_str(&r.path);
-        text.push('\n');
-    }
-    if let Some(c) = &next {
-        let _ = writeln!(text, "(more with cursor \"{c}\")");
-    }
-    reply(
-        &FoundPage {
-            query,
-            total,
-            offset: pg.offset,
-            results,
-            next_cursor: next,
-        },
-        text,
-    )
+    found_page(ctx, query, pg, total, results, &fp, "matches")
 }
 
 // ---------------------------------------------------------------- search_files
@@ -192,7 +296,8 @@ pub struct GlobParams {
     /// Globs on the relative path to leave out.
     #[serde(default)]
     pub exclude_patterns: Vec<String>,
-    /// Results per page (default 1000, at most 5000).
+    /// Results per page at most (default 1000; fewer when the answer would pass the byte budget).
+    #[schemars(range(min = 1, max = 5000))]
     pub limit: Option<u64>,
     /// The nextCursor of the previous page.
     pub cursor: Option<String>,
@@ -218,7 +323,7 @@ fn glob(p: &str) -> Result<globset::GlobMatcher, Failure> {
 }
 
 pub async fn search_files(ctx: &Ctx, p: GlobParams) -> Outcome {
-    let base = ctx.guard.existing(&p.path)?;
+    let base = ctx.guard().existing(&p.path)?;
     let matcher = glob(&p.pattern)?;
     let mut excludes = globset::GlobSetBuilder::new();
     for e in &p.exclude_patterns {
@@ -232,17 +337,12 @@ pub async fn search_files(ctx: &Ctx, p: GlobParams) -> Outcome {
     let excludes = excludes
         .build()
         .map_err(|e| Failure(format!("bad patterns: {e}")))?;
-    // The index narrows by the last component when it is a plain name glob.
+    // The index narrows by the last component when it is a name glob.
     let last = p.pattern.rsplit('/').next().unwrap_or("");
     let mut query = ctx.scope(Some(&base))?;
-    if !last.is_empty()
-        && !last.contains("**")
-        && !last.contains(['{', '[', '"', '|', ':', '\\'])
-        && !last.starts_with('!')
-        && !last.contains(char::is_whitespace)
-    {
+    if !last.is_empty() && !last.contains("**") && last != "*" {
         query.push(' ');
-        query.push_str(last);
+        query.push_str(&name_glob(last, "pattern")?);
     }
     let fp = (
         "search_files",
@@ -252,43 +352,47 @@ pub async fn search_files(ctx: &Ctx, p: GlobParams) -> Outcome {
     );
     let pg = page(p.cursor.as_deref(), p.limit, 1000, 5000, &fp)?;
     let (_, entries) = ctx.search(query, pb::SortOrder::Path, 0, 0).await?;
+    let base_lossy = base.to_string_lossy().into_owned();
     let mut all: Vec<String> = entries
         .iter()
         .filter_map(|e| {
             let full = lossy(&e.path);
-            let rel = relative(&full, &base);
-            (rel != full && matcher.is_match(&rel) && !excludes.is_match(&rel)).then_some(full)
+            let rel = full.strip_prefix(&base_lossy)?.strip_prefix('/')?;
+            (matcher.is_match(rel) && !excludes.is_match(rel)).then(|| shown(&e.path))
         })
         .collect();
     all.sort();
     let total = all.len() as u64;
-    let paths: Vec<String> = all
+    let rows: Vec<String> = all
         .into_iter()
         .skip(pg.offset as usize)
         .take(pg.limit as usize)
         .collect();
-    let next = next_cursor(pg, paths.len() as u64, total, &fp);
-    let mut text = if paths.is_empty() {
-        "No matches found\n".to_owned()
-    } else {
-        paths.join("\n") + "\n"
-    };
-    if let Some(c) = &next {
-        let _ = writeln!(
+    let (out, text) = ctx.fit(rows.len(), |k| {
+        let next = next_cursor(pg, k as u64, total, &fp);
+        let mut text = if total == 0 {
+            "No matches found\n".to_owned()
+        } else {
+            format!(
+                "{}\n",
+                showing(pg.offset, k, total, "paths", next.as_deref())
+            )
+        };
+        for r in &rows[..k] {
+            text.push_str(r);
+            text.push('\n');
+        }
+        (
+            GlobPage {
+                total,
+                offset: pg.offset,
+                paths: rows[..k].to_vec(),
+                next_cursor: next,
+            },
             text,
-            "({} of {total} shown; more with cursor \"{c}\")",
-            paths.len()
-        );
-    }
-    reply(
-        &GlobPage {
-            total,
-            offset: pg.offset,
-            paths,
-            next_cursor: next,
-        },
-        text,
-    )
+        )
+    });
+    reply(&out, text)
 }
 
 // ---------------------------------------------------------------- count_files
@@ -321,12 +425,15 @@ pub struct CountAnswer {
     /// Files (anything but folders) matching, and their bytes (st_size).
     pub files: u64,
     pub bytes: u64,
-    /// Largest count first.
+    /// Groups in all; those beyond what the answer holds are summed in a last "(N more groups)".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups_total: Option<u64>,
+    /// Largest count first (newest first by year or month).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<CountGroup>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CountGroup {
     pub key: String,
@@ -334,10 +441,9 @@ pub struct CountGroup {
     pub bytes: u64,
 }
 
-const MAX_GROUPS: usize = 500;
-
 pub async fn count_files(ctx: &Ctx, p: CountParams) -> Outcome {
-    let base = ctx.guard.existing_opt(p.path.as_deref())?;
+    let guard = ctx.guard();
+    let base = guard.existing_opt(p.path.as_deref())?;
     let mut query = format!("{} !kind:folder", ctx.scope(base.as_deref())?);
     if let Some(q) = p.query.as_deref().filter(|q| !q.trim().is_empty()) {
         query.push(' ');
@@ -349,7 +455,7 @@ pub async fn count_files(ctx: &Ctx, p: CountParams) -> Outcome {
     let mut groups: HashMap<String, (u64, u64)> = HashMap::new();
     let bases: Vec<PathBuf> = match &base {
         Some(b) => vec![b.clone()],
-        None => ctx.guard.allowed().to_vec(),
+        None => guard.allowed().to_vec(),
     };
     for e in &entries {
         files += 1;
@@ -359,16 +465,16 @@ pub async fn count_files(ctx: &Ctx, p: CountParams) -> Outcome {
             GroupBy::Extension => {
                 let name = lossy(&e.name).to_lowercase();
                 match name.rsplit_once('.') {
-                    Some((stem, ext)) if !stem.is_empty() => ext.to_owned(),
+                    Some((stem, ext)) if !stem.is_empty() => shown(ext.as_bytes()),
                     _ => "(none)".to_owned(),
                 }
             }
             GroupBy::Kind => ctx.kind(&e.path, &lossy(&e.name)).await,
             GroupBy::Folder => {
-                let full = lossy(&e.path);
+                let full = shown(&e.path);
                 let base = bases
                     .iter()
-                    .find(|b| Path::new(&full).starts_with(b))
+                    .find(|b| e.path.starts_with(b.as_os_str().as_encoded_bytes()))
                     .cloned()
                     .unwrap_or_default();
                 let rel = relative(&full, &base);
@@ -396,27 +502,39 @@ pub async fn count_files(ctx: &Ctx, p: CountParams) -> Outcome {
             b.files.cmp(&a.files).then(a.key.cmp(&b.key))
         }
     });
-    if groups.len() > MAX_GROUPS {
-        let rest = groups.split_off(MAX_GROUPS - 1);
-        groups.push(CountGroup {
-            key: format!("({} more groups)", rest.len()),
-            files: rest.iter().map(|g| g.files).sum(),
-            bytes: rest.iter().map(|g| g.bytes).sum(),
-        });
-    }
-    let mut text = format!("{files} files, {}\n", size(bytes));
-    for g in &groups {
-        let _ = writeln!(text, "{:>8}  {:>10}  {}", g.files, size(g.bytes), g.key);
-    }
-    reply(
-        &CountAnswer {
-            query,
-            files,
-            bytes,
-            groups,
-        },
-        text,
-    )
+    let n = groups.len();
+    let (out, text) = ctx.fit(n, |k| {
+        let mut shown_groups = groups[..k].to_vec();
+        if k < n {
+            let rest = &groups[k..];
+            shown_groups.push(CountGroup {
+                key: format!("({} more groups)", rest.len()),
+                files: rest.iter().map(|g| g.files).sum(),
+                bytes: rest.iter().map(|g| g.bytes).sum(),
+            });
+        }
+        let mut text = format!(
+            "{files} files, {bytes} bytes ({})\nquery: {query}\n",
+            size(bytes)
+        );
+        if p.group_by.is_some() {
+            let _ = writeln!(text, "{n} groups\n# files\tbytes\tkey");
+        }
+        for g in &shown_groups {
+            let _ = writeln!(text, "{}\t{}\t{}", g.files, g.bytes, g.key);
+        }
+        (
+            CountAnswer {
+                query: query.clone(),
+                files,
+                bytes,
+                groups_total: p.group_by.map(|_| n as u64),
+                groups: shown_groups,
+            },
+            text,
+        )
+    });
+    reply(&out, text)
 }
 
 // ---------------------------------------------------------------- recent_files
@@ -429,8 +547,11 @@ pub struct RecentParams {
     /// Only files modified at or after this: RFC 3339 ("2025-06-01T12:00:00Z"),
     /// a day ("2025-06-01", UTC), or an age ("30m", "24h", "7d").
     pub since: Option<String>,
-    /// At most this many (default 50, at most 1000).
+    /// Files per page at most (default 50; fewer when the answer would pass the byte budget).
+    #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
+    /// The nextCursor of the previous page.
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -438,8 +559,13 @@ pub struct RecentParams {
 pub struct RecentAnswer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
+    /// Files modified since then (all files when no `since`), and where this page starts.
+    pub total: u64,
+    pub offset: u64,
     /// Newest first; folders are left out (their times change with any file made or removed in them).
     pub results: Vec<FoundEntry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// `since` as nanoseconds since the epoch.
@@ -471,35 +597,76 @@ pub fn parse_since(s: &str, now: jiff::Timestamp) -> Result<i64, Failure> {
 }
 
 pub async fn recent_files(ctx: &Ctx, p: RecentParams) -> Outcome {
-    let base = ctx.guard.existing_opt(p.path.as_deref())?;
+    let base = ctx.guard().existing_opt(p.path.as_deref())?;
     let since = p
         .since
         .as_deref()
         .map(|s| parse_since(s, jiff::Timestamp::now()))
         .transpose()?;
-    let limit = p.limit.unwrap_or(50).clamp(1, 1000);
-    let query = format!("{} !kind:folder", ctx.scope(base.as_deref())?);
-    // Newest first, so the ones since `since` are a prefix.
-    let (_, entries) = ctx.search(query, pb::SortOrder::Mtime, 0, limit).await?;
-    let results: Vec<FoundEntry> = entries
-        .iter()
-        .filter(|e| since.is_none_or(|s| e.mtime_ns >= s))
-        .map(FoundEntry::from_pb)
-        .collect();
-    let mut text = String::new();
-    for r in &results {
-        let _ = writeln!(text, "{}  {}", r.mtime, r.path);
+    let mut query = format!("{} !kind:folder", ctx.scope(base.as_deref())?);
+    if let Some(s) = since {
+        // The index's own filter, a day wide of the bound (it counts days
+        // in local time); the exact bound below.
+        let secs = s.div_euclid(1_000_000_000) - 86_400;
+        if let Ok(t) = jiff::Timestamp::from_second(secs) {
+            let _ = write!(query, " dm:>={}", t.strftime("%Y-%m-%d"));
+        }
     }
-    if results.is_empty() {
-        text.push_str("Nothing modified in that span\n");
-    }
-    reply(
-        &RecentAnswer {
-            since: since.map(rfc3339),
-            results,
-        },
-        text,
-    )
+    let fp = ("recent_files", query.clone(), since);
+    let pg = page(p.cursor.as_deref(), p.limit, 50, 1000, &fp)?;
+    let (total, results) = match since {
+        // Newest first: one page from the index, counted by it.
+        None => {
+            let (total, entries) = ctx
+                .search(query.clone(), pb::SortOrder::Mtime, pg.offset, pg.limit)
+                .await?;
+            (
+                total,
+                entries.iter().map(FoundEntry::from_pb).collect::<Vec<_>>(),
+            )
+        }
+        // Every candidate, cut at the exact bound, so the total is exact.
+        Some(s) => {
+            let (_, entries) = ctx
+                .search(query.clone(), pb::SortOrder::Mtime, 0, 0)
+                .await?;
+            let all: Vec<&pb::Entry> = entries.iter().filter(|e| e.mtime_ns >= s).collect();
+            let rows = all
+                .iter()
+                .skip(pg.offset as usize)
+                .take(pg.limit as usize)
+                .map(|e| FoundEntry::from_pb(e))
+                .collect();
+            (all.len() as u64, rows)
+        }
+    };
+    let since_text = since.map(rfc3339);
+    let (out, text) = ctx.fit(results.len(), |k| {
+        let next = next_cursor(pg, k as u64, total, &fp);
+        let mut text = format!(
+            "{}{} (newest first)\n{FOUND_HEADER}\n",
+            showing(pg.offset, k, total, "files", next.as_deref()),
+            since_text
+                .as_deref()
+                .map(|s| format!(" modified since {s}"))
+                .unwrap_or_default()
+        );
+        for r in &results[..k] {
+            text.push_str(&r.line());
+            text.push('\n');
+        }
+        (
+            RecentAnswer {
+                since: since_text.clone(),
+                total,
+                offset: pg.offset,
+                results: results[..k].to_vec(),
+                next_cursor: next,
+            },
+            text,
+        )
+    });
+    reply(&out, text)
 }
 
 // ---------------------------------------------------------------- folder_manifest
@@ -509,7 +676,8 @@ pub async fn recent_files(ctx: &Ctx, p: RecentParams) -> Outcome {
 pub struct ManifestParams {
     /// A project folder under an allowed directory.
     pub path: String,
-    /// Files per page (default 500, at most 5000).
+    /// Files per page at most (default 500; fewer when the answer would pass the byte budget).
+    #[schemars(range(min = 1, max = 5000))]
     pub limit: Option<u64>,
     /// The nextCursor of the previous page.
     pub cursor: Option<String>,
@@ -527,7 +695,7 @@ pub struct ManifestAnswer {
     pub next_cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestLine {
     pub relative_path: String,
@@ -538,7 +706,7 @@ pub struct ManifestLine {
 }
 
 pub async fn folder_manifest(ctx: &Ctx, p: ManifestParams) -> Outcome {
-    let base = ctx.guard.existing(&p.path)?;
+    let base = ctx.guard().existing(&p.path)?;
     let query = format!("{} !kind:folder", ctx.scope(Some(&base))?);
     let fp = ("folder_manifest", query.clone());
     let pg = page(p.cursor.as_deref(), p.limit, 500, 5000, &fp)?;
@@ -548,55 +716,70 @@ pub async fn folder_manifest(ctx: &Ctx, p: ManifestParams) -> Outcome {
     let mut files = Vec::with_capacity(entries.len());
     for e in &entries {
         files.push(ManifestLine {
-            relative_path: relative(&lossy(&e.path), &base),
+            relative_path: relative(&shown(&e.path), &base),
             kind: ctx.kind(&e.path, &lossy(&e.name)).await,
             size: e.size,
             mtime: rfc3339(e.mtime_ns),
         });
     }
-    let next = next_cursor(pg, files.len() as u64, total, &fp);
-    let mut text = format!(
-        "# {} ({} files{})\n# relativePath\tkind\tsize\tmtime\n",
-        base.to_string_lossy(),
-        total,
-        if pg.offset > 0 {
-            format!(", from {}", pg.offset + 1)
-        } else {
-            String::new()
-        }
-    );
-    for f in &files {
-        let _ = writeln!(
-            text,
-            "{}\t{}\t{}\t{}",
-            f.relative_path, f.kind, f.size, f.mtime
+    let sp = shown_path(&base);
+    let (out, text) = ctx.fit(files.len(), |k| {
+        let next = next_cursor(pg, k as u64, total, &fp);
+        let mut text = format!(
+            "# {sp}: {}\n# relativePath\tkind\tsize\tmtime\n",
+            showing(pg.offset, k, total, "files", next.as_deref())
         );
-    }
-    if let Some(c) = &next {
-        let _ = writeln!(text, "# more with cursor \"{c}\"");
-    }
-    reply(
-        &ManifestAnswer {
-            path: base.to_string_lossy().into_owned(),
-            total,
-            offset: pg.offset,
-            files,
-            next_cursor: next,
-        },
-        text,
-    )
+        for f in &files[..k] {
+            let _ = writeln!(
+                text,
+                "{}\t{}\t{}\t{}",
+                f.relative_path, f.kind, f.size, f.mtime
+            );
+        }
+        (
+            ManifestAnswer {
+                path: sp.clone(),
+                total,
+                offset: pg.offset,
+                files: files[..k].to_vec(),
+                next_cursor: next,
+            },
+            text,
+        )
+    });
+    reply(&out, text)
 }
 
 // ---------------------------------------------------------------- find_duplicates
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, Hash)]
+#[serde(rename_all = "camelCase")]
+pub enum Kind {
+    Document,
+    Image,
+    Audio,
+    Video,
+    Archive,
+    Code,
+    Text,
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DupesParams {
     /// Only under this folder (default: every allowed directory).
     pub path: Option<String>,
+    /// Only groups with a copy that matches this query (the index's query language, see find_files), e.g. "ext:jpg" or "Photos size:>10mb".
+    pub query: Option<String>,
+    /// Only groups of this kind of file.
+    pub kind: Option<Kind>,
     /// Smallest file size considered, in bytes (default 1: empty files are left out).
+    #[schemars(range(min = 1))]
     pub min_size: Option<u64>,
-    /// Groups per page, largest reclaimable first (default 50, at most 1000).
+    /// Only the totals and a breakdown by extension, no groups.
+    pub summary_only: Option<bool>,
+    /// Groups per page at most, largest reclaimable first (default 50; fewer when the answer would pass the byte budget).
+    #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
     /// The nextCursor of the previous page.
     pub cursor: Option<String>,
@@ -608,60 +791,117 @@ pub struct DupesAnswer {
     /// Groups in all, and the bytes their extra copies take (size × (copies − 1)).
     pub groups_total: u64,
     pub reclaimable_bytes: u64,
-    pub offset: u64,
+    /// Groups and reclaimable bytes per extension of the files, most reclaimable first.
+    pub by_extension: Vec<DupeSummary>,
+    /// Where this page of groups starts (absent with summaryOnly).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// Largest reclaimable first (none with summaryOnly).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<DupeGroup>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DupeSummary {
+    pub extension: String,
+    pub groups: u64,
+    pub reclaimable_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DupeGroup {
     /// Bytes of each copy.
     pub size: u64,
     /// BLAKE3 of the content, hex.
     pub hash: String,
-    /// One list of paths per copy (hard links to one inode are one copy).
+    /// Copies in all (distinct inodes).
+    pub copies_total: u64,
+    /// One list of paths per copy (hard links to one inode are one copy); at most 20 copies.
     pub copies: Vec<Vec<String>>,
     pub reclaimable_bytes: u64,
 }
 
+/// Copies listed per group at most.
+const MAX_COPIES: usize = 20;
+/// Extensions in a summary at most.
+const MAX_SUMMARY: usize = 30;
+
 pub async fn find_duplicates(ctx: &Ctx, p: DupesParams) -> Outcome {
-    let base = ctx.guard.existing_opt(p.path.as_deref())?;
-    let fp = ("find_duplicates", base.clone(), p.min_size);
+    let guard = ctx.guard();
+    let base = guard.existing_opt(p.path.as_deref())?;
+    let mut filter_query = String::new();
+    if let Some(q) = p.query.as_deref().filter(|q| !q.trim().is_empty()) {
+        filter_query.push_str(&ctx.guard_query(q.trim())?);
+    }
+    if let Some(k) = p.kind {
+        let word = serde_json::to_value(k)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let _ = write!(filter_query, " kind:{word}");
+    }
+    let filter_query = filter_query.trim().to_owned();
+    // The files the filter lets through, from one search.
+    let wanted: Option<std::collections::HashSet<Vec<u8>>> = if filter_query.is_empty() {
+        None
+    } else {
+        let q = format!(
+            "{} !kind:folder {filter_query}",
+            ctx.scope(base.as_deref())?
+        );
+        let (_, entries) = ctx.search(q, pb::SortOrder::Path, 0, 0).await?;
+        Some(entries.into_iter().map(|e| e.path).collect())
+    };
+    let summary_only = p.summary_only.unwrap_or(false);
+    let fp = (
+        "find_duplicates",
+        base.clone(),
+        p.min_size,
+        filter_query.clone(),
+        summary_only,
+    );
     let pg = page(p.cursor.as_deref(), p.limit, 50, 1000, &fp)?;
     // With no path, every root is searched and copies outside the allowed
     // directories are dropped (so pairs across two of them are found).
-    let mut c = ctx.client();
-    let mut stream = c
-        .duplicates(pb::DuplicatesRequest {
-            path: base
-                .as_deref()
-                .map(crate::output::path_bytes)
-                .unwrap_or_default(),
-            min_size: p.min_size.unwrap_or(1).max(1),
-            include_empty: false,
+    let raw = p.path.as_deref().unwrap_or("");
+    let req = pb::DuplicatesRequest {
+        path: base
+            .as_deref()
+            .map(crate::output::path_bytes)
+            .unwrap_or_default(),
+        min_size: p.min_size.unwrap_or(1).max(1),
+        include_empty: false,
+    };
+    let found = ctx
+        .rpc(|mut c| {
+            let req = req.clone();
+            async move {
+                let mut stream = c.duplicates(req).await?.into_inner();
+                let mut out = Vec::new();
+                while let Some(m) = stream.message().await? {
+                    if let Some(pb::duplicates_response::Item::Group(g)) = m.item {
+                        out.push(g);
+                    }
+                }
+                Ok(out)
+            }
         })
         .await
-        .map_err(|s| ctx.daemon_error(p.path.as_deref().unwrap_or(""), s))?
-        .into_inner();
+        .map_err(|s| ctx.daemon_error(raw, s))?;
     let mut groups = Vec::new();
-    while let Some(m) = stream
-        .message()
-        .await
-        .map_err(|s| ctx.daemon_error(p.path.as_deref().unwrap_or(""), s))?
-    {
-        let Some(pb::duplicates_response::Item::Group(g)) = m.item else {
-            continue;
-        };
-        let copies: Vec<Vec<String>> = g
+    let mut by_ext: HashMap<String, (u64, u64)> = HashMap::new();
+    for g in found {
+        let copies: Vec<Vec<&Vec<u8>>> = g
             .copies
             .iter()
             .map(|c| {
                 c.paths
                     .iter()
-                    .map(|p| lossy(p))
-                    .filter(|p| ctx.guard.inside(Path::new(p)))
+                    .filter(|p| guard.inside(&crate::output::path_from_bytes(p)))
                     .collect::<Vec<_>>()
             })
             .filter(|c| !c.is_empty())
@@ -669,11 +909,33 @@ pub async fn find_duplicates(ctx: &Ctx, p: DupesParams) -> Outcome {
         if copies.len() < 2 {
             continue;
         }
+        if let Some(w) = &wanted
+            && !copies.iter().flatten().any(|p| w.contains(*p))
+        {
+            continue;
+        }
+        let reclaimable = g.size * (copies.len() as u64 - 1);
+        let name = copies[0][0]
+            .rsplit(|&b| b == b'/')
+            .next()
+            .unwrap_or_default();
+        let ext = match lossy(name).to_lowercase().rsplit_once('.') {
+            Some((stem, ext)) if !stem.is_empty() => shown(ext.as_bytes()),
+            _ => "(none)".to_owned(),
+        };
+        let slot = by_ext.entry(ext).or_default();
+        slot.0 += 1;
+        slot.1 += reclaimable;
         groups.push(DupeGroup {
             size: g.size,
             hash: g.hash.iter().map(|b| format!("{b:02x}")).collect(),
-            reclaimable_bytes: g.size * (copies.len() as u64 - 1),
-            copies,
+            copies_total: copies.len() as u64,
+            copies: copies
+                .iter()
+                .take(MAX_COPIES)
+                .map(|c| c.iter().map(|p| shown(p)).collect())
+                .collect(),
+            reclaimable_bytes: reclaimable,
         });
     }
     groups.sort_by(|a, b| {
@@ -682,40 +944,81 @@ pub async fn find_duplicates(ctx: &Ctx, p: DupesParams) -> Outcome {
             .then(a.copies.cmp(&b.copies))
     });
     let groups_total = groups.len() as u64;
-    let reclaimable_bytes = groups.iter().map(|g| g.reclaimable_bytes).sum();
-    let shown: Vec<DupeGroup> = groups
+    let reclaimable_bytes: u64 = groups.iter().map(|g| g.reclaimable_bytes).sum();
+    let mut by_extension: Vec<DupeSummary> = by_ext
         .into_iter()
-        .skip(pg.offset as usize)
-        .take(pg.limit as usize)
-        .collect();
-    let next = next_cursor(pg, shown.len() as u64, groups_total, &fp);
-    let mut text = format!(
-        "{groups_total} groups of identical files, {} reclaimable\n",
-        size(reclaimable_bytes)
-    );
-    for g in &shown {
-        let firsts: Vec<&str> = g.copies.iter().map(|c| c[0].as_str()).collect();
-        let _ = writeln!(
-            text,
-            "{} x {}: {}",
-            g.copies.len(),
-            size(g.size),
-            firsts.join(" | ")
-        );
-    }
-    if let Some(c) = &next {
-        let _ = writeln!(text, "(more with cursor \"{c}\")");
-    }
-    reply(
-        &DupesAnswer {
-            groups_total,
+        .map(|(extension, (groups, reclaimable_bytes))| DupeSummary {
+            extension,
+            groups,
             reclaimable_bytes,
-            offset: pg.offset,
-            groups: shown,
-            next_cursor: next,
-        },
-        text,
-    )
+        })
+        .collect();
+    by_extension.sort_by(|a, b| {
+        b.reclaimable_bytes
+            .cmp(&a.reclaimable_bytes)
+            .then(a.extension.cmp(&b.extension))
+    });
+    by_extension.truncate(MAX_SUMMARY);
+    let rows: Vec<DupeGroup> = if summary_only {
+        Vec::new()
+    } else {
+        groups
+            .into_iter()
+            .skip(pg.offset as usize)
+            .take(pg.limit as usize)
+            .collect()
+    };
+    let (out, text) = ctx.fit(rows.len(), |k| {
+        let next = if summary_only {
+            None
+        } else {
+            next_cursor(pg, k as u64, groups_total, &fp)
+        };
+        let mut text = format!(
+            "{groups_total} groups of identical files, {reclaimable_bytes} bytes reclaimable ({}){}\n# extension\tgroups\treclaimableBytes\n",
+            size(reclaimable_bytes),
+            if filter_query.is_empty() {
+                String::new()
+            } else {
+                format!("; filter: {filter_query}")
+            }
+        );
+        for s in &by_extension {
+            let _ = writeln!(text, "{}\t{}\t{}", s.extension, s.groups, s.reclaimable_bytes);
+        }
+        if !summary_only {
+            let _ = writeln!(
+                text,
+                "{} (most reclaimable first)\n# copies\tsize\treclaimableBytes\thash, then one line per copy (hard links joined by \" = \")",
+                showing(pg.offset, k, groups_total, "groups", next.as_deref())
+            );
+            for g in &rows[..k] {
+                let _ = writeln!(
+                    text,
+                    "{}\t{}\t{}\t{}",
+                    g.copies_total, g.size, g.reclaimable_bytes, g.hash
+                );
+                for c in &g.copies {
+                    let _ = writeln!(text, "  {}", c.join(" = "));
+                }
+                if g.copies_total > g.copies.len() as u64 {
+                    let _ = writeln!(text, "  ... {} more copies", g.copies_total - g.copies.len() as u64);
+                }
+            }
+        }
+        (
+            DupesAnswer {
+                groups_total,
+                reclaimable_bytes,
+                by_extension: by_extension.clone(),
+                offset: (!summary_only).then_some(pg.offset),
+                groups: rows[..k].to_vec(),
+                next_cursor: next,
+            },
+            text,
+        )
+    });
+    reply(&out, text)
 }
 
 // ---------------------------------------------------------------- search_file_content
@@ -731,11 +1034,13 @@ pub struct ContentParams {
     pub literal: Option<bool>,
     /// Match case exactly (default false).
     pub case_sensitive: Option<bool>,
-    /// A glob on the file name to select files, e.g. "*.rs" (index wildcard syntax).
+    /// A glob on the file name to select files, e.g. "*.rs" or "*.{rs,toml}".
     pub include: Option<String>,
-    /// Lines of context before and after each match (default 0, at most 10).
+    /// Lines of context before and after each match (default 0).
+    #[schemars(range(max = 10))]
     pub context_lines: Option<u32>,
-    /// Stop after this many matching lines (default 100, at most 1000).
+    /// Stop after this many matching lines (default 100; fewer shown when the answer would pass the byte budget).
+    #[schemars(range(min = 1, max = 1000))]
     pub max_results: Option<u64>,
 }
 
@@ -744,10 +1049,13 @@ pub struct ContentParams {
 pub struct ContentAnswer {
     /// Sorted by path and line.
     pub matches: Vec<ContentMatch>,
-    /// Files the index selected, files read, files skipped (binary, unreadable or over 8 MiB).
+    /// Matching lines found, of which `matches` holds the first (all unless the byte budget cut them).
+    pub matches_found: u64,
+    /// Files the index selected, files read, files not read (named in `skipped`, the first 50).
     pub files_selected: u64,
     pub files_scanned: u64,
     pub files_skipped: u64,
+    pub skipped: Vec<SkippedFile>,
     /// Why the scan ended early: "maxResults" or "timeBudget"; absent when every selected file was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
@@ -759,7 +1067,7 @@ pub struct ContentAnswer {
 const TIME_BUDGET: Duration = Duration::from_secs(10);
 
 pub async fn search_file_content(ctx: &Ctx, p: ContentParams) -> Outcome {
-    let base = ctx.guard.existing_opt(p.path.as_deref())?;
+    let base = ctx.guard().existing_opt(p.path.as_deref())?;
     let pattern = if p.literal.unwrap_or(false) {
         regex::escape(&p.pattern)
     } else {
@@ -772,19 +1080,18 @@ pub async fn search_file_content(ctx: &Ctx, p: ContentParams) -> Outcome {
         .map_err(|e| Failure(format!("bad pattern: {e}")))?;
     // Files that can hold text: not folders, not media, archives or documents.
     let mut query = format!(
-        "{} !kind:folder !kind:image !kind:audio !kind:video !kind:archive !kind:document size:<={}",
+        "{} !kind:folder !kind:image !kind:audio !kind:video !kind:archive !kind:document",
         ctx.scope(base.as_deref())?,
-        content::MAX_FILE
     );
     if let Some(inc) = &p.include {
         query.push(' ');
-        query.push_str(&word(inc, "include")?);
+        query.push_str(&name_glob(inc, "include")?);
     }
     let (_, entries) = ctx.search(query, pb::SortOrder::Path, 0, 0).await?;
     let files: Vec<(PathBuf, u64)> = entries
         .iter()
         .filter(|e| e.r#type == pb::EntryType::File as i32)
-        .map(|e| (PathBuf::from(lossy(&e.path)), e.size))
+        .map(|e| (crate::output::path_from_bytes(&e.path), e.size))
         .collect();
     let selected = files.len() as u64;
     let scan = content::Scan {
@@ -797,50 +1104,78 @@ pub async fn search_file_content(ctx: &Ctx, p: ContentParams) -> Outcome {
     let out = tokio::task::spawn_blocking(move || content::run(scan))
         .await
         .map_err(|e| Failure(format!("internal: {e}")))?;
-    let mut text = String::new();
-    let mut last: Option<&str> = None;
-    for m in &out.matches {
-        if last != Some(m.path.as_str()) {
-            let _ = writeln!(text, "{}", m.path);
-            last = Some(m.path.as_str());
+    let found = out.matches.len();
+    let (answer, text) = ctx.fit(found, |k| {
+        let shown_matches = &out.matches[..k];
+        let mut text = String::new();
+        let mut last: Option<&str> = None;
+        for m in shown_matches {
+            if last != Some(m.path.as_str()) {
+                let _ = writeln!(text, "{}", m.path);
+                last = Some(m.path.as_str());
+            }
+            for (i, b) in m.before.iter().enumerate() {
+                let _ = writeln!(text, "{}-{b}", m.line as usize - m.before.len() + i);
+            }
+            let _ = writeln!(text, "{}:{}", m.line, m.text);
+            for (i, a) in m.after.iter().enumerate() {
+                let _ = writeln!(text, "{}-{a}", m.line as usize + 1 + i);
+            }
         }
-        for (i, b) in m.before.iter().enumerate() {
-            let _ = writeln!(text, "{}-{b}", m.line as usize - m.before.len() + i);
-        }
-        let _ = writeln!(text, "{}:{}", m.line, m.text);
-        for (i, a) in m.after.iter().enumerate() {
-            let _ = writeln!(text, "{}-{a}", m.line as usize + 1 + i);
-        }
-    }
-    let _ = write!(
-        text,
-        "{} matches in {} of {} files read{}",
-        out.matches.len(),
-        out.matches
+        let files_with = shown_matches
             .iter()
             .map(|m| m.path.as_str())
             .collect::<std::collections::BTreeSet<_>>()
-            .len(),
-        selected,
-        match out.stopped {
-            Some("maxResults") => "; stopped at maxResults, there may be more".to_owned(),
-            Some(_) => format!(
-                "; stopped at the {} s time budget after {} files",
-                TIME_BUDGET.as_secs(),
-                out.files_scanned
-            ),
-            None => String::new(),
+            .len();
+        let _ = write!(
+            text,
+            "{} matches in {files_with} files; {} files selected, {} read, {} not read (method: scan){}{}",
+            if k < found {
+                format!("showing {k} of {found}")
+            } else {
+                found.to_string()
+            },
+            selected,
+            out.files_scanned,
+            out.files_skipped,
+            match out.stopped {
+                Some("maxResults") => "; stopped at maxResults, there may be more".to_owned(),
+                Some(_) => format!(
+                    "; stopped at the {} s time budget after {} files",
+                    TIME_BUDGET.as_secs(),
+                    out.files_scanned
+                ),
+                None => String::new(),
+            },
+            if k < found {
+                "; the rest would pass the byte budget: narrow with path or include"
+            } else {
+                ""
+            }
+        );
+        for s in &out.skipped {
+            let _ = write!(text, "\nnot read: {}: {}", s.path, s.reason);
         }
-    );
-    reply(
-        &ContentAnswer {
-            matches: out.matches,
-            files_selected: selected,
-            files_scanned: out.files_scanned,
-            files_skipped: out.files_skipped,
-            stopped: out.stopped.map(str::to_owned),
-            method: "scan".into(),
-        },
-        text,
-    )
+        if out.files_skipped > out.skipped.len() as u64 {
+            let _ = write!(
+                text,
+                "\n... and {} more not read",
+                out.files_skipped - out.skipped.len() as u64
+            );
+        }
+        (
+            ContentAnswer {
+                matches: shown_matches.to_vec(),
+                matches_found: found as u64,
+                files_selected: selected,
+                files_scanned: out.files_scanned,
+                files_skipped: out.files_skipped,
+                skipped: out.skipped.clone(),
+                stopped: out.stopped.map(str::to_owned),
+                method: "scan".into(),
+            },
+            text,
+        )
+    });
+    reply(&answer, text)
 }

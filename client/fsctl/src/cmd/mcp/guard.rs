@@ -8,6 +8,9 @@
 //! `..` nor a symlink can lead outside. A path that is outside and a path
 //! that does not exist are refused with the same line, so that a refusal
 //! tells nothing about what lies outside.
+//!
+//! A path may come shown (see `names`): its escapes are undone first, and
+//! the path is taken literally only where that finds nothing.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -93,24 +96,38 @@ impl Guard {
         if raw.trim().is_empty() {
             return Err(Refusal("an empty path; give a path under an allowed directory (see list_allowed_directories)".into()));
         }
-        let expanded = self.expand_tilde(raw);
-        let candidates: Vec<PathBuf> = if expanded.is_absolute() {
-            vec![expanded]
-        } else {
-            self.allowed.iter().map(|a| a.join(&expanded)).collect()
-        };
-        for c in candidates {
-            let n = normalise(&c);
-            if !self.inside(&n) {
-                continue;
-            }
-            if let Some(r) = real(&n)
-                && self.inside(&r)
-            {
-                return Ok(r);
+        // The shown form's bytes first, then the text as it is.
+        let mut forms = Vec::new();
+        if let Some(bytes) = super::names::unescape(raw) {
+            forms.push(self.expand_tilde_path(super::names::path_of(bytes)));
+        }
+        forms.push(self.expand_tilde(raw));
+        for expanded in forms {
+            let candidates: Vec<PathBuf> = if expanded.is_absolute() {
+                vec![expanded]
+            } else {
+                self.allowed.iter().map(|a| a.join(&expanded)).collect()
+            };
+            for c in candidates {
+                let n = normalise(&c);
+                if !self.inside(&n) {
+                    continue;
+                }
+                if let Some(r) = real(&n)
+                    && self.inside(&r)
+                {
+                    return Ok(r);
+                }
             }
         }
         Err(Refusal::denied(raw))
+    }
+
+    fn expand_tilde_path(&self, p: PathBuf) -> PathBuf {
+        match (&self.home, p.strip_prefix("~")) {
+            (Some(home), Ok(rest)) => home.join(rest),
+            _ => p,
+        }
     }
 
     fn expand_tilde(&self, raw: &str) -> PathBuf {
@@ -169,6 +186,29 @@ mod tests {
         assert_eq!(g.existing("./sub/../sub/a.txt").unwrap(), a);
         assert_eq!(g.existing("~/a.txt").unwrap(), a);
         assert_eq!(g.existing("in-link").unwrap(), a);
+    }
+
+    #[test]
+    fn shown_names_reach_their_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        let (_t, g, base) = setup();
+        let sub = base.join("allowed/sub");
+        let latin1 = sub.join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+        std::fs::write(&latin1, b"l").unwrap();
+        let nl = sub.join("two\nlines");
+        std::fs::write(&nl, b"n").unwrap();
+        let literal = sub.join("back\\x41");
+        std::fs::write(&literal, b"b").unwrap();
+        assert_eq!(g.existing("sub/caf\\xE9").unwrap(), latin1);
+        assert_eq!(g.existing("~/two\\nlines").unwrap(), nl);
+        let shown = super::super::names::shown_path(&literal);
+        assert_eq!(g.existing(&shown).unwrap(), literal);
+        // Typed with one backslash, it is taken literally.
+        assert_eq!(g.existing("sub/back\\x41").unwrap(), literal);
+        assert!(
+            g.existing("sub/caf\\xE9/../../../outside/secret.txt")
+                .is_err()
+        );
     }
 
     #[test]

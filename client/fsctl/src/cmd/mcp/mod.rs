@@ -5,9 +5,14 @@
 //! stdout carries protocol messages only; anything for a person goes to
 //! stderr.
 //!
-//! - `server`: the tools as the protocol sees them (thin);
-//! - `index`: the connection, scoped search, cursors, kinds, replies;
+//! - `server`: the tools as the protocol sees them (thin), and what each
+//!   call goes through first;
+//! - `schema`: plain schemas, and arguments checked against them;
+//! - `index`: the connection (started again when it goes away), scoped
+//!   search, cursors, kinds, the byte budget, notices, replies;
 //! - `guard`: every path an agent names is checked here first;
+//! - `names`: names shown so that they survive JSON and come back exact;
+//! - `roots`: MCP Roots narrowing the allowed directories;
 //! - `browse`, `find`, `plan`: the tools' work;
 //! - `text`, `content`: decoding and the content scan.
 
@@ -16,7 +21,10 @@ mod content;
 mod find;
 mod guard;
 mod index;
+mod names;
 mod plan;
+mod roots;
+mod schema;
 mod server;
 mod text;
 
@@ -36,10 +44,15 @@ pub struct Args {
     /// hold one (then that root is allowed).
     #[arg(long = "allow", value_name = "DIR")]
     allow: Vec<PathBuf>,
+    /// The most bytes an answer's text, and its structured content, may
+    /// take; longer lists are paged, and the answer says so.
+    #[arg(long, value_name = "BYTES", default_value_t = index::DEFAULT_BUDGET, value_parser = clap::value_parser!(u64).range(4096..=16 << 20))]
+    max_answer_bytes: u64,
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let mut client = g.client().await?;
+    let daemon_client = client.clone();
     let roots = client
         .roots(pb::RootsRequest {
             action: pb::RootsAction::List as i32,
@@ -63,8 +76,13 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
             .join(", ")
     );
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let ctx = index::Ctx::new(client, guard::Guard::new(allowed, home));
-    let service = server::FsIndexServer::new(ctx)
+    let daemon = index::Daemon::new(g.target()?, !g.no_spawn, daemon_client);
+    let ctx = index::Ctx::new(
+        daemon,
+        guard::Guard::new(allowed.clone(), home.clone()),
+        a.max_answer_bytes as usize,
+    );
+    let service = server::FsIndexServer::new(ctx, allowed, home)
         .serve(rmcp::transport::stdio())
         .await
         .context("starting the MCP session")?;

@@ -2,7 +2,8 @@
 //! touched. Finds missing sources, destinations that collide (with each
 //! other or with what exists, case-insensitively where the file system is),
 //! moves into their own subtree, identical files among the moved ones, and
-//! shows the resulting tree's top levels.
+//! shows what changes in each folder the plan touches (and nothing of the
+//! folders it leaves alone).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -14,7 +15,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::index::{Ctx, Failure, Outcome, reply};
-use crate::output::{lossy, path_bytes};
+use super::names::{shown, shown_path};
+use crate::output::lossy;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -38,16 +40,34 @@ pub struct PlanAnswer {
     /// No problems found (duplicates are reported but are not problems).
     pub ok: bool,
     pub moves: u64,
+    /// Problems in all; `problems` holds the first (all unless the byte budget cut them).
+    pub problems_total: u64,
     pub problems: Vec<Problem>,
     /// Identical files (same BLAKE3 hash, distinct inodes) among the moved files.
     pub duplicates: Vec<PlanDuplicate>,
     /// The folder that holds every source and destination.
     pub base: String,
-    /// The top two levels below `base` after the plan, for the folders it touches.
-    pub resulting_tree: Vec<TreeLine>,
+    /// Folders the plan touches in all; `folders` holds the first.
+    pub folders_total: u64,
+    /// Each folder a move leaves or enters, with what changes in it.
+    pub folders: Vec<FolderChange>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FolderChange {
+    /// Relative to `base`, ending in "/" ("./" for base itself).
+    pub path: String,
+    /// The folder does not exist yet: the plan makes it.
+    pub created: bool,
+    /// Names that arrive (folders end in "/") and names that leave.
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// Entries of the folder the plan leaves where they are.
+    pub kept: u64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Problem {
     /// missingSource, sourceMovedTwice, intoOwnSubtree, collision (two moves
@@ -59,7 +79,7 @@ pub struct Problem {
     pub detail: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanDuplicate {
     pub size: u64,
@@ -68,24 +88,17 @@ pub struct PlanDuplicate {
     pub paths: Vec<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TreeLine {
-    /// Relative to `base`; folders end in "/".
-    pub path: String,
-    /// kept, added or removed.
-    pub change: String,
-}
-
 /// Whether this platform's usual file systems ignore case in names.
 const CASE_INSENSITIVE: bool = cfg!(any(target_os = "macos", target_os = "windows"));
 
+/// A path as compared: exact (shown text is one-to-one with the bytes),
+/// lower case where the file system ignores case.
 fn fold(p: &Path) -> String {
-    let s = p.to_string_lossy();
+    let s = shown_path(p);
     if CASE_INSENSITIVE {
         s.to_lowercase()
     } else {
-        s.into_owned()
+        s
     }
 }
 
@@ -103,27 +116,24 @@ pub async fn check_move_plan(ctx: &Ctx, p: PlanParams) -> Outcome {
     }
     let mut sources = Vec::new();
     let mut dests = Vec::new();
+    let guard = ctx.guard();
     for m in &p.moves {
-        sources.push(ctx.guard.prospective(&m.from)?);
-        dests.push(ctx.guard.prospective(&m.to)?);
+        sources.push(guard.prospective(&m.from)?);
+        dests.push(guard.prospective(&m.to)?);
     }
     let mut problems = Vec::new();
     let mut src = Vec::new();
     for (i, s) in sources.iter().enumerate() {
-        let mut c = ctx.client();
-        let found = c
-            .stat(pb::StatRequest {
-                path: path_bytes(s),
-            })
+        let found = ctx
+            .stat(&shown_path(s), s)
             .await
             .ok()
-            .map(tonic::Response::into_inner)
             .filter(|r| !r.skip_tier);
         if found.is_none() {
             problems.push(Problem {
                 kind: "missingSource".into(),
                 moves: vec![i],
-                path: s.to_string_lossy().into_owned(),
+                path: shown_path(s),
                 detail: "not in the index: it does not exist, or is excluded".into(),
             });
         }
@@ -152,8 +162,8 @@ pub async fn check_move_plan(ctx: &Ctx, p: PlanParams) -> Outcome {
             problems.push(Problem {
                 kind: "intoOwnSubtree".into(),
                 moves: vec![i],
-                path: d.to_string_lossy().into_owned(),
-                detail: format!("{} would move into itself", s.to_string_lossy()),
+                path: shown_path(d),
+                detail: format!("{} would move into itself", shown_path(s)),
             });
         }
     }
@@ -167,59 +177,48 @@ pub async fn check_move_plan(ctx: &Ctx, p: PlanParams) -> Outcome {
             problems.push(Problem {
                 kind: "collision".into(),
                 moves: moves.clone(),
-                path: dests[moves[0]].to_string_lossy().into_owned(),
+                path: shown_path(&dests[moves[0]]),
                 detail: format!("{} moves end at the same path", moves.len()),
             });
         }
     }
     // Destinations that exist already and are not moved away themselves.
     let moving: BTreeSet<String> = sources.iter().map(|s| fold(s)).collect();
-    let mut listings: HashMap<PathBuf, Option<Vec<String>>> = HashMap::new();
+    let mut listings: HashMap<PathBuf, Option<Vec<Vec<u8>>>> = HashMap::new();
     for (i, d) in dests.iter().enumerate() {
         let (Some(parent), Some(name)) = (d.parent(), d.file_name()) else {
             continue;
         };
         if !listings.contains_key(parent) {
-            let mut c = ctx.client();
-            let names = c
-                .list(pb::ListRequest {
-                    path: path_bytes(parent),
-                    sort: pb::SortOrder::Name as i32,
-                    reverse: false,
-                })
+            let names = ctx
+                .list(&shown_path(parent), parent, pb::SortOrder::Name, false)
                 .await
                 .ok()
-                .map(|r| {
-                    r.into_inner()
-                        .entries
-                        .iter()
-                        .map(|e| lossy(&e.name))
-                        .collect()
-                });
+                .map(|entries| entries.into_iter().map(|e| e.name).collect());
             listings.insert(parent.to_owned(), names);
         }
-        let name = name.to_string_lossy();
+        let name = name.as_encoded_bytes();
         let clash = listings[parent].as_ref().and_then(|names| {
             names
                 .iter()
                 .find(|n| {
                     if CASE_INSENSITIVE {
-                        n.to_lowercase() == name.to_lowercase()
+                        lossy(n).to_lowercase() == lossy(name).to_lowercase()
                     } else {
-                        **n == *name
+                        n.as_slice() == name
                     }
                 })
                 .cloned()
         });
         if let Some(existing) = clash {
-            let existing = parent.join(existing);
+            let existing = parent.join(super::names::path_of(existing));
             let same = fold(&existing) == fold(&sources[i]);
             if !same && !moving.contains(&fold(&existing)) {
                 problems.push(Problem {
                     kind: "destinationExists".into(),
                     moves: vec![i],
-                    path: d.to_string_lossy().into_owned(),
-                    detail: format!("{} exists", existing.to_string_lossy()),
+                    path: shown_path(d),
+                    detail: format!("{} exists", shown_path(&existing)),
                 });
             }
         }
@@ -232,8 +231,8 @@ pub async fn check_move_plan(ctx: &Ctx, p: PlanParams) -> Outcome {
                         problems.push(Problem {
                             kind: "parentIsFile".into(),
                             moves: vec![i],
-                            path: d.to_string_lossy().into_owned(),
-                            detail: format!("{} is not a folder", up.to_string_lossy()),
+                            path: shown_path(d),
+                            detail: format!("{} is not a folder", shown_path(&up)),
                         });
                     }
                     break;
@@ -250,57 +249,83 @@ pub async fn check_move_plan(ctx: &Ctx, p: PlanParams) -> Outcome {
         .await
         .map_err(|e| Failure(format!("internal: {e}")))?;
     let base = common_ancestor(sources.iter().chain(&dests));
-    let resulting_tree = resulting_tree(ctx, &base, &sources, &dests, &problems).await;
-    let out = PlanAnswer {
-        ok: problems.is_empty(),
-        moves: p.moves.len() as u64,
-        problems,
-        duplicates,
-        base: base.to_string_lossy().into_owned(),
-        resulting_tree,
-    };
-    let mut text = if out.ok {
-        format!("Plan of {} moves: no problems found\n", out.moves)
-    } else {
-        format!(
-            "Plan of {} moves: {} problems\n",
-            out.moves,
-            out.problems.len()
-        )
-    };
-    for pr in &out.problems {
-        let _ = writeln!(
-            text,
-            "- {} (move {}): {}: {}",
-            pr.kind,
-            pr.moves
-                .iter()
-                .map(|m| m.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            pr.path,
-            pr.detail
-        );
-    }
-    for d in &out.duplicates {
-        let _ = writeln!(
-            text,
-            "- identical ({} bytes): {}",
-            d.size,
-            d.paths.join(" | ")
-        );
-    }
-    if !out.resulting_tree.is_empty() {
-        let _ = writeln!(text, "After the plan, {}:", out.base);
-        for l in &out.resulting_tree {
-            let mark = match l.change.as_str() {
-                "added" => "+",
-                "removed" => "-",
-                _ => " ",
-            };
-            let _ = writeln!(text, "{mark} {}", l.path);
+    let folders = touched_folders(ctx, &base, &sources, &dests, &problems).await;
+    let ok = problems.is_empty();
+    let moves = p.moves.len() as u64;
+    let base_shown = shown_path(&base);
+    // Problems first, then duplicates, then folders, as many as fit.
+    let (np, nd, nf) = (problems.len(), duplicates.len(), folders.len());
+    let (out, text) = ctx.fit(np + nd + nf, |k| {
+        let kp = k.min(np);
+        let kd = k.saturating_sub(np).min(nd);
+        let kf = k.saturating_sub(np + nd).min(nf);
+        let mut text = if ok {
+            format!("Plan of {moves} moves: no problems found\n")
+        } else {
+            format!("Plan of {moves} moves: {np} problems\n")
+        };
+        for pr in &problems[..kp] {
+            let _ = writeln!(
+                text,
+                "- {} (move {}): {}: {}",
+                pr.kind,
+                pr.moves
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                pr.path,
+                pr.detail
+            );
         }
-    }
+        for d in &duplicates[..kd] {
+            let _ = writeln!(
+                text,
+                "- identical ({} bytes, {}): {}",
+                d.size,
+                d.hash,
+                d.paths.join(" | ")
+            );
+        }
+        if nf > 0 {
+            let _ = writeln!(
+                text,
+                "After the plan, in {base_shown} ({nf} folders touched; folders it leaves alone are not listed):"
+            );
+        }
+        for f in &folders[..kf] {
+            let mut parts: Vec<String> = f.added.iter().map(|a| format!("+ {a}")).collect();
+            parts.extend(f.removed.iter().map(|r| format!("- {r}")));
+            let _ = writeln!(
+                text,
+                "{}{} ({} kept): {}",
+                f.path,
+                if f.created { " (new folder)" } else { "" },
+                f.kept,
+                parts.join(", ")
+            );
+        }
+        if k < np + nd + nf {
+            let _ = writeln!(
+                text,
+                "({} more lines past the byte budget: check a smaller plan)",
+                np + nd + nf - k
+            );
+        }
+        (
+            PlanAnswer {
+                ok,
+                moves,
+                problems_total: np as u64,
+                problems: problems[..kp].to_vec(),
+                duplicates: duplicates[..kd].to_vec(),
+                base: base_shown.clone(),
+                folders_total: nf as u64,
+                folders: folders[..kf].to_vec(),
+            },
+            text,
+        )
+    });
     reply(&out, text)
 }
 
@@ -326,7 +351,7 @@ fn same_content(src: &[Source]) -> Vec<PlanDuplicate> {
             let ino = f.found.as_ref().map_or(0, |s| s.inode);
             let slot = by_hash.entry(h).or_default();
             slot.0.insert(ino);
-            slot.1.push(f.path.to_string_lossy().into_owned());
+            slot.1.push(shown_path(&f.path));
         }
         for (h, (inodes, paths)) in by_hash {
             if inodes.len() > 1 {
@@ -370,102 +395,100 @@ fn common_ancestor<'a>(mut paths: impl Iterator<Item = &'a PathBuf>) -> PathBuf 
     base
 }
 
-/// Up to two levels below `base` after the plan: what the touched folders
-/// hold now, less what leaves, plus what arrives.
-async fn resulting_tree(
+/// Each folder a move leaves or enters (and each folder the plan
+/// creates on the way), with the names that arrive and leave and how many
+/// entries stay.
+async fn touched_folders(
     ctx: &Ctx,
     base: &Path,
     sources: &[PathBuf],
     dests: &[PathBuf],
     problems: &[Problem],
-) -> Vec<TreeLine> {
+) -> Vec<FolderChange> {
     let failed: BTreeSet<usize> = problems
         .iter()
         .filter(|p| p.kind == "missingSource")
         .flat_map(|p| p.moves.clone())
         .collect();
-    let rel = |p: &Path| -> Vec<String> {
-        p.strip_prefix(base)
-            .map(|r| {
-                r.components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect()
-            })
+    #[derive(Default)]
+    struct Change {
+        created: bool,
+        added: BTreeSet<String>,
+        removed: BTreeSet<String>,
+    }
+    let mut touched: BTreeMap<PathBuf, Change> = BTreeMap::new();
+    let name = |p: &Path| {
+        p.file_name()
+            .map(|n| shown(n.as_encoded_bytes()))
             .unwrap_or_default()
     };
-    // What exists: the base's children, and the children of touched folders.
-    let mut now: BTreeMap<String, bool> = BTreeMap::new(); // path -> is folder
-    let list = |dir: PathBuf| async move {
-        let mut c = ctx.client();
-        c.list(pb::ListRequest {
-            path: path_bytes(&dir),
-            sort: pb::SortOrder::Name as i32,
-            reverse: false,
-        })
-        .await
-        .map(|r| r.into_inner().entries)
-        .unwrap_or_default()
-    };
-    for e in list(base.to_path_buf()).await {
-        now.insert(lossy(&e.name), e.r#type == pb::EntryType::Dir as i32);
-    }
-    let touched: BTreeSet<String> = sources
-        .iter()
-        .chain(dests)
-        .filter_map(|p| {
-            let r = rel(p);
-            (r.len() >= 2).then(|| r[0].clone())
-        })
-        .collect();
-    for t in &touched {
-        if now.get(t) == Some(&true) {
-            for e in list(base.join(t)).await {
-                now.insert(
-                    format!("{t}/{}", lossy(&e.name)),
-                    e.r#type == pb::EntryType::Dir as i32,
-                );
-            }
-        }
-    }
-    let mut change: BTreeMap<String, (bool, &'static str)> =
-        now.iter().map(|(p, d)| (p.clone(), (*d, "kept"))).collect();
     for (i, (s, d)) in sources.iter().zip(dests).enumerate() {
         if failed.contains(&i) {
             continue;
         }
-        let rs = rel(s);
-        if !rs.is_empty() && rs.len() <= 2 {
-            let key = rs.join("/");
-            let prefix = format!("{key}/");
-            for (p, c) in change.iter_mut() {
-                if (*p == key || p.starts_with(&prefix)) && c.1 == "kept" {
-                    c.1 = "removed";
-                }
-            }
+        if let Some(sp) = s.parent() {
+            touched
+                .entry(sp.to_owned())
+                .or_default()
+                .removed
+                .insert(name(s));
         }
-        let rd = rel(d);
         let is_dir = std::fs::symlink_metadata(s).is_ok_and(|m| m.is_dir());
-        for depth in 1..=rd.len().min(2) {
-            let key = rd[..depth].join("/");
-            let folder = depth < rd.len() || is_dir;
-            match change.get_mut(&key) {
-                Some(c) if c.1 == "removed" => c.1 = "added",
-                Some(_) => {}
-                None => {
-                    change.insert(key, (folder, "added"));
-                }
+        let mut child = d.clone();
+        let mut child_is_dir = is_dir;
+        // The destination's folder, and each folder made on the way to it.
+        while let Some(parent) = child.parent() {
+            let c = touched.entry(parent.to_owned()).or_default();
+            let n = name(&child);
+            c.added
+                .insert(if child_is_dir { format!("{n}/") } else { n });
+            if std::fs::symlink_metadata(parent).is_ok() {
+                break;
             }
+            c.created = true;
+            child = parent.to_owned();
+            child_is_dir = true;
         }
     }
-    change
-        .into_iter()
-        .filter(|(p, (_, c))| {
-            !p.contains('/') || *c != "kept" || touched.contains(p.split('/').next().unwrap_or(""))
-        })
-        .take(300)
-        .map(|(p, (dir, c))| TreeLine {
-            path: if dir { format!("{p}/") } else { p },
-            change: c.to_owned(),
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (dir, c) in touched {
+        let kept = if c.created {
+            0
+        } else {
+            let listed = ctx
+                .list(&shown_path(&dir), &dir, pb::SortOrder::Name, false)
+                .await
+                .map(|e| e.len() as u64)
+                .unwrap_or(0);
+            listed.saturating_sub(c.removed.len() as u64)
+        };
+        let rel = dir
+            .strip_prefix(base)
+            .ok()
+            .filter(|r| !r.as_os_str().is_empty())
+            .map_or("./".to_owned(), |r| format!("{}/", shown_path(r)));
+        // A name that leaves and comes back is neither.
+        let both: BTreeSet<String> = c
+            .removed
+            .iter()
+            .filter(|r| c.added.contains(*r) || c.added.contains(&format!("{r}/")))
+            .cloned()
+            .collect();
+        out.push(FolderChange {
+            path: rel,
+            created: c.created,
+            added: c
+                .added
+                .into_iter()
+                .filter(|a| !both.contains(a.trim_end_matches('/')))
+                .collect(),
+            removed: c
+                .removed
+                .into_iter()
+                .filter(|r| !both.contains(r))
+                .collect(),
+            kept: kept + both.len() as u64,
+        });
+    }
+    out
 }

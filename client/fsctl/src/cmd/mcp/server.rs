@@ -1,33 +1,60 @@
-//! The MCP surface: one thin method per tool (name, description,
+//! The MCP surface: one thin method per tool (name, title, description,
 //! annotations, schemas), each handing its arguments to the module that
-//! does the work and its answer back as structured content plus text.
+//! does the work and its answer back as structured content plus text; and
+//! what every call goes through first: arguments held to the tool's plain
+//! schema (`schema`), MCP Roots narrowing the allowed directories
+//! (`roots`), and the notices added to each answer.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::handler::server::common::schema_for_output;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResult;
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorData, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use super::browse::{self, *};
 use super::find::{self, *};
-use super::index::{Ctx, finish};
+use super::index::{Ctx, add_notices, finish, with_notices};
 use super::plan::{self, PlanAnswer, PlanParams};
+use super::roots::Roots;
+use super::schema;
 
 #[derive(Clone)]
 pub struct FsIndexServer {
     ctx: Arc<Ctx>,
+    tools: Arc<ToolRouter<FsIndexServer>>,
+    roots: Arc<Roots>,
 }
 
 impl FsIndexServer {
-    pub fn new(ctx: Ctx) -> FsIndexServer {
-        FsIndexServer { ctx: Arc::new(ctx) }
+    pub fn new(ctx: Ctx, bound: Vec<PathBuf>, home: Option<PathBuf>) -> FsIndexServer {
+        let mut tools = Self::tool_router();
+        for route in tools.map.values_mut() {
+            route.attr.input_schema = Arc::new(schema::plain_input(&route.attr.input_schema));
+            if let Some(o) = &route.attr.output_schema {
+                route.attr.output_schema = Some(Arc::new(schema::plain_output(o)));
+            }
+        }
+        FsIndexServer {
+            ctx: Arc::new(ctx),
+            tools: Arc::new(tools),
+            roots: Arc::new(Roots::new(bound, home)),
+        }
     }
 }
 
 #[tool_router]
 impl FsIndexServer {
     #[tool(
+        title = "List allowed directories",
         description = "The directories this server may read; every path given to a tool must be at or under one.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<AllowedDirectories>()
@@ -37,7 +64,8 @@ impl FsIndexServer {
     }
 
     #[tool(
-        description = "Find files and folders in the index in milliseconds (no disk walk). `query` takes the full query language; the other fields are the same filters spelled out. Paged: pass nextCursor back as `cursor`.",
+        title = "Find files in the index",
+        description = "Find files and folders in the index in milliseconds (no disk walk). `query` takes the full query language; `pattern` is a glob on the whole name; the other fields are the same filters spelled out. Paged: pass nextCursor back as `cursor`.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<FoundPage>()
     )]
@@ -46,6 +74,7 @@ impl FsIndexServer {
     }
 
     #[tool(
+        title = "Search files by path glob",
         description = "Recursively find files and folders whose path relative to `path` matches a glob ('*.ext' in the folder itself, '**/*.ext' at any depth), answered from the index. Returns full paths.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<GlobPage>()
@@ -55,6 +84,7 @@ impl FsIndexServer {
     }
 
     #[tool(
+        title = "Get file info",
         description = "Metadata of one file or folder: size, times, permissions, type, plus kind, MIME type, text encoding and line count, and du figures for folders.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<FileInfo>()
@@ -64,7 +94,8 @@ impl FsIndexServer {
     }
 
     #[tool(
-        description = "A folder's children, marked [DIR] or [FILE], from the index. Paged for large folders.",
+        title = "List a directory",
+        description = "A folder's children, marked [DIR] or [FILE], with size and modification time, from the index; sortBy name, size (largest first) or mtime (newest first). Paged for large folders.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<Listing>()
     )]
@@ -73,7 +104,8 @@ impl FsIndexServer {
     }
 
     #[tool(
-        description = "A folder's children with sizes: files their size, folders the size of everything in them (as du), with totals. sortBy name or size.",
+        title = "List a directory with sizes",
+        description = "A folder's children with sizes: files their size, folders the size of everything in them (as du), with totals. sortBy name or size. Paged for large folders.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<SizedListing>()
     )]
@@ -85,6 +117,7 @@ impl FsIndexServer {
     }
 
     #[tool(
+        title = "Directory tree",
         description = "A recursive tree of a folder (name, type, children), shallowest levels first, bounded by maxDepth and maxEntries; folders cut short say how many entries they hold beyond.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<TreeAnswer>()
@@ -94,6 +127,7 @@ impl FsIndexServer {
     }
 
     #[tool(
+        title = "Disk usage",
         description = "Disk usage of a folder and its largest entries, equal to GNU du (allocated bytes as du -B1, apparent as du -b, hard links once), from the index's aggregates: instant at any size.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<DuAnswer>()
@@ -103,7 +137,8 @@ impl FsIndexServer {
     }
 
     #[tool(
-        description = "Groups of byte-identical files (BLAKE3; hard links are one copy), largest reclaimable space first. Paged.",
+        title = "Find duplicate files",
+        description = "Groups of byte-identical files (BLAKE3; hard links are one copy), largest reclaimable space first, with a breakdown by extension; narrow with path, query (the find_files language, matched by any copy) or kind, or ask summaryOnly for the totals alone. Paged.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<DupesAnswer>()
     )]
@@ -112,6 +147,7 @@ impl FsIndexServer {
     }
 
     #[tool(
+        title = "Map of a file tree",
         description = "A condensed outline of a tree that fits a token budget (bytes / 4, never exceeded): folders with size, file count and dominant kinds, alike names collapsed into patterns, recently active areas marked [recent]. Start here to understand a large tree.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<MapAnswer>()
@@ -121,6 +157,7 @@ impl FsIndexServer {
     }
 
     #[tool(
+        title = "Count files",
         description = "Counts and sizes of the files matching a query, per extension, kind, first-level folder, year or month: answers 'how many PDFs per year' in one call.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<CountAnswer>()
@@ -130,6 +167,7 @@ impl FsIndexServer {
     }
 
     #[tool(
+        title = "Recently modified files",
         description = "Files modified lately, newest first (folders left out).",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<RecentAnswer>()
@@ -139,6 +177,7 @@ impl FsIndexServer {
     }
 
     #[tool(
+        title = "Folder manifest",
         description = "One line per file of a project folder (relativePath, kind, size, mtime), sorted by path, for an agent's context. Paged.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ManifestAnswer>()
@@ -148,7 +187,8 @@ impl FsIndexServer {
     }
 
     #[tool(
-        description = "Decoded text of a file (BOM, UTF-8, or the encoding chardetng detects), whole or by head / tail / startLine-endLine, optionally numbered, capped at maxBytes. Binary files are refused with their kind and size.",
+        title = "Read a text file",
+        description = "Decoded text of a file (BOM, UTF-8, or the encoding chardetng detects), whole or by head / tail / startLine-endLine, optionally numbered, cut at a line end where the answer would pass the byte budget (or maxBytes), saying where to go on. Binary files are refused with their kind and size.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ReadAnswer>()
     )]
@@ -157,7 +197,8 @@ impl FsIndexServer {
     }
 
     #[tool(
-        description = "Lines matching a regex (or literal text) in files' content: the index selects the candidate files (text and code, by kind and `include`, up to 8 MiB) and they are read in parallel, stopping at maxResults or a 10 s time budget, and the answer says where it stopped. To find which documents (PDF, Office, mail included) mention words, in folders with content search on, find_files with query content:WORD or content:\"a phrase\" answers from the full-text index at once.",
+        title = "Search file content",
+        description = "Lines matching a regex (or literal text) in files' content: the index selects the candidate files (text and code, by kind and `include`) and they are read in parallel as streams (any size), stopping at maxResults or a 10 s time budget; the answer says where it stopped and names each file it could not read, with why. To find which documents (PDF, Office, mail included) mention words, in folders with content search on, find_files with query content:WORD or content:\"a phrase\" answers from the full-text index at once.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ContentAnswer>()
     )]
@@ -169,7 +210,8 @@ impl FsIndexServer {
     }
 
     #[tool(
-        description = "Simulates a reorganisation without touching anything: missing sources, destinations that collide with each other or with existing files, moves into their own subtree, identical files among the moved ones, and the resulting tree's top levels.",
+        title = "Check a move plan",
+        description = "Simulates a reorganisation without touching anything: missing sources, destinations that collide with each other or with existing files, moves into their own subtree, identical files among the moved ones, and, for each folder the plan touches (and only those), the names that arrive and leave.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<PlanAnswer>()
     )]
@@ -178,8 +220,112 @@ impl FsIndexServer {
     }
 }
 
+/// A tools/call's arguments that the tool's schema refuses: before
+/// 2025-11-25 a protocol error (-32602), as that revision said; from it
+/// on a tool error the model reads (SEP-1303).
+fn bad_arguments(
+    version: Option<ProtocolVersion>,
+    line: String,
+) -> Result<CallToolResponse, ErrorData> {
+    if version.is_some_and(|v| v >= ProtocolVersion::V_2025_11_25) {
+        Ok(CallToolResult::error(vec![ContentBlock::text(line)]).into())
+    } else {
+        Err(ErrorData::invalid_params(line, None))
+    }
+}
+
 #[tool_handler(
+    router = self.tools,
     name = "fsindex",
-    instructions = "Read-only tools over fsindex, a live index of the user's files. Paths must be under the allowed directories (list_allowed_directories). Prefer fs_map to get the lie of a tree, find_files / count_files / disk_usage / find_duplicates over walking, and read_text_file to read. Long lists are paged: pass nextCursor back as cursor."
+    instructions = "Read-only tools over fsindex, a live index of the user's files. Paths must be under the allowed directories (list_allowed_directories). Prefer fs_map to get the lie of a tree, find_files / count_files / disk_usage / find_duplicates over walking, and read_text_file to read. Every answer fits a byte budget (32 KiB unless configured): long lists are paged, the text says how many there are and the cursor of the rest (pass nextCursor back as cursor). Paths come shown: a name that is not UTF-8 has \\xHH for its odd bytes, control characters are escaped (\\n, \\t, \\u{202E}) and a backslash is doubled; pass a path back exactly as shown and it reaches the same file."
 )]
-impl ServerHandler for FsIndexServer {}
+impl ServerHandler for FsIndexServer {
+    async fn call_tool(
+        &self,
+        mut request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let version = context.protocol_version();
+        let Some(tool) = self.tools.get(&request.name) else {
+            let names: Vec<String> = self
+                .tools
+                .list_all()
+                .into_iter()
+                .map(|t| t.name.into_owned())
+                .collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`; the tools are: {}",
+                    request.name.escape_debug(),
+                    names.join(", ")
+                ),
+                None,
+            ));
+        };
+        let mut args = request.arguments.take().unwrap_or_default();
+        if let Err(bad) = schema::check_arguments(&request.name, &tool.input_schema, &mut args) {
+            return bad_arguments(version, bad.0);
+        }
+        request.arguments = Some(args);
+        // The client's roots, if it offered them, before the first answer.
+        if context
+            .peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.roots.is_some())
+        {
+            self.roots.settled(Duration::from_secs(5)).await;
+        }
+        let ctx = self.ctx.clone();
+        let call = async {
+            let tcc = ToolCallContext::new(self, request, context);
+            self.tools.call(tcc).await
+        };
+        let (r, mut notices) = with_notices(call).await;
+        let mut r = r?;
+        if let Some(n) = ctx.scan_notice().await {
+            notices.push(n);
+        }
+        if let CallToolResponse::Complete(result) = &mut r {
+            add_notices(result, notices);
+        }
+        Ok(r)
+    }
+
+    /// A request rmcp could not read as one it knows: a tools/call without
+    /// a `name` (or with arguments that are not an object) is a malformed
+    /// tools/call (-32602), not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method == "tools/call" {
+            let p = request.params.unwrap_or_default();
+            let why = match (p.get("name"), p.get("arguments")) {
+                (None, _) => "params.name is missing: give the tool's name (see tools/list)",
+                (Some(n), _) if !n.is_string() => "params.name must be a string: the tool's name",
+                (_, Some(a)) if !a.is_object() && !a.is_null() => {
+                    "params.arguments must be an object of the tool's parameters"
+                }
+                _ => "params are not a valid CallToolRequest",
+            };
+            return Err(ErrorData::invalid_params(
+                format!("tools/call: {why}"),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("unknown method `{}`", request.method.escape_debug()),
+            None,
+        ))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.roots.start(context.peer, self.ctx.clone()).await;
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.roots.refresh(context.peer, self.ctx.clone()).await;
+    }
+}

@@ -6,9 +6,6 @@ use std::path::Path;
 
 /// At most this much of a file is read to answer one request.
 pub const READ_WINDOW: u64 = 16 << 20;
-/// `maxBytes` when none is given, and its ceiling.
-pub const DEFAULT_MAX_BYTES: usize = 256 << 10;
-pub const MAX_BYTES_CEILING: usize = 1 << 20;
 
 /// Bytes decoded to text, and the encoding's name.
 pub fn decode(bytes: &[u8], complete: bool) -> (String, &'static str) {
