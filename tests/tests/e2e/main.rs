@@ -14,6 +14,7 @@ mod content;
 mod du;
 mod dupes;
 mod exclude;
+mod fuzz;
 mod map;
 mod mcp;
 mod query;
