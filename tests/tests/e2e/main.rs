@@ -6,6 +6,7 @@
 //! (macOS and Windows are type-checked, see `.ci/xcheck.sh`).
 #![cfg(target_os = "linux")]
 
+mod abuse;
 mod bad_input;
 mod browse;
 mod clients;
