@@ -18,7 +18,7 @@ use tonic::Status;
 
 /// Bytes a stream may hold for its client beyond what HTTP/2 flow control
 /// already has in flight. A message larger than this still goes, alone.
-pub const STREAM_BUFFER_BYTES: usize = 4 << 20;
+pub const STREAM_BUFFER_BYTES: usize = 1 << 20;
 
 /// How long a stream waits for a client that takes nothing (default of
 /// `fsindexd --slow-reader-secs`).
@@ -252,14 +252,14 @@ mod tests {
         let maker = std::thread::spawn(move || {
             let mut sent = 0;
             for i in 0..100u32 {
-                if !tx.send(i, 1 << 20) {
+                if !tx.send(i, 256 << 10) {
                     break;
                 }
                 sent += 1;
             }
             sent
         });
-        // Nothing is taken: four 1 MiB messages fit, then the cut.
+        // Nothing is taken: four 256 KiB messages fit, then the cut.
         let sent = tokio::task::spawn_blocking(move || maker.join().unwrap())
             .await
             .unwrap();
@@ -287,7 +287,7 @@ mod tests {
     #[test]
     fn a_large_message_goes_alone_and_a_gone_client_stops_the_maker() {
         let (tx, rx) = Outbox::<u32>::new(Duration::from_secs(10));
-        assert!(matches!(tx.offer(1, 10 << 20), Offer::Queued));
+        assert!(matches!(tx.offer(1, STREAM_BUFFER_BYTES * 3), Offer::Queued));
         assert!(matches!(tx.offer(2, 1), Offer::Full(2)));
         drop(rx);
         assert!(matches!(tx.offer(3, 1), Offer::Gone));
