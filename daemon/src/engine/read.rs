@@ -379,15 +379,11 @@ impl Engine {
             entries: Vec::new(),
             elapsed_us: 0,
         };
-        self.search_each(
-            args,
-            view,
-            &mut |head: SearchHead, part: Vec<Listed>| {
-                (page.total, page.elapsed_us) = (head.total, head.elapsed_us);
-                page.entries.extend(part);
-                true
-            },
-        )?;
+        self.search_each(args, view, &mut |head: SearchHead, part: Vec<Listed>| {
+            (page.total, page.elapsed_us) = (head.total, head.elapsed_us);
+            page.entries.extend(part);
+            true
+        })?;
         Ok(page)
     }
 
@@ -438,18 +434,19 @@ impl Engine {
         // Visibility is a property of the parent folder: learn it once per
         // folder (kept across a re-ordering, below).
         let mut folders: HashMap<u32, bool> = HashMap::new();
-        let mut order = |snapshot: &crate::index::Snapshot, offset: usize, limit: usize| match &mut view {
-            None => snapshot.search_order(&query, sort, offset, limit, reverse, None),
-            Some(view) => {
-                let mut keep = |i| match snapshot.entry_parent(i) {
-                    Some(p) => *folders
-                        .entry(p)
-                        .or_insert_with(|| view.reaches(&snapshot.path(p))),
-                    None => view.sees(&snapshot.path(i)),
-                };
-                snapshot.search_order(&query, sort, offset, limit, reverse, Some(&mut keep))
-            }
-        };
+        let mut order =
+            |snapshot: &crate::index::Snapshot, offset: usize, limit: usize| match &mut view {
+                None => snapshot.search_order(&query, sort, offset, limit, reverse, None),
+                Some(view) => {
+                    let mut keep = |i| match snapshot.entry_parent(i) {
+                        Some(p) => *folders
+                            .entry(p)
+                            .or_insert_with(|| view.reaches(&snapshot.path(p))),
+                        None => view.sees(&snapshot.path(i)),
+                    };
+                    snapshot.search_order(&query, sort, offset, limit, reverse, Some(&mut keep))
+                }
+            };
         let mut snapshot = crate::index::read_loaded(&self.snapshot);
         let (total, mut ids) = order(&snapshot, args.offset, args.limit);
         let mut ordered = SearchHead {

@@ -18,8 +18,8 @@ use tonic::{Request, Response, Status};
 use crate::Error;
 use crate::engine::reload::Reloader;
 use crate::engine::{ChunkSink, Engine, Heard, Listed, SearchHead, Taken};
-use outbox::Outbox;
 use crate::engine::{View, caller_from_peer};
+use outbox::Outbox;
 
 /// The gRPC service over one engine.
 #[derive(Clone, Debug)]
@@ -436,7 +436,13 @@ impl pb::index_server::Index for IndexService {
             };
             let summary = convert::duplicates_summary(&mut report);
             for g in report.groups {
-                let bytes = g.copies.iter().flat_map(|c| &c.paths).map(|p| p.len() + 16).sum::<usize>() + 64;
+                let bytes = g
+                    .copies
+                    .iter()
+                    .flat_map(|c| &c.paths)
+                    .map(|p| p.len() + 16)
+                    .sum::<usize>()
+                    + 64;
                 if !out.send(item(Item::Group(convert::group(g))), bytes) {
                     return;
                 }

@@ -287,7 +287,10 @@ mod tests {
     #[test]
     fn a_large_message_goes_alone_and_a_gone_client_stops_the_maker() {
         let (tx, rx) = Outbox::<u32>::new(Duration::from_secs(10));
-        assert!(matches!(tx.offer(1, STREAM_BUFFER_BYTES * 3), Offer::Queued));
+        assert!(matches!(
+            tx.offer(1, STREAM_BUFFER_BYTES * 3),
+            Offer::Queued
+        ));
         assert!(matches!(tx.offer(2, 1), Offer::Full(2)));
         drop(rx);
         assert!(matches!(tx.offer(3, 1), Offer::Gone));

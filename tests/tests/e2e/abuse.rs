@@ -62,10 +62,14 @@ fn a_search_reader_that_never_reads_is_cut_off_and_holds_nothing() {
 
     // Past the daemon's patience the reader takes what was in flight, then
     // the status that says why the answer stopped.
-    eventually(Duration::from_secs(60), "the daemon cuts the reader off", || {
-        inst.log()
-            .contains("cut off a stream whose client stopped reading")
-    });
+    eventually(
+        Duration::from_secs(60),
+        "the daemon cuts the reader off",
+        || {
+            inst.log()
+                .contains("cut off a stream whose client stopped reading")
+        },
+    );
     let started = Instant::now();
     let end = loop {
         match rt.block_on(stream.message()) {
@@ -144,7 +148,11 @@ fn a_slow_reader_gets_the_rest_of_the_answer_as_the_index_now_is() {
     assert_eq!(last_total, total + 1, "the rest was ordered again");
     let unique: std::collections::BTreeSet<&Vec<u8>> = names.iter().collect();
     assert_eq!(unique.len(), names.len(), "no result twice");
-    assert_eq!(names.len() as u64, total + 1, "every result, the new one too");
+    assert_eq!(
+        names.len() as u64,
+        total + 1,
+        "every result, the new one too"
+    );
     assert!(names.last().unwrap().ends_with(b"/zzzz-made-meanwhile"));
     inst.stop();
 }

@@ -281,10 +281,53 @@ const CHAIN: usize = 300;
 /// A query made of the language's own pieces, at random.
 fn random_query(rng: &mut Rng) -> String {
     const PIECES: &[&str] = &[
-        "a", "w2", "tax", "2025", "!", "|", "*", "?", "\"", " ", "(", ")", "ext:", "size:",
-        "dm:", "kind:", "in:/", "path:", "regex:", "content:", "case:", "tag:", "@", "..", ">",
-        "<", "=", ";", "/", "\\", "[", "]", "{", "}", "ß", "é", "\u{301}", "0", "9", "kb", "mb",
-        "today", "folder", "image", "taken:", "width:", "duration:",
+        "a",
+        "w2",
+        "tax",
+        "2025",
+        "!",
+        "|",
+        "*",
+        "?",
+        "\"",
+        " ",
+        "(",
+        ")",
+        "ext:",
+        "size:",
+        "dm:",
+        "kind:",
+        "in:/",
+        "path:",
+        "regex:",
+        "content:",
+        "case:",
+        "tag:",
+        "@",
+        "..",
+        ">",
+        "<",
+        "=",
+        ";",
+        "/",
+        "\\",
+        "[",
+        "]",
+        "{",
+        "}",
+        "ß",
+        "é",
+        "\u{301}",
+        "0",
+        "9",
+        "kb",
+        "mb",
+        "today",
+        "folder",
+        "image",
+        "taken:",
+        "width:",
+        "duration:",
     ];
     let n = rng.below(24);
     (0..n).map(|_| *rng.pick(PIECES)).collect()
@@ -533,10 +576,9 @@ enum Outcome {
 const CALL_LIMIT: Duration = Duration::from_secs(30);
 
 async fn call(channel: &Channel, method: &str, streaming: bool, body: Vec<u8>) -> Outcome {
-    let path = tonic::codegen::http::uri::PathAndQuery::try_from(format!(
-        "/fsindex.v1.Index/{method}"
-    ))
-    .unwrap();
+    let path =
+        tonic::codegen::http::uri::PathAndQuery::try_from(format!("/fsindex.v1.Index/{method}"))
+            .unwrap();
     let mut grpc = tonic::client::Grpc::new(channel.clone())
         .max_decoding_message_size(usize::MAX)
         .max_encoding_message_size(usize::MAX);
@@ -690,7 +732,11 @@ fn run_cases(
 
 fn preview(body: &[u8]) -> String {
     let head: Vec<String> = body.iter().take(48).map(|b| format!("{b:02x}")).collect();
-    format!("[{}{}]", head.join(""), if body.len() > 48 { "..." } else { "" })
+    format!(
+        "[{}{}]",
+        head.join(""),
+        if body.len() > 48 { "..." } else { "" }
+    )
 }
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -725,7 +771,11 @@ fn every_rpc_answers_arbitrary_requests_cleanly_and_the_daemon_lives() {
     // The same daemon answers, in full, and the index is still whole.
     let status = inst.status();
     assert_eq!(status["pid"], pid, "the daemon that took the cases answers");
-    assert_eq!(status["roots"].as_array().map(Vec::len), Some(1), "{status}");
+    assert_eq!(
+        status["roots"].as_array().map(Vec::len),
+        Some(1),
+        "{status}"
+    );
     assert_eq!(inst.search0(&["w2.pdf"]).len(), 2);
     inst.stop();
 }
@@ -883,11 +933,18 @@ fn requests_the_fuzzing_broke_get_clean_answers() {
     .root
     .unwrap();
     fn count(n: &pb::TreeNode) -> (u64, u64) {
-        n.children.iter().map(count).fold((1, n.hidden_children), |a, b| (a.0 + b.0, a.1 + b.1))
+        n.children
+            .iter()
+            .map(count)
+            .fold((1, n.hidden_children), |a, b| (a.0 + b.0, a.1 + b.1))
     }
     let (shown, hidden) = count(&root);
     assert_eq!(shown, 10_000, "the node budget");
-    assert_eq!(shown + hidden, 1 + 120 + 12_000, "every node shown or counted");
+    assert_eq!(
+        shown + hidden,
+        1 + 120 + 12_000,
+        "every node shown or counted"
+    );
     assert_eq!(root.children.len(), 120, "the upper level is whole");
 
     assert_eq!(inst.status()["pid"], pid);
