@@ -59,6 +59,35 @@ def fi(n, v):
     return varint(n << 3) + varint(v)
 
 
+def elapsed_us(msg):
+    """SearchResponse.elapsed_us (field 3) from an encoded message."""
+    i = 0
+    while i < len(msg):
+        key, i = read_varint(msg, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            v, i = read_varint(msg, i)
+            if field == 3:
+                return v
+        elif wire == 2:
+            n, i = read_varint(msg, i)
+            i += n
+        else:
+            return None
+    return None
+
+
+def read_varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return v, i
+
+
 def pct(xs, p):
     if not xs:
         return float("nan")
@@ -125,6 +154,7 @@ def main():
         lock = threading.Lock()
         times = {}  # kind -> [seconds]
         errors = {}  # (kind, code) -> count
+        daemon_us = []  # each search's own matching and ordering time in the daemon
 
         def request(rng):
             kind = a.only or rng.choices(
@@ -145,15 +175,18 @@ def main():
             rng = random.Random(a.seed * 1000 + i)
             ch = grpc.insecure_channel(f"unix://{sock}", options=[
                 ("grpc.max_receive_message_length", -1)])
-            mine, errs = {}, {}
+            mine, errs, inside = {}, {}, []
             while not stop.is_set():
                 kind, method, body, streaming = request(rng)
                 path = f"/fsindex.v1.Index/{method}"
                 t = time.perf_counter()
                 try:
                     if streaming:
-                        for _ in ch.unary_stream(path)(body, timeout=30):
-                            pass
+                        first = True
+                        for m in ch.unary_stream(path)(body, timeout=30):
+                            if first:
+                                inside.append(elapsed_us(m) or 0)
+                                first = False
                     else:
                         ch.unary_unary(path)(body, timeout=30)
                     mine.setdefault(kind, []).append(time.perf_counter() - t)
@@ -165,6 +198,7 @@ def main():
                         errs[(kind, e.code().name)] = errs.get((kind, e.code().name), 0) + 1
             ch.close()
             with lock:
+                daemon_us.extend(inside)
                 for k, v in mine.items():
                     times.setdefault(k, []).extend(v)
                 for k, v in errs.items():
@@ -234,6 +268,10 @@ def main():
                       f"{pct(v, 99) * 1e3:8.1f} {max(v) * 1e3:8.1f}")
         print(f"{'all':8} {len(allt):7d} {pct(allt, 50) * 1e3:8.1f} {pct(allt, 90) * 1e3:8.1f} "
               f"{pct(allt, 99) * 1e3:8.1f} {max(allt) * 1e3:8.1f}")
+        if daemon_us:
+            print(f"search inside the daemon (elapsed_us: matching and ordering): "
+                  f"p50 {pct(daemon_us, 50) / 1e3:.1f} ms, p99 {pct(daemon_us, 99) / 1e3:.1f} ms, "
+                  f"max {max(daemon_us) / 1e3:.1f} ms")
         cpu1 = os.times()
         print(f"client CPU {cpu1.user - cpu0.user + cpu1.system - cpu0.system:.0f} s, "
               f"daemon CPU {s['cpu_time_ms'] / 1e3 if s else float('nan'):.0f} s since start; "
