@@ -73,6 +73,10 @@ struct Args {
     /// /var/lib/fsindex, /run/fsindex and /var/log/fsindex.
     #[arg(long)]
     system: bool,
+    /// Seconds a streaming answer waits for a client that takes none of it
+    /// before ending it with RESOURCE_EXHAUSTED (default 30).
+    #[arg(long, value_name = "SECS", hide = true)]
+    slow_reader_secs: Option<u64>,
     /// Print the default configuration and exit.
     #[arg(long)]
     print_config: bool,
@@ -390,7 +394,12 @@ fn run(args: Args) -> anyhow::Result<()> {
     let service = IndexService::new(engine.clone())
         .machine_wide(args.system)
         .with_reloader(reloader.clone())
-        .with_stopping(stop_rx.clone());
+        .with_stopping(stop_rx.clone())
+        .with_patience(
+            args.slow_reader_secs
+                .map(std::time::Duration::from_secs)
+                .unwrap_or(fsindexd::server::outbox::SLOW_READER),
+        );
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

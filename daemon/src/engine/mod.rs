@@ -34,8 +34,8 @@ mod visibility;
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
 pub use read::{
-    Heard, ListOrder, Listed, Rescan, RescanProgress, SearchArgs, SearchHead, SearchPage,
-    Subscription, UsageArgs,
+    ChunkSink, Heard, ListOrder, Listed, Rescan, RescanProgress, SearchArgs, SearchHead,
+    SearchPage, Subscription, Taken, UsageArgs,
 };
 use roots::default_root;
 pub use status::{HashFigures, MemoryFigures, Status, WatchFigures};

@@ -52,6 +52,42 @@ pub struct SearchHead {
     pub elapsed_us: u64,
 }
 
+/// Where a search answer goes, chunk by chunk (the Search stream). It is
+/// offered chunks with the index held, so it never waits there: a sink
+/// without room gives the chunk back, and the engine waits on
+/// [`ChunkSink::wait_room`] with the index released.
+pub trait ChunkSink {
+    /// Takes a chunk without waiting, or gives it back.
+    fn offer(&mut self, head: SearchHead, part: Vec<Listed>) -> Taken;
+    /// Waits until there is room; false: stop (the reader went away, or
+    /// was cut off for not reading).
+    fn wait_room(&mut self) -> bool;
+}
+
+/// What a [`ChunkSink`] did with a chunk.
+#[derive(Debug)]
+pub enum Taken {
+    Yes,
+    /// No room yet: the chunk comes back.
+    Full(Vec<Listed>),
+    /// The reader is gone: nothing more is wanted.
+    Stop,
+}
+
+/// A function as a sink that always has room: true to go on.
+impl<F: FnMut(SearchHead, Vec<Listed>) -> bool> ChunkSink for F {
+    fn offer(&mut self, head: SearchHead, part: Vec<Listed>) -> Taken {
+        if self(head, part) {
+            Taken::Yes
+        } else {
+            Taken::Stop
+        }
+    }
+    fn wait_room(&mut self) -> bool {
+        true
+    }
+}
+
 /// Results per chunk of a search answer (one message of the Search stream).
 const CHUNK: usize = 1024;
 
@@ -288,6 +324,13 @@ impl Engine {
         let root_path = crate::platform::bytes::path_buf(&root.path);
         let rules = self.rules();
         let meta = crate::platform::fs::lstat(path);
+        // Nothing on disk and nothing in the index: not found, before the
+        // rules are asked (they match every folder above the path, so a
+        // made-up path of 40,000 parts took 20 s of matching). The index
+        // can hold what lstat cannot reach (past PATH_MAX), so it decides.
+        if meta.is_err() {
+            self.store.read(|c| crate::store::resolve(c, path))?;
+        }
         let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
         // Exactly what a path that does not exist gets: the index has no
         // entry for a hidden path (unless the rules changed a moment ago
@@ -336,7 +379,7 @@ impl Engine {
             entries: Vec::new(),
             elapsed_us: 0,
         };
-        self.search_each(args, view, &mut |head, part| {
+        self.search_each(args, view, &mut |head: SearchHead, part: Vec<Listed>| {
             (page.total, page.elapsed_us) = (head.total, head.elapsed_us);
             page.entries.extend(part);
             true
@@ -344,18 +387,18 @@ impl Engine {
         Ok(page)
     }
 
-    /// [`search`](Self::search), handed over as it is made: `chunk` gets up
-    /// to [`CHUNK`] results at a time, in order, with what is known of the
-    /// whole answer, until it returns false (the caller went away) or all
-    /// are given. It is called at least once (with no results when none
-    /// matched), the first time as soon as the results are ordered; an error
-    /// comes before that or not at all. The first results go out while the
-    /// paths of the rest are built.
+    /// [`search`](Self::search), handed over as it is made: `sink` is
+    /// offered up to [`CHUNK`] results at a time, in order, with what is
+    /// known of the whole answer, until it says stop (the caller went away)
+    /// or all are given. It is offered a chunk at least once (with no
+    /// results when none matched), the first time as soon as the results
+    /// are ordered; an error comes before that or not at all. The first
+    /// results go out while the paths of the rest are built.
     pub fn search_each(
         &self,
         args: SearchArgs,
-        view: Option<View>,
-        chunk: &mut dyn FnMut(SearchHead, Vec<Listed>) -> bool,
+        mut view: Option<View>,
+        sink: &mut dyn ChunkSink,
     ) -> Result<(), Error> {
         self.note_activity();
         let mut query = Query::parse(&args.query)?;
@@ -387,31 +430,33 @@ impl Engine {
         let reader = view.as_ref().map(|v| v.caller.clone());
         let rules = self.rules();
         let t = Instant::now();
-        let snapshot = crate::index::read_loaded(&self.snapshot);
-        let (sort, offset, limit, reverse) = (args.sort, args.offset, args.limit, args.reverse);
-        let (total, ids) = match view {
-            None => snapshot.search_order(&query, sort, offset, limit, reverse, None),
-            Some(mut view) => {
-                // Visibility is a property of the parent folder: learn it
-                // once per folder.
-                let mut folders: HashMap<u32, bool> = HashMap::new();
-                let mut keep = |i| match snapshot.entry_parent(i) {
-                    Some(p) => *folders
-                        .entry(p)
-                        .or_insert_with(|| view.reaches(&snapshot.path(p))),
-                    None => view.sees(&snapshot.path(i)),
-                };
-                snapshot.search_order(&query, sort, offset, limit, reverse, Some(&mut keep))
-            }
-        };
-        let ordered = SearchHead {
+        let (sort, reverse) = (args.sort, args.reverse);
+        // Visibility is a property of the parent folder: learn it once per
+        // folder (kept across a re-ordering, below).
+        let mut folders: HashMap<u32, bool> = HashMap::new();
+        let mut order =
+            |snapshot: &crate::index::Snapshot, offset: usize, limit: usize| match &mut view {
+                None => snapshot.search_order(&query, sort, offset, limit, reverse, None),
+                Some(view) => {
+                    let mut keep = |i| match snapshot.entry_parent(i) {
+                        Some(p) => *folders
+                            .entry(p)
+                            .or_insert_with(|| view.reaches(&snapshot.path(p))),
+                        None => view.sees(&snapshot.path(i)),
+                    };
+                    snapshot.search_order(&query, sort, offset, limit, reverse, Some(&mut keep))
+                }
+            };
+        let mut snapshot = crate::index::read_loaded(&self.snapshot);
+        let (total, mut ids) = order(&snapshot, args.offset, args.limit);
+        let mut ordered = SearchHead {
             total: total as u64,
             elapsed_us: t.elapsed().as_micros() as u64,
         };
         if ids.is_empty() {
             drop(snapshot);
             tracing::debug!(us = ordered.elapsed_us, total, "search");
-            chunk(ordered, Vec::new());
+            sink.offer(ordered, Vec::new());
             return Ok(());
         }
         let words = query.content_words();
@@ -430,13 +475,49 @@ impl Engine {
             // same read of the snapshot as the ordering: one consistent
             // answer. The writer waits as it did while every path was built,
             // plus the WARN checks, which are now made under the read too.
-            for part in ids.chunks(CHUNK) {
-                let part = part
-                    .iter()
-                    .map(|&i| listed(snapshot.found(i), String::new()))
-                    .collect();
-                if !chunk(ordered, part) {
-                    break;
+            //
+            // A reader slower than that fills the stream's buffer: the
+            // snapshot is then released while the reader makes room (the
+            // writer and other searches never wait on a client). If the
+            // index changed meanwhile, the rest of the answer is the same
+            // query ordered again from the results already sent on, as the
+            // next page with `offset` would be.
+            let generation = |s: &crate::index::Snapshot| s.generation();
+            let mut seen = generation(&snapshot);
+            // Results sent before `ids[0]`, and the next to send.
+            let (mut base, mut at) = (args.offset, 0usize);
+            let mut held: Option<Vec<Listed>> = None;
+            while at < ids.len() {
+                let end = (at + CHUNK).min(ids.len());
+                let part = held.take().unwrap_or_else(|| {
+                    ids[at..end]
+                        .iter()
+                        .map(|&i| listed(snapshot.found(i), String::new()))
+                        .collect()
+                });
+                match sink.offer(ordered, part) {
+                    Taken::Yes => at = end,
+                    Taken::Stop => break,
+                    Taken::Full(part) => {
+                        drop(snapshot);
+                        if !sink.wait_room() {
+                            return Ok(());
+                        }
+                        snapshot = crate::index::read_loaded(&self.snapshot);
+                        if generation(&snapshot) == seen {
+                            held = Some(part);
+                            continue;
+                        }
+                        seen = generation(&snapshot);
+                        base = base.saturating_add(at);
+                        let left = match args.limit {
+                            0 => 0,
+                            n => n.saturating_sub(base - args.offset).max(1),
+                        };
+                        let (total, again) = order(&snapshot, base, left);
+                        ordered.total = total as u64;
+                        (ids, at) = (again, 0);
+                    }
                 }
             }
             drop(snapshot);
@@ -479,8 +560,18 @@ impl Engine {
                     listed(f, snippet)
                 })
                 .collect();
-            if !chunk(ordered, part) {
-                break;
+            let mut part = part;
+            loop {
+                match sink.offer(ordered, part) {
+                    Taken::Yes => break,
+                    Taken::Stop => return Ok(()),
+                    Taken::Full(back) => {
+                        part = back;
+                        if !sink.wait_room() {
+                            return Ok(());
+                        }
+                    }
+                }
             }
         }
         Ok(())

@@ -19,6 +19,10 @@ use crate::ingest::watch::Watcher;
 use crate::queries::access::{self, Caller, Closed, R, X, parent_bytes};
 use crate::{Error, RwLockOk};
 
+/// The longest path lstat takes (Linux's PATH_MAX less its NUL; other
+/// systems take less).
+pub const LONGEST_PATH: usize = 4095;
+
 /// The caller behind a unix socket: its uid and gid from the socket,
 /// its supplementary groups as [`crate::platform::peer::groups`] finds
 /// them (none when that process is already gone: fewer rights, never
@@ -63,10 +67,18 @@ impl View {
             .is_ok_and(|m| m.is_dir() && self.caller.allows(m.uid, m.gid, m.mode, R | X))
     }
 
-    /// Can the caller open this folder and every folder above it?
+    /// Can the caller open this folder and every folder above it? (A folder
+    /// whose path is longer than [`LONGEST_PATH`] never.)
     pub fn reaches(&mut self, dir: &[u8]) -> bool {
         if let Some(&known) = self.chain.get(dir) {
             return known;
+        }
+        // lstat cannot reach a longer path (ENAMETOOLONG), so no caller
+        // opens it; and a made-up path of 40,000 parts, followed up here
+        // one level at a time, overflowed the stack and kept each of its
+        // prefixes (gigabytes).
+        if dir.len() > LONGEST_PATH {
+            return false;
         }
         let path = crate::platform::bytes::path_buf(dir);
         let ok = match parent_bytes(dir) {

@@ -141,6 +141,10 @@ pub struct Snapshot {
     pub(crate) relocated: HashMap<u32, Relocated>,
     /// Arena bytes of removed or relocated names.
     pub(crate) garbage: usize,
+    /// Bumped by every [`Snapshot::apply`]: equal values mean nothing
+    /// changed (a search that let go of the snapshot while its reader was
+    /// slow checks it).
+    pub(crate) generation: u64,
     /// A pre-filter over the arena: per block of [`GRAM_BLOCK`] ids, a
     /// hashed set of the trigrams of its names. A term of 3+ bytes is only
     /// searched for in blocks holding all of its trigrams, so a rare term
@@ -197,6 +201,7 @@ impl Default for Snapshot {
             entries: 0,
             relocated: HashMap::new(),
             garbage: 0,
+            generation: 0,
             grams: Grams::default(),
             dirs: Slots::default(),
             hi: Vec::new(),
@@ -255,6 +260,7 @@ impl Snapshot {
             entries: count as usize,
             relocated: HashMap::new(),
             garbage: 0,
+            generation: 0,
             grams: Grams::default(),
             dirs: Slots::default(),
             hi: Vec::new(),
@@ -587,6 +593,7 @@ impl Snapshot {
     /// Applies committed changes; with `events`, also says what changed in
     /// paths (for subscribers).
     pub fn apply(&mut self, changes: Vec<Change>, mut events: Option<&mut Vec<ChangeEvent>>) {
+        self.generation = self.generation.wrapping_add(1);
         for change in changes {
             match change {
                 Change::Upsert(row) => {
@@ -864,6 +871,12 @@ impl Snapshot {
 /// Read-only views of single entries, for other query modules (`fsmap`).
 /// Ids run from 0 to [`Snapshot::id_bound`]; holes answer `None`.
 impl Snapshot {
+    /// Changes so far: equal values mean an unchanged index.
+    #[inline]
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// See the field: equal values mean the same folders at the same places.
     #[inline]
     pub fn layout(&self) -> u64 {

@@ -104,75 +104,99 @@ pub struct Node {
     pub hidden: u64,
 }
 
-/// A folder's subtree to `depth`, at most `max_children` (largest first)
-/// per folder; figures as `du` counts them.
+/// The most levels a tree answer may go down: protobuf decoders refuse
+/// messages nested 100 deep (prost, grpc-go), and each level is one.
+pub const MAX_TREE_DEPTH: u32 = 64;
+
+/// The most nodes in one tree answer. They are chosen breadth first, so
+/// the upper levels are whole; what is left out is counted in its
+/// folder's `hidden`.
+pub const MAX_TREE_NODES: usize = 10_000;
+
+/// A folder's subtree to `depth` (at most [`MAX_TREE_DEPTH`]), at most
+/// `max_children` (largest first) per folder and [`MAX_TREE_NODES`] in
+/// all; figures as `du` counts them.
 pub fn tree(
     conn: &Connection,
     path: &Path,
     depth: u32,
     max_children: usize,
 ) -> Result<Node, Error> {
+    if depth > MAX_TREE_DEPTH {
+        return Err(Error::InvalidArgument(format!(
+            "tree depth {depth} is too deep: at most {MAX_TREE_DEPTH} levels"
+        )));
+    }
     let (_, id) = crate::store::resolve(conn, path)?;
     let bytes = path.as_os_str().as_encoded_bytes().to_vec();
     let name = path
         .file_name()
         .map(|n| n.as_encoded_bytes().to_vec())
         .unwrap_or_else(|| bytes.clone());
-    node(conn, id, bytes, name, depth, max_children)
-}
-
-fn node(
-    conn: &Connection,
-    id: i64,
-    path: Vec<u8>,
-    name: Vec<u8>,
-    depth: u32,
-    max: usize,
-) -> Result<Node, Error> {
-    let report = du::disk_usage(conn, id, path, 0, false)?;
-    let mut n = Node {
+    let max = max_children.max(1);
+    // Breadth first, so that the node budget goes to the upper levels:
+    // every node in an arena with its children's places, assembled at the
+    // end (no recursion on what the caller asked for).
+    let mut report = du::disk_usage(conn, id, bytes, max, false)?;
+    let mut nodes = vec![Node {
         name,
-        usage: report.total,
+        usage: std::mem::take(&mut report.total),
         children: Vec::new(),
         hidden: 0,
-    };
-    if depth == 0 {
-        n.hidden = report.children_total as u64;
-        return Ok(n);
-    }
-    let mut shown = 0;
-    for child in report.children {
-        if shown >= max.max(1) {
-            n.hidden += 1;
-            continue;
+    }];
+    let mut kids: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut queue = std::collections::VecDeque::from([(0usize, report, depth)]);
+    while let Some((at, report, depth)) = queue.pop_front() {
+        let mut shown = 0u64;
+        if depth > 0 {
+            for child in report.children {
+                if nodes.len() >= MAX_TREE_NODES {
+                    break;
+                }
+                shown += 1;
+                let child_name = child
+                    .path
+                    .rsplit(|&b| b == crate::platform::bytes::SEP)
+                    .next()
+                    .unwrap_or(&child.path)
+                    .to_vec();
+                let place = nodes.len();
+                if child.kind == Some(Kind::Dir) && !child.excluded {
+                    let cid = crate::store::resolve(conn, as_path(&child.path))?.1;
+                    let mut r = du::disk_usage(conn, cid, child.path, max, false)?;
+                    nodes.push(Node {
+                        name: child_name,
+                        usage: std::mem::take(&mut r.total),
+                        children: Vec::new(),
+                        hidden: 0,
+                    });
+                    queue.push_back((place, r, depth - 1));
+                } else {
+                    nodes.push(Node {
+                        name: child_name,
+                        usage: child,
+                        children: Vec::new(),
+                        hidden: 0,
+                    });
+                }
+                kids.push(Vec::new());
+                kids[at].push(place);
+            }
         }
-        shown += 1;
-        let child_name = child
-            .path
-            .rsplit(|&b| b == crate::platform::bytes::SEP)
-            .next()
-            .unwrap_or(&child.path)
-            .to_vec();
-        if child.kind == Some(Kind::Dir) && !child.excluded {
-            let cid = crate::store::resolve(conn, as_path(&child.path))?.1;
-            n.children.push(node(
-                conn,
-                cid,
-                child.path.clone(),
-                child_name,
-                depth - 1,
-                max,
-            )?);
-        } else {
-            n.children.push(Node {
-                name: child_name,
-                usage: child,
-                children: Vec::new(),
-                hidden: 0,
-            });
+        nodes[at].hidden = (report.children_total as u64).saturating_sub(shown);
+    }
+    // Children come after their parent in the arena: fill from the end.
+    let mut done: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
+    for at in (0..done.len()).rev() {
+        let children = kids[at]
+            .iter()
+            .filter_map(|&k| done[k].take())
+            .collect::<Vec<_>>();
+        if let Some(n) = done[at].as_mut() {
+            n.children = children;
         }
     }
-    Ok(n)
+    Ok(done[0].take().unwrap_or_default())
 }
 
 /// Bytes as a path (Unix: any bytes).

@@ -15,9 +15,44 @@ use crate::queries::search::Sort;
 use crate::queries::{browse, du, dupes, fsmap};
 use crate::store::Kind;
 
+/// The most bytes of an error message sent to a client. A message names
+/// what was asked (a path, a query), which may be megabytes long, and it
+/// travels in an HTTP/2 header that clients refuse past 16 KiB (tonic and
+/// grpc-go; the refusal resets the whole connection): a longer message
+/// keeps its start and its end.
+pub const MAX_STATUS_MESSAGE: usize = 1024;
+
+/// `msg` within [`MAX_STATUS_MESSAGE`] bytes: the start and the end, with
+/// how much was cut between them.
+pub fn bounded_message(msg: String) -> String {
+    if msg.len() <= MAX_STATUS_MESSAGE {
+        return msg;
+    }
+    let floor = |mut i: usize| {
+        while !msg.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let ceil = |mut i: usize| {
+        while !msg.is_char_boundary(i) {
+            i += 1;
+        }
+        i
+    };
+    let head = floor(MAX_STATUS_MESSAGE * 3 / 4 - 32);
+    let tail = ceil(msg.len() - MAX_STATUS_MESSAGE / 4);
+    format!(
+        "{} [... {} bytes ...] {}",
+        &msg[..head],
+        tail - head,
+        &msg[tail..]
+    )
+}
+
 impl From<Error> for Status {
     fn from(e: Error) -> Self {
-        let msg = e.to_string();
+        let msg = bounded_message(e.to_string());
         match e {
             Error::InvalidQuery(_) | Error::InvalidArgument(_) => Status::invalid_argument(msg),
             Error::NotUnderRoot(..) | Error::NotFound(_) => Status::not_found(msg),

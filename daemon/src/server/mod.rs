@@ -5,6 +5,7 @@
 //! business. Blocking work runs on the blocking pool.
 
 mod convert;
+pub mod outbox;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -16,8 +17,9 @@ use tonic::{Request, Response, Status};
 
 use crate::Error;
 use crate::engine::reload::Reloader;
-use crate::engine::{Engine, Heard};
+use crate::engine::{ChunkSink, Engine, Heard, Listed, SearchHead, Taken};
 use crate::engine::{View, caller_from_peer};
+use outbox::Outbox;
 
 /// The gRPC service over one engine.
 #[derive(Clone, Debug)]
@@ -32,6 +34,9 @@ pub struct IndexService {
     /// at once with UNAVAILABLE "the daemon stopped", so that shutdown
     /// never waits on a client that keeps one open (`fsctl watch`, fsgui).
     stopping: tokio::sync::watch::Receiver<bool>,
+    /// How long a stream waits for a client that takes nothing before it
+    /// is cut off (see [`outbox`]).
+    patience: Duration,
 }
 
 impl IndexService {
@@ -42,7 +47,14 @@ impl IndexService {
             reloader: None,
             listen: String::new(),
             stopping: tokio::sync::watch::channel(false).1,
+            patience: outbox::SLOW_READER,
         }
+    }
+
+    /// Cuts off a stream whose client took nothing for `patience`.
+    pub fn with_patience(mut self, patience: Duration) -> Self {
+        self.patience = patience;
+        self
     }
 
     /// Ends every open stream when `stopping` turns true.
@@ -161,6 +173,49 @@ impl<T> Stream for UntilStopped<T> {
 /// What a stream open while the daemon stops ends with.
 pub const STOPPED: &str = "the daemon stopped";
 
+/// The Search stream's end of [`Engine::search_each`]: chunks become
+/// messages in a bounded [`Outbox`]; the first one also tells the handler
+/// that the search answers (an error comes before it or not at all).
+struct SearchSink {
+    out: Outbox<pb::SearchResponse>,
+    head: Option<tokio::sync::oneshot::Sender<Result<(), Error>>>,
+}
+
+impl ChunkSink for SearchSink {
+    fn offer(&mut self, head: SearchHead, part: Vec<Listed>) -> Taken {
+        if let Some(t) = self.head.take() {
+            let _ = t.send(Ok(()));
+        }
+        // About what the message takes encoded: its bytes and a little
+        // framing per entry.
+        let bytes = part
+            .iter()
+            .map(|e| e.path.len() + e.name.len() + e.snippet.len() + 32)
+            .sum::<usize>()
+            + 16;
+        match self.out.has_room(bytes) {
+            None => return Taken::Stop,
+            Some(false) => return Taken::Full(part),
+            Some(true) => {}
+        }
+        let msg = pb::SearchResponse {
+            total: head.total,
+            elapsed_us: head.elapsed_us,
+            entries: part.into_iter().map(convert::entry).collect(),
+        };
+        match self.out.offer(msg, bytes) {
+            outbox::Offer::Queued => Taken::Yes,
+            // Only the maker adds, so the room it saw is still there; the
+            // client may have gone since.
+            outbox::Offer::Full(_) | outbox::Offer::Gone => Taken::Stop,
+        }
+    }
+
+    fn wait_room(&mut self) -> bool {
+        self.out.wait_room()
+    }
+}
+
 /// A stream of already-made messages.
 fn stream<T: Send + 'static>(items: Vec<T>) -> ResponseStream<T> {
     Box::pin(tokio_stream::iter(items.into_iter().map(Ok)))
@@ -221,31 +276,29 @@ impl pb::index_server::Index for IndexService {
         let args = req.into_inner().into();
         // The answer streams while it is made: the status (or the error,
         // which comes before any result) once the results are ordered, then
-        // each chunk as soon as its paths are built.
+        // each chunk as soon as its paths are built, through a queue
+        // bounded in bytes (a slow reader makes the search wait, with the
+        // index released; one that takes nothing is cut off).
         let (head_tx, head_rx) = tokio::sync::oneshot::channel();
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (out, inbox) = Outbox::new(self.patience);
         let engine = self.engine.clone();
         tokio::task::spawn_blocking(move || {
-            let mut head_tx = Some(head_tx);
-            let result = engine.search_each(args, view, &mut |head, part| {
-                if let Some(t) = head_tx.take() {
-                    let _ = t.send(Ok(()));
-                }
-                let msg = pb::SearchResponse {
-                    total: head.total,
-                    elapsed_us: head.elapsed_us,
-                    entries: part.into_iter().map(convert::entry).collect(),
-                };
-                tx.send(Ok(msg)).is_ok()
-            });
-            if let (Err(e), Some(t)) = (result, head_tx) {
+            let mut sink = SearchSink {
+                out,
+                head: Some(head_tx),
+            };
+            let result = engine.search_each(args, view, &mut sink);
+            if let (Err(e), Some(t)) = (result, sink.head.take()) {
                 let _ = t.send(Err(e));
+            }
+            let big = sink.out.is_gone();
+            drop(sink);
+            if big {
+                crate::platform::process::release_memory();
             }
         });
         match head_rx.await {
-            Ok(Ok(())) => Ok(Response::new(self.until_stopped(Box::pin(
-                tokio_stream::wrappers::UnboundedReceiverStream::new(rx),
-            )))),
+            Ok(Ok(())) => Ok(Response::new(self.until_stopped(Box::pin(inbox)))),
             Ok(Err(e)) => Err(Status::from(e)),
             Err(_) => Err(Status::internal("the search stopped before it answered")),
         }
@@ -349,19 +402,21 @@ impl pb::index_server::Index for IndexService {
         let view = self.view(&req);
         let req = req.into_inner();
         let engine = self.engine.clone();
-        let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::DuplicatesResponse, Status>>(64);
+        // Groups go through a queue bounded in bytes: a client that takes
+        // nothing is cut off instead of holding a blocking thread forever.
+        let (out, inbox) = Outbox::new(self.patience);
         let item = |i: Item| pb::DuplicatesResponse { item: Some(i) };
         tokio::task::spawn_blocking(move || {
             let mut last = Instant::now() - Duration::from_secs(1);
-            // Progress at most ten times a second; a client that went away
-            // cancels the search.
+            // Progress at most ten times a second, and only when there is
+            // room; a client that went away cancels the search.
             let mut progress = |p: crate::queries::dupes::Progress| {
-                if tx.is_closed() {
+                if out.is_gone() {
                     return false;
                 }
                 if last.elapsed() >= Duration::from_millis(100) {
                     last = Instant::now();
-                    let _ = tx.try_send(Ok(item(Item::Progress(convert::duplicates_progress(p)))));
+                    let _ = out.offer(item(Item::Progress(convert::duplicates_progress(p))), 64);
                 }
                 true
             };
@@ -375,24 +430,26 @@ impl pb::index_server::Index for IndexService {
             let mut report = match found {
                 Ok(r) => r,
                 Err(e) => {
-                    let _ = tx.blocking_send(Err(e.into()));
+                    out.fail(e.into());
                     return;
                 }
             };
             let summary = convert::duplicates_summary(&mut report);
             for g in report.groups {
-                if tx
-                    .blocking_send(Ok(item(Item::Group(convert::group(g)))))
-                    .is_err()
-                {
+                let bytes = g
+                    .copies
+                    .iter()
+                    .flat_map(|c| &c.paths)
+                    .map(|p| p.len() + 16)
+                    .sum::<usize>()
+                    + 64;
+                if !out.send(item(Item::Group(convert::group(g))), bytes) {
                     return;
                 }
             }
-            let _ = tx.blocking_send(Ok(item(Item::Summary(summary))));
+            let _ = out.send(item(Item::Summary(summary)), 256);
         });
-        Ok(Response::new(self.until_stopped(Box::pin(
-            tokio_stream::wrappers::ReceiverStream::new(rx),
-        ))))
+        Ok(Response::new(self.until_stopped(Box::pin(inbox))))
     }
 
     type SubscribeStream = ResponseStream<pb::ChangeEvent>;
@@ -595,6 +652,10 @@ where
         }
     };
     tonic::transport::Server::builder()
+        // One client connection holds at most this many calls at once
+        // (HTTP/2 streams beyond are refused; a polite client queues them).
+        .max_concurrent_streams(Some(MAX_STREAMS_PER_CONNECTION))
+        .concurrency_limit_per_connection(MAX_STREAMS_PER_CONNECTION as usize)
         .layer(tonic::service::InterceptorLayer::new(check))
         .add_service(health)
         .add_service(reflection_v1)
@@ -604,6 +665,11 @@ where
         .await?;
     Ok(())
 }
+
+/// Calls one client connection may have open at once (HTTP/2
+/// SETTINGS_MAX_CONCURRENT_STREAMS): fsctl opens one, fsgui a few; each
+/// open stream may hold [`outbox::STREAM_BUFFER_BYTES`] for its client.
+pub const MAX_STREAMS_PER_CONNECTION: u32 = 32;
 
 /// Compares a presented secret with the expected one in time that does not
 /// depend on where they differ.

@@ -6,6 +6,7 @@
 //! (macOS and Windows are type-checked, see `.ci/xcheck.sh`).
 #![cfg(target_os = "linux")]
 
+mod abuse;
 mod bad_input;
 mod browse;
 mod clients;
@@ -14,6 +15,7 @@ mod content;
 mod du;
 mod dupes;
 mod exclude;
+mod fuzz;
 mod map;
 mod mcp;
 mod mcp_clients;

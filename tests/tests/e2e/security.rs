@@ -638,3 +638,31 @@ fn the_instance_files_are_private() {
     assert_eq!(mode(&home.join("index.db")), 0o600);
     assert_eq!(mode(&home.join("logs")), 0o700);
 }
+
+/// A user's made-up path of 40,000 parts: the machine-wide daemon checked
+/// each folder above it one level at a time, recursively, and kept every
+/// prefix (a stack overflow: the daemon died for every user). It is now
+/// not found, and the same daemon answers.
+#[test]
+fn a_users_very_long_path_neither_kills_nor_swells_a_machine_wide_daemon() {
+    let Some((t, root)) = system_tree() else {
+        return;
+    };
+    write_file(&root, "open/readme.txt", b"open to all");
+    change("chmod", &["-R", "a+rX"], &root);
+    let (inst, visitor) = start_system(t.path(), &root);
+    let pid = inst.status()["pid"].clone();
+    let long = format!("{}{}", root.display(), "/a".repeat(40_000));
+    for cmd in ["info", "du", "ls", "tree", "map", "watch"] {
+        let o = visitor.run(&[cmd, &long]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("not in the index") || err.contains("cannot see"),
+            "{cmd}: {}",
+            &err[..err.len().min(300)]
+        );
+        assert!(err.len() < 2000, "{cmd}: the message is bounded");
+    }
+    assert_eq!(inst.status()["pid"], pid, "the same daemon answers");
+}
