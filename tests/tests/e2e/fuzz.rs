@@ -699,7 +699,16 @@ fn run_cases(
         let mut failures = Vec::new();
         let mut seen = BTreeMap::new();
         let mut time: BTreeMap<&str, Duration> = BTreeMap::new();
+        let started = Instant::now();
         for case in 0..cases {
+            // A long run says how far it has come.
+            if case > 0 && case % 5000 == 0 {
+                eprintln!(
+                    "{case} cases in {:.0} s, {} wrong so far",
+                    started.elapsed().as_secs_f64(),
+                    failures.len()
+                );
+            }
             let &(method, streaming) = rng.pick(METHODS);
             let body = request(method, &mut rng, pools);
             let t = Instant::now();
