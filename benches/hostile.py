@@ -21,8 +21,9 @@ as bytes, so malformed ones go out as they are):
     232
 
 samples VmRSS every 50 ms (the peak), ends the unread streams and
-subscriptions, waits 6 s (the daemon trims freed memory 2-4 s after
-queries stop) and reads VmRSS again, with `fsctl status`'s memory line.
+subscriptions, waits for the rescans the run asked for to end and 6 s more
+(the daemon trims freed memory 2-4 s after queries stop) and reads VmRSS
+again, with `fsctl status`'s memory line.
 Exits 1 when the RSS after is over 1.5x the idle RSS.
 """
 
@@ -211,6 +212,10 @@ def main():
             h.cancel()
         ch.close()
         run = time.time() - t0
+        # Rescans asked for in the run (an empty path is every root) end
+        # first: what a scan holds while it runs is not what stays.
+        while (status() or {}).get("state") != "ready":
+            time.sleep(0.2)
         time.sleep(6)
         sampling[0] = False
         sampler.join()
