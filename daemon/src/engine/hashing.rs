@@ -219,6 +219,11 @@ impl Engine {
         self.writer.flush()?;
         if fresh {
             *self.hashing.cached_rows.lock_ok() = None;
+            // Writing the hashes filled the writer's page cache (16 MiB):
+            // let it go as after a scan.
+            if report.files_read > 0 {
+                let _ = self.writer.send(vec![crate::store::Op::Idle]);
+            }
         }
         tracing::info!(
             ms = started.elapsed().as_millis() as u64,
