@@ -35,6 +35,22 @@ pub struct Hashing {
     pub(super) cached_rows: Mutex<Option<u64>>,
 }
 
+/// The largest duplicates answer kept for reuse, in bytes of paths (about
+/// what it holds in memory): a larger one is answered and let go, so that
+/// the daemon does not keep tens of MB for a question asked once (a tree of
+/// 200,000 small files gave 16 MB).
+pub const MAX_KEPT_ANSWER: usize = 4 << 20;
+
+/// About the memory a duplicates answer holds: its paths and a little per
+/// copy and group.
+fn answer_bytes(report: &dupes::Report) -> usize {
+    report
+        .groups
+        .iter()
+        .map(|g| 64 + g.copies.iter().map(|c| 32 + c.paths.iter().map(|p| p.len() + 24).sum::<usize>()).sum::<usize>())
+        .sum()
+}
+
 /// What an answer was computed for: the request and the change generation
 /// (see [`Engine::generation`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -187,7 +203,12 @@ impl Engine {
         };
         if fresh {
             *self.hashing.last_answer.lock_ok() = match key {
-                Some(k) if report.racy == 0 && report.changed == 0 && report.unreadable == 0 => {
+                Some(k)
+                    if report.racy == 0
+                        && report.changed == 0
+                        && report.unreadable == 0
+                        && answer_bytes(&report) <= MAX_KEPT_ANSWER =>
+                {
                     Some((k, report.clone()))
                 }
                 _ => None,
@@ -198,6 +219,11 @@ impl Engine {
         self.writer.flush()?;
         if fresh {
             *self.hashing.cached_rows.lock_ok() = None;
+            // Writing the hashes filled the writer's page cache (16 MiB):
+            // let it go as after a scan.
+            if report.files_read > 0 {
+                let _ = self.writer.send(vec![crate::store::Op::Idle]);
+            }
         }
         tracing::info!(
             ms = started.elapsed().as_millis() as u64,

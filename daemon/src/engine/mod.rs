@@ -373,6 +373,7 @@ impl Engine {
             if dirty && !off && (quiet || trimmed.elapsed() >= BUSY_EVERY) {
                 dirty = !quiet;
                 trimmed = Instant::now();
+                e.store.shrink_readers();
                 crate::platform::process::release_memory();
             }
         }
