@@ -47,7 +47,13 @@ fn answer_bytes(report: &dupes::Report) -> usize {
     report
         .groups
         .iter()
-        .map(|g| 64 + g.copies.iter().map(|c| 32 + c.paths.iter().map(|p| p.len() + 24).sum::<usize>()).sum::<usize>())
+        .map(|g| {
+            64 + g
+                .copies
+                .iter()
+                .map(|c| 32 + c.paths.iter().map(|p| p.len() + 24).sum::<usize>())
+                .sum::<usize>()
+        })
         .sum()
 }
 

@@ -763,7 +763,7 @@ fn every_rpc_answers_arbitrary_requests_cleanly_and_the_daemon_lives() {
     inst.start();
     let pid = inst.status()["pid"].clone();
     let pools = pools(&tree, &outside);
-    let seed = env_u64("FUZZ_SEED", 0x5EED_F5_1DE7);
+    let seed = env_u64("FUZZ_SEED", 0x005E_EDF5_1DE7);
     let cases = env_u64("FUZZ_CASES", 1500) as usize;
     let started = Instant::now();
     let (failures, seen) = run_cases(&inst, &pools, seed, cases);
