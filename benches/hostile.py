@@ -63,6 +63,25 @@ def field_int(n, v):
     return varint(n << 3) + varint(v)
 
 
+def anon_maps(pid, top=8):
+    """The largest resident anonymous mappings: [heap] is glibc's main
+    arena, unnamed ones of up to 64 MiB its other arenas, small unnamed
+    ones thread stacks."""
+    maps, cur = [], None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            parts = line.split()
+            if "-" in parts[0] and len(parts) >= 5 and ":" not in parts[0]:
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                cur = [parts[5] if len(parts) > 5 else "anon", (hi - lo) >> 10, 0]
+                maps.append(cur)
+            elif parts[0] == "Anonymous:" and cur is not None:
+                cur[2] = int(parts[1])
+    maps = [m for m in maps if m[2] > 0]
+    maps.sort(key=lambda m: -m[2])
+    return ", ".join(f"{n} {r >> 10} of {v >> 10} MiB" for n, v, r in maps[:top])
+
+
 def rss_mib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -233,6 +252,8 @@ def main():
               f"with 40 unread streams and 24 subscriptions open {during:.1f} MiB, "
               f"6 s after {after6:.1f} MiB, 16 s after {after:.1f} MiB ({after / idle:.2f}x idle)")
         print(f"status memory: {json.dumps(mem)}")
+        print(f"threads {len(os.listdir(f'/proc/{daemon.pid}/task'))}; "
+              f"largest anonymous mappings: {anon_maps(daemon.pid)}")
         print(f"same daemon answers: {alive}")
         ok = alive and after <= 1.5 * idle
         sys.exit(0 if ok else 1)

@@ -4,13 +4,14 @@ ls and tree, on a tree that churns meanwhile; prints throughput, p50/p99
 per call and overall, and errors.
 
     benches/load.py [--tree DIR | --entries N] [--clients 50] [--secs 60]
-                    [--churn 200] [--bins DIR] [--seed 1]
+                    [--churn 200] [--procs 5] [--bins DIR] [--seed 1]
 
 Makes a tree with benches/mktree.py (200,000 entries by default) unless
 --tree names one, starts fsindexd on it in a fresh FSINDEX_HOME and waits
 until it is ready. Then --clients threads, each with its own connection
 (grpcio over the unix socket, requests encoded by hand so the client costs
-little), call in a loop for --secs seconds, each call picked at random:
+little), spread over --procs processes (5: one Python process runs one
+thread at a time), call in a loop for --secs seconds, each call picked at random:
 
     search 40%   a word or two from the tree's names, --limit 100
     du     20%   a random folder, --top 20
@@ -26,6 +27,7 @@ shared by the clients, the churn and the daemon: say so with the figures.
 
 import argparse
 import json
+import multiprocessing
 import os
 import random
 import shutil
@@ -95,6 +97,69 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
 
 
+def request(rng, only, words, folders, files):
+    kind = only or rng.choices(["search", "du", "stat", "ls", "tree"], [40, 20, 15, 15, 10])[0]
+    if kind == "search":
+        q = " ".join(rng.sample(words, rng.choice([1, 1, 2]))).encode()
+        return kind, "Search", fb(1, q) + fi(2, 100), True
+    if kind == "du":
+        return kind, "DiskUsage", fb(1, rng.choice(folders)) + fi(2, 20), False
+    if kind == "stat":
+        p = rng.choice(files) if rng.random() < 0.7 else rng.choice(folders)
+        return kind, "Stat", fb(1, p), False
+    if kind == "ls":
+        return kind, "List", fb(1, rng.choice(folders)), False
+    return kind, "Tree", fb(1, rng.choice(folders)) + fi(2, 2) + fi(3, 20), False
+
+
+def clients(first, count, sock, only, words, folders, files, seed, until):
+    """`count` client threads in this process, each with its own connection,
+    calling until the clock reads `until`; returns (times by kind, errors by
+    (kind, code), each search's own time in the daemon)."""
+    lock = threading.Lock()
+    times, errors, daemon_us = {}, {}, []
+
+    def client(i):
+        rng = random.Random(seed * 1000 + i)
+        ch = grpc.insecure_channel(f"unix://{sock}", options=[
+            ("grpc.max_receive_message_length", -1)])
+        mine, errs, inside = {}, {}, []
+        while time.time() < until:
+            kind, method, body, streaming = request(rng, only, words, folders, files)
+            path = f"/fsindex.v1.Index/{method}"
+            t = time.perf_counter()
+            try:
+                if streaming:
+                    first_message = True
+                    for m in ch.unary_stream(path)(body, timeout=30):
+                        if first_message:
+                            inside.append(elapsed_us(m) or 0)
+                            first_message = False
+                else:
+                    ch.unary_unary(path)(body, timeout=30)
+                mine.setdefault(kind, []).append(time.perf_counter() - t)
+            except grpc.RpcError as e:
+                # A path the churn removed meanwhile is an answer, not an error.
+                if e.code() == grpc.StatusCode.NOT_FOUND and b"churn" in body:
+                    mine.setdefault(kind, []).append(time.perf_counter() - t)
+                else:
+                    errs[(kind, e.code().name)] = errs.get((kind, e.code().name), 0) + 1
+        ch.close()
+        with lock:
+            daemon_us.extend(inside)
+            for k, v in mine.items():
+                times.setdefault(k, []).extend(v)
+            for k, v in errs.items():
+                errors[k] = errors.get(k, 0) + v
+
+    threads = [threading.Thread(target=client, args=(first + i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return times, errors, daemon_us
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tree")
@@ -106,6 +171,8 @@ def main():
         os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", help="one call kind only: search, du, stat, ls or tree")
+    ap.add_argument("--procs", type=int, default=5,
+                    help="client processes the clients are spread over (default 5)")
     a = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="fsindex-load-")
@@ -151,59 +218,6 @@ def main():
         entries = s["entries"]
         sock = os.path.join(home, "fsindexd.sock")
         stop = threading.Event()
-        lock = threading.Lock()
-        times = {}  # kind -> [seconds]
-        errors = {}  # (kind, code) -> count
-        daemon_us = []  # each search's own matching and ordering time in the daemon
-
-        def request(rng):
-            kind = a.only or rng.choices(
-                ["search", "du", "stat", "ls", "tree"], [40, 20, 15, 15, 10])[0]
-            if kind == "search":
-                q = " ".join(rng.sample(words, rng.choice([1, 1, 2]))).encode()
-                return kind, "Search", fb(1, q) + fi(2, 100), True
-            if kind == "du":
-                return kind, "DiskUsage", fb(1, rng.choice(folders)) + fi(2, 20), False
-            if kind == "stat":
-                p = rng.choice(files) if rng.random() < 0.7 else rng.choice(folders)
-                return kind, "Stat", fb(1, p), False
-            if kind == "ls":
-                return kind, "List", fb(1, rng.choice(folders)), False
-            return kind, "Tree", fb(1, rng.choice(folders)) + fi(2, 2) + fi(3, 20), False
-
-        def client(i):
-            rng = random.Random(a.seed * 1000 + i)
-            ch = grpc.insecure_channel(f"unix://{sock}", options=[
-                ("grpc.max_receive_message_length", -1)])
-            mine, errs, inside = {}, {}, []
-            while not stop.is_set():
-                kind, method, body, streaming = request(rng)
-                path = f"/fsindex.v1.Index/{method}"
-                t = time.perf_counter()
-                try:
-                    if streaming:
-                        first = True
-                        for m in ch.unary_stream(path)(body, timeout=30):
-                            if first:
-                                inside.append(elapsed_us(m) or 0)
-                                first = False
-                    else:
-                        ch.unary_unary(path)(body, timeout=30)
-                    mine.setdefault(kind, []).append(time.perf_counter() - t)
-                except grpc.RpcError as e:
-                    # A path the churn removed meanwhile is an answer, not an error.
-                    if e.code() == grpc.StatusCode.NOT_FOUND and b"churn" in body:
-                        mine.setdefault(kind, []).append(time.perf_counter() - t)
-                    else:
-                        errs[(kind, e.code().name)] = errs.get((kind, e.code().name), 0) + 1
-            ch.close()
-            with lock:
-                daemon_us.extend(inside)
-                for k, v in mine.items():
-                    times.setdefault(k, []).extend(v)
-                for k, v in errs.items():
-                    errors[k] = errors.get(k, 0) + v
-
         churned = [0]
 
         def churn():
@@ -239,24 +253,39 @@ def main():
                 if d > 0:
                     time.sleep(d)
 
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(a.clients)]
-        if a.churn > 0:
-            threads.append(threading.Thread(target=churn))
+        # The clients run in --procs processes (Python runs one thread at a
+        # time per process: 50 threads in one would measure its lock).
+        procs = max(1, min(a.procs, a.clients))
+        per = [a.clients // procs + (1 if k < a.clients % procs else 0) for k in range(procs)]
+        firsts = [sum(per[:k]) for k in range(procs)]
+        churner = threading.Thread(target=churn) if a.churn > 0 else None
         cpu0 = os.times()
         t0 = time.time()
-        for t in threads:
-            t.start()
-        time.sleep(a.secs)
+        until = t0 + a.secs
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(procs) as pool:
+            jobs = [pool.apply_async(clients, (firsts[k], per[k], sock, a.only, words, folders,
+                                               files, a.seed, until)) for k in range(procs)]
+            if churner:
+                churner.start()
+            results = [j.get() for j in jobs]
         stop.set()
-        for t in threads:
-            t.join()
+        if churner:
+            churner.join()
         wall = time.time() - t0
+        times, errors, daemon_us = {}, {}, []
+        for ts, es, ds in results:
+            daemon_us.extend(ds)
+            for k, v in ts.items():
+                times.setdefault(k, []).extend(v)
+            for k, v in es.items():
+                errors[k] = errors.get(k, 0) + v
         s = status()
         alive = s is not None and s["pid"] == daemon.pid
 
         total = sum(len(v) for v in times.values())
         nerr = sum(errors.values())
-        print(f"tree {entries} entries; {a.clients} clients for {wall:.0f} s; "
+        print(f"tree {entries} entries; {a.clients} clients in {procs} processes for {wall:.0f} s; "
               f"churn {churned[0] / wall:.0f} changes/s; {os.cpu_count()} cores shared")
         print(f"{total} answers, {total / wall:.0f}/s; {nerr} errors {dict(errors) if errors else ''}")
         allt = [x for v in times.values() for x in v]
@@ -273,7 +302,8 @@ def main():
                   f"p50 {pct(daemon_us, 50) / 1e3:.1f} ms, p99 {pct(daemon_us, 99) / 1e3:.1f} ms, "
                   f"max {max(daemon_us) / 1e3:.1f} ms")
         cpu1 = os.times()
-        print(f"client CPU {cpu1.user - cpu0.user + cpu1.system - cpu0.system:.0f} s, "
+        print(f"client CPU {cpu1.children_user - cpu0.children_user + cpu1.children_system - cpu0.children_system:.0f} s "
+              f"in {procs} processes, "
               f"daemon CPU {s['cpu_time_ms'] / 1e3 if s else float('nan'):.0f} s since start; "
               f"same daemon answers: {alive}")
         sys.exit(0 if alive and nerr == 0 else 1)

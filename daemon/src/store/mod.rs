@@ -48,6 +48,11 @@ pub use open::SCHEMA_VERSION;
 pub use tree::{dir_totals, unlisted_of};
 pub use writer::{WriteHandle, Writer};
 
+/// Read connections kept for reuse. Opening one costs a file open and a
+/// schema read; with 50 clients calling at once (benches/load.py) and 4
+/// kept, most du, stat, ls and tree calls opened their own.
+pub const READERS_KEPT: usize = 16;
+
 /// Where the index lives and how it was opened.
 pub struct Store {
     db_path: PathBuf,
@@ -126,7 +131,8 @@ impl Store {
         }
     }
 
-    /// Runs `f` with a pooled read-only connection.
+    /// Runs `f` with a pooled read-only connection (a new one when all are
+    /// in use, kept afterwards while fewer than [`READERS_KEPT`] are).
     pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, Error>) -> Result<T, Error> {
         let conn = self.readers.lock_ok().pop();
         let conn = match conn {
@@ -135,7 +141,7 @@ impl Store {
         };
         let out = f(&conn);
         let mut pool = self.readers.lock_ok();
-        if pool.len() < 4 {
+        if pool.len() < READERS_KEPT {
             pool.push(conn);
         }
         out

@@ -156,3 +156,40 @@ fn a_slow_reader_gets_the_rest_of_the_answer_as_the_index_now_is() {
     assert!(names.last().unwrap().ends_with(b"/zzzz-made-meanwhile"));
     inst.stop();
 }
+
+/// One connection may hold 32 calls at once: the daemon says so in its
+/// HTTP/2 SETTINGS (a client queues calls beyond; one that ignores the
+/// setting gets its extra streams refused). Read with a bare HTTP/2 client.
+#[test]
+fn the_daemon_allows_32_calls_at_once_per_connection() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.start();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let socket = inst.home.join("fsindexd.sock");
+    let limit = rt.block_on(async {
+        let io = tokio::net::UnixStream::connect(socket).await.unwrap();
+        let (mut client, mut conn) = h2::client::handshake(io).await.unwrap();
+        // One health check, so that the daemon's settings have arrived.
+        let req = http::Request::post("http://localhost/grpc.health.v1.Health/Check")
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .body(())
+            .unwrap();
+        let (answer, mut body) = client.send_request(req, false).unwrap();
+        body.send_data(bytes::Bytes::from_static(&[0, 0, 0, 0, 0]), true)
+            .unwrap();
+        tokio::select! {
+            r = answer => assert_eq!(r.unwrap().status(), 200),
+            r = &mut conn => panic!("the connection ended: {r:?}"),
+        }
+        conn.max_concurrent_send_streams()
+    });
+    assert_eq!(limit, 32);
+    inst.stop();
+}
