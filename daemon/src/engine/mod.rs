@@ -28,17 +28,19 @@ mod read;
 pub mod reload;
 mod roots;
 mod status;
+mod subscribe;
 mod sync;
 mod visibility;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
 pub use read::{
-    ChunkSink, Heard, ListOrder, Listed, Rescan, RescanProgress, SearchArgs, SearchHead,
-    SearchPage, Subscription, Taken, UsageArgs,
+    ChunkSink, ListOrder, Listed, Rescan, RescanProgress, SearchArgs, SearchHead, SearchPage,
+    Taken, UsageArgs,
 };
 use roots::default_root;
 pub use status::{HashFigures, MemoryFigures, Status, WatchFigures};
+pub use subscribe::{Heard, REVEAL_CAP, Subscription};
 pub use visibility::{View, caller_from_peer};
 
 use std::collections::HashMap;

@@ -484,6 +484,12 @@ impl pb::index_server::Index for IndexService {
                         missed: n,
                         ..Default::default()
                     },
+                    Heard::Reread(path) => pb::ChangeEvent {
+                        kind: pb::ChangeKind::Reread as i32,
+                        path,
+                        r#type: pb::EntryType::Dir as i32,
+                        ..Default::default()
+                    },
                 };
                 if tx.send(Ok(msg)).await.is_err() {
                     return; // the client went away

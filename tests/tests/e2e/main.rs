@@ -27,6 +27,7 @@ mod search;
 mod security;
 mod service;
 mod snapshots;
+mod user_watch;
 mod util;
 mod verify;
 mod watch;
