@@ -19,6 +19,7 @@ mod fuzz;
 mod map;
 mod mcp;
 mod mcp_clients;
+mod mcp_fuzz;
 mod mcp_names;
 mod mcp_robust;
 mod query;
