@@ -159,6 +159,7 @@ const VOLATILE: &[&str] = &[
     "sqlite_bytes",
     "heap_in_use_bytes",
     "heap_free_bytes",
+    "heap_free_resident_bytes",
     "db_bytes",
     "os_limit",
     "uid",

@@ -93,6 +93,9 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
                 "sqlite_bytes": m.sqlite,
                 "heap_in_use_bytes": m.heap_in_use,
                 "heap_free_bytes": m.heap_free,
+                // Freed heap the allocator keeps resident (fragmented
+                // pages it cannot hand back): what lingers after a burst.
+                "heap_free_resident_bytes": m.rss_anon.saturating_sub(m.heap_in_use),
             })),
             "watch": s.watch.as_ref().map(|w| json!({
                 "enabled": w.enabled,
@@ -132,12 +135,13 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
         .filter(|m| m.heap_in_use > 0 || m.search_snapshot > 0)
     {
         println!(
-            "memory   {} name index, {} watches, {} SQLite; heap {} in use, {} free",
+            "memory   {} name index, {} watches, {} SQLite; heap {} in use, {} free ({} of it still resident)",
             size(m.search_snapshot),
             size(m.watches),
             size(m.sqlite),
             size(m.heap_in_use),
-            size(m.heap_free)
+            size(m.heap_free),
+            size(m.rss_anon.saturating_sub(m.heap_in_use))
         );
     }
     if s.system {
