@@ -739,6 +739,20 @@ fn run_cases(
     })
 }
 
+/// Says what a run of cases got, and fails with every wrong answer.
+fn settle(what: &str, started: Instant, failures: &[String], seen: &BTreeMap<String, usize>) {
+    eprintln!(
+        "{what} in {:.1} s, by method and answer: {seen:#?}",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} wrong answers:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 fn preview(body: &[u8]) -> String {
     let head: Vec<String> = body.iter().take(48).map(|b| format!("{b:02x}")).collect();
     format!(
@@ -767,16 +781,7 @@ fn every_rpc_answers_arbitrary_requests_cleanly_and_the_daemon_lives() {
     let cases = env_u64("FUZZ_CASES", 1500) as usize;
     let started = Instant::now();
     let (failures, seen) = run_cases(&inst.home.join("fsindexd.sock"), &pools, seed, cases);
-    eprintln!(
-        "{cases} cases in {:.1} s, by method and answer: {seen:#?}",
-        started.elapsed().as_secs_f64()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} wrong answers:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    settle(&format!("{cases} cases"), started, &failures, &seen);
     // The same daemon answers, in full, and the index is still whole.
     let status = inst.status();
     assert_eq!(status["pid"], pid, "the daemon that took the cases answers");
@@ -852,16 +857,11 @@ fn fuzz_as_client() {
     let cases = env_u64("FUZZ_CASES", 750) as usize;
     let started = Instant::now();
     let (failures, seen) = run_cases(Path::new(&socket), &pools, seed, cases);
-    eprintln!(
-        "{cases} cases as uid {} in {:.1} s, by method and answer: {seen:#?}",
-        uid(),
-        started.elapsed().as_secs_f64()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} wrong answers:\n{}",
-        failures.len(),
-        failures.join("\n")
+    settle(
+        &format!("{cases} cases as uid {}", uid()),
+        started,
+        &failures,
+        &seen,
     );
 }
 
