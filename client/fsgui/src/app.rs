@@ -100,6 +100,10 @@ pub struct App {
     pub dupes_stale: bool,
     pub(crate) expanded_groups: std::collections::BTreeSet<usize>,
     pub frames: u64,
+    /// A daemon answered at least once (a later failure is a loss).
+    connected_once: bool,
+    /// The results epoch the table last showed (a new one scrolls to the top).
+    pub(crate) shown_epoch: u64,
 }
 
 impl std::fmt::Debug for App {
@@ -153,6 +157,8 @@ impl App {
             dupes_stale: false,
             expanded_groups: Default::default(),
             frames: 0,
+            connected_once: false,
+            shown_epoch: 0,
         };
         if let Some(q) = options.query {
             let r = app.search.set_query(&q);
@@ -188,7 +194,20 @@ impl App {
     /// One reply: the reducers of every view.
     pub fn apply(&mut self, reply: Reply) {
         match reply {
-            Reply::Connection(r) => self.connection = Some(r),
+            Reply::Connection(Ok(())) => {
+                let was_lost = matches!(self.connection, Some(Err(_))) && self.connected_once;
+                self.connection = Some(Ok(()));
+                self.connected_once = true;
+                if was_lost {
+                    self.reconnected();
+                }
+            }
+            Reply::Connection(Err(e)) => {
+                if matches!(self.connection, Some(Ok(()))) {
+                    self.went_away(&e);
+                }
+                self.connection = Some(Err(e));
+            }
             Reply::Rows {
                 generation,
                 offset,
@@ -204,8 +223,9 @@ impl App {
             Reply::SearchFailed {
                 generation,
                 message,
-            } => self.search.apply_error(generation, &message),
-            Reply::Status(Ok(s)) => {
+                invalid,
+            } => self.search.apply_error(generation, &message, invalid),
+            Reply::Status(s) => {
                 // Only a scan seen ending replaced the index under the rows
                 // (a first status that is already ready changes nothing).
                 let was_scanning = self.status.as_ref().is_some_and(|o| o.state != "ready");
@@ -218,11 +238,51 @@ impl App {
                 }
                 self.open_du_root();
             }
-            Reply::Status(Err(e)) => self.connection = Some(Err(e)),
             Reply::DiskUsage { generation, answer } => self.du.apply(generation, answer),
             Reply::Dupes { generation, event } => self.dupes.apply(generation, event),
             Reply::Changed { .. } => self.changed(),
         }
+    }
+
+    /// The daemon went away: what was asked of it will not be answered;
+    /// the rows shown are marked out of date.
+    fn went_away(&mut self, why: &str) {
+        self.search.went_away(why);
+        self.du.loading = false;
+        self.du_stale = true;
+        if self.dupes.running {
+            self.dupes.running = false;
+            self.dupes.error = Some(why.to_owned());
+        }
+        // The next status is a new daemon's: a scan it starts is its own.
+        self.status = None;
+        self.say(format!("{why}; reconnecting…"));
+    }
+
+    /// A daemon answers again: the query and the view shown are asked for
+    /// anew (a duplicate search cut short runs again; a finished one is
+    /// marked as possibly out of date).
+    fn reconnected(&mut self) {
+        let r = self.search.rerun();
+        self.send(r);
+        self.du_stale = true;
+        if self.view == View::DiskUsage {
+            self.open_du_root();
+            self.refresh_du();
+        }
+        if self.dupes.error.is_some() {
+            let r = self.dupes.start();
+            self.send(r);
+        } else if self.dupes.started() {
+            self.dupes_stale = true;
+        }
+        let what = match self.view {
+            View::Search if !self.search.query.trim().is_empty() => "; the search was run again",
+            View::DiskUsage => "; disk usage was asked for again",
+            View::Duplicates if self.dupes.running => "; the duplicate search runs again",
+            _ => "",
+        };
+        self.say(format!("reconnected to fsindexd{what}"));
     }
 
     /// The index changed: the list follows; the other views refresh when shown.
@@ -384,6 +444,7 @@ impl App {
                 !self.search.loading()
                     && (self.search.query.trim().is_empty()
                         || self.search.error.is_some()
+                        || self.search.outdated.is_some()
                         || self.search.results.generation == self.search.generation())
             }
             View::DiskUsage => self.du.answer.is_some() && !self.du.loading,
@@ -437,14 +498,14 @@ mod tests {
         let mut a = app();
         assert!(matches!(&a.outbox[0], Request::Search { params, .. } if params.query == "tax"));
         a.outbox.clear();
-        a.apply(Reply::Status(Ok(StatusInfo {
+        a.apply(Reply::Status(StatusInfo {
             state: "ready".into(),
             roots: vec![RootInfo {
                 path: b"/data".to_vec(),
                 ..RootInfo::default()
             }],
             ..StatusInfo::default()
-        })));
+        }));
         // Already ready at the first status: nothing to refresh; du is not
         // asked for until shown.
         assert!(
@@ -473,10 +534,10 @@ mod tests {
     }
 
     fn status(state: &str) -> Reply {
-        Reply::Status(Ok(StatusInfo {
+        Reply::Status(StatusInfo {
             state: state.into(),
             ..StatusInfo::default()
-        }))
+        })
     }
 
     #[test]

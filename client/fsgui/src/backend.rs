@@ -7,6 +7,11 @@
 //! What runs here besides the requests: a status poll (every second while
 //! scanning, every few seconds once ready) and a Subscribe stream whose
 //! events are coalesced into [`Reply::Changed`].
+//!
+//! A connection lasts until the daemon goes away: the end of the Subscribe
+//! stream (a daemon that shuts down ends it) or a failed status poll. Then
+//! [`Reply::Connection`] says why, and the thread calls again every
+//! [`RECONNECT`] until a daemon answers; the window re-runs what it shows.
 
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -25,6 +30,8 @@ pub type Wake = Arc<dyn Fn() + Send + Sync>;
 pub const DU_TOP: u32 = 2000;
 /// How long change events are gathered before one refresh is asked for.
 const CHANGE_COALESCE: Duration = Duration::from_millis(100);
+/// How often a lost daemon is called again.
+pub const RECONNECT: Duration = Duration::from_secs(1);
 
 /// How the search results are ordered (the daemon sorts).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -319,12 +326,14 @@ pub enum Reply {
         elapsed_us: u64,
         rows: Vec<Row>,
     },
-    /// The daemon refused a search (a malformed query), or it failed.
+    /// The daemon refused a search (`invalid`: a malformed query), or it
+    /// failed (the daemon went away).
     SearchFailed {
         generation: u64,
         message: String,
+        invalid: bool,
     },
-    Status(Result<StatusInfo, String>),
+    Status(StatusInfo),
     DiskUsage {
         generation: u64,
         answer: Result<DuAnswer, String>,
@@ -393,27 +402,62 @@ impl Backend {
     }
 }
 
+/// Connects, serves requests until the connection is lost, and connects
+/// again, for as long as the window lives. The daemon is started only by
+/// the first connection (when `spawn`): one the user stopped is not
+/// brought back behind their back; the window waits for the next one.
 async fn serve(target: Target, spawn: bool, mut requests: UnboundedReceiver<Request>, out: Out) {
-    let client = loop {
-        match fsindex_client::connect_or_spawn(&target, spawn).await {
-            Ok(c) => break c,
-            Err(e) => {
-                if !out.send(Reply::Connection(Err(format!("{e:#}")))) {
+    let mut spawn = spawn;
+    loop {
+        let client = loop {
+            match fsindex_client::connect_or_spawn(&target, spawn).await {
+                Ok(c) => break c,
+                Err(e) => {
+                    if !out.send(Reply::Connection(Err(format!("{e:#}")))) {
+                        return;
+                    }
+                    tokio::time::sleep(RECONNECT).await;
+                }
+            }
+        };
+        spawn = false;
+        out.send(Reply::Connection(Ok(())));
+        match session(client, &mut requests, &out).await {
+            Some(why) => {
+                if !out.send(Reply::Connection(Err(why))) {
                     return;
                 }
-                tokio::time::sleep(Duration::from_secs(2)).await;
             }
+            // The window is gone.
+            None => return,
         }
-    };
-    out.send(Reply::Connection(Ok(())));
+    }
+}
+
+/// One connection: requests served until the daemon goes away (its
+/// Subscribe stream ends, or a status poll fails: `Some(why)`) or the
+/// window does (`None`).
+async fn session(
+    client: Client,
+    requests: &mut UnboundedReceiver<Request>,
+    out: &Out,
+) -> Option<String> {
+    let (lost_tx, mut lost) = unbounded_channel::<String>();
     let background = [
-        tokio::spawn(poll_status(client.clone(), out.clone())).abort_handle(),
-        tokio::spawn(watch_changes(client.clone(), out.clone())).abort_handle(),
+        tokio::spawn(poll_status(client.clone(), out.clone(), lost_tx.clone())).abort_handle(),
+        tokio::spawn(watch_changes(client.clone(), out.clone(), lost_tx)).abort_handle(),
     ];
     let mut searches: Vec<AbortHandle> = Vec::new();
     let mut du: Option<AbortHandle> = None;
     let mut dupes: Option<AbortHandle> = None;
-    while let Some(req) = requests.recv().await {
+    let why = loop {
+        let req = tokio::select! {
+            req = requests.recv() => match req {
+                Some(r) => r,
+                None => break None,
+            },
+            why = lost.recv() => break Some(why.unwrap_or_else(|| "the connection ended".into())),
+        };
         match req {
             Request::Search {
                 generation,
@@ -453,10 +497,11 @@ async fn serve(target: Target, spawn: bool, mut requests: UnboundedReceiver<Requ
                 dupes = Some(tokio::spawn(task).abort_handle());
             }
         }
-    }
+    };
     for h in background.iter().chain(&searches).chain(&du).chain(&dupes) {
         h.abort();
     }
+    why
 }
 
 /// `in:~/x` becomes absolute (the daemon does not know the caller's home),
@@ -517,6 +562,7 @@ async fn search(
         Err(status) => Reply::SearchFailed {
             generation,
             message: status.message().to_owned(),
+            invalid: status.code() == tonic::Code::InvalidArgument,
         },
     });
 }
@@ -603,51 +649,93 @@ async fn duplicates(mut client: Client, out: Out, generation: u64) {
     }
 }
 
-async fn poll_status(mut client: Client, out: Out) {
+/// The status every second while scanning, every few once ready; a poll
+/// that fails means the daemon is gone (`lost`).
+async fn poll_status(mut client: Client, out: Out, lost: UnboundedSender<String>) {
     loop {
         let answer = client
             .status(pb::StatusRequest::default())
             .await
-            .map(|r| StatusInfo::from_proto(r.into_inner()))
-            .map_err(|s| s.message().to_owned());
-        let ready = answer.as_ref().is_ok_and(|s| s.state == "ready");
-        if !out.send(Reply::Status(answer)) {
-            return;
-        }
+            .map(|r| StatusInfo::from_proto(r.into_inner()));
+        let ready = match answer {
+            Ok(s) => {
+                let ready = s.state == "ready";
+                if !out.send(Reply::Status(s)) {
+                    return;
+                }
+                ready
+            }
+            Err(s) => {
+                let _ = lost.send(gone(&s));
+                return;
+            }
+        };
         let wait = if ready { 3 } else { 1 };
         tokio::time::sleep(Duration::from_secs(wait)).await;
     }
 }
 
+/// Why the daemon is unreachable, in a user's words.
+fn gone(s: &tonic::Status) -> String {
+    let msg = s.message();
+    if s.code() == tonic::Code::Unavailable || msg.is_empty() {
+        format!(
+            "fsindexd went away ({})",
+            if msg.is_empty() {
+                "connection closed"
+            } else {
+                msg
+            }
+        )
+    } else {
+        msg.to_owned()
+    }
+}
+
 /// Subscribes to every change; a burst of events becomes one
 /// [`Reply::Changed`] per [`CHANGE_COALESCE`] (a steady stream still
-/// refreshes every period: a ceiling, not only a debounce).
-async fn watch_changes(mut client: Client, out: Out) {
-    loop {
-        if let Ok(r) = client.subscribe(pb::SubscribeRequest::default()).await {
-            let mut stream = r.into_inner();
-            'events: while let Ok(Some(ev)) = stream.message().await {
-                if ev.kind == pb::ChangeKind::Subscribed as i32 {
-                    continue;
-                }
-                let mut events = 1;
-                let until = tokio::time::Instant::now() + CHANGE_COALESCE;
-                loop {
-                    match tokio::time::timeout_at(until, stream.message()).await {
-                        Ok(Ok(Some(_))) => events += 1,
-                        Ok(_) => {
-                            out.send(Reply::Changed { events });
-                            break 'events;
-                        }
-                        Err(_) => break,
-                    }
-                }
-                if !out.send(Reply::Changed { events }) {
-                    return;
-                }
-            }
+/// refreshes every period: a ceiling, not only a debounce). The stream
+/// lives as long as the daemon: its end (the daemon ends every stream when
+/// it shuts down) means the daemon is gone (`lost`).
+async fn watch_changes(mut client: Client, out: Out, lost: UnboundedSender<String>) {
+    let mut stream = match client.subscribe(pb::SubscribeRequest::default()).await {
+        Ok(r) => r.into_inner(),
+        Err(s) => {
+            let _ = lost.send(gone(&s));
+            return;
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
+    };
+    let ended = |r: Result<Option<pb::ChangeEvent>, tonic::Status>| match r {
+        Err(s) => gone(&s),
+        Ok(_) => "fsindexd went away (it ended the change stream)".to_owned(),
+    };
+    loop {
+        let ev = match stream.message().await {
+            Ok(Some(ev)) => ev,
+            other => {
+                let _ = lost.send(ended(other));
+                return;
+            }
+        };
+        if ev.kind == pb::ChangeKind::Subscribed as i32 {
+            continue;
+        }
+        let mut events = 1;
+        let until = tokio::time::Instant::now() + CHANGE_COALESCE;
+        let end = loop {
+            match tokio::time::timeout_at(until, stream.message()).await {
+                Ok(Ok(Some(_))) => events += 1,
+                Ok(other) => break Some(other),
+                Err(_) => break None,
+            }
+        };
+        if !out.send(Reply::Changed { events }) {
+            return;
+        }
+        if let Some(other) = end {
+            let _ = lost.send(ended(other));
+            return;
+        }
     }
 }
 

@@ -11,12 +11,14 @@
 //!   called by eframe (the binary) and by the kittest harness (the tests)
 //!   alike.
 //! - [`treemap`]: the squarified layout of the disk-usage view.
+//! - [`fonts`]: the system's fonts for scripts egui's own lack.
 
 pub mod app;
 pub mod backend;
 pub mod bench;
 pub mod du;
 pub mod dupes;
+pub mod fonts;
 pub mod search;
 pub mod settings;
 pub mod treemap;

@@ -18,9 +18,14 @@ pub fn query_id() -> egui::Id {
 }
 
 impl App {
-    /// Keyboard: arrows, Page Up/Down, Enter, Esc, Ctrl+L. Consumed before
-    /// the query box sees them, so the box keeps the focus while the
-    /// selection moves (as in Everything).
+    /// Keyboard: arrows, Page Up/Down, Home/End, Enter, Esc, Ctrl+L.
+    /// Consumed before the query box sees them, so the box keeps the focus
+    /// while the selection moves (as in Everything).
+    ///
+    /// Ctrl+L and Esc give the box the focus at once, in this frame, before
+    /// it reads the keys typed after them (which may arrive in the same
+    /// frame): a focus asked for after the box was drawn would come a frame
+    /// late, and those keys would be lost.
     pub(super) fn keys(&mut self, ctx: &egui::Context) {
         let ctrl_l = ctx.input_mut(|i| i.consume_key(Modifiers::COMMAND, Key::L));
         if ctrl_l {
@@ -33,6 +38,9 @@ impl App {
             return;
         }
         let page = self.search.page_rows();
+        // Home/End move in the rows once one is selected (in the text
+        // before that); with Ctrl, always.
+        let rows_keys = self.search.cursor.is_some();
         let (down, up, pg_down, pg_up, enter, esc) = ctx.input_mut(|i| {
             (
                 i.consume_key(Modifiers::NONE, Key::ArrowDown),
@@ -43,10 +51,20 @@ impl App {
                 i.consume_key(Modifiers::NONE, Key::Escape),
             )
         });
+        let (home, end) = ctx.input_mut(|i| {
+            let home = i.consume_key(Modifiers::COMMAND, Key::Home)
+                || (rows_keys && i.consume_key(Modifiers::NONE, Key::Home));
+            let end = i.consume_key(Modifiers::COMMAND, Key::End)
+                || (rows_keys && i.consume_key(Modifiers::NONE, Key::End));
+            (home, end)
+        });
         let delta =
             i64::from(down) - i64::from(up) + page * (i64::from(pg_down) - i64::from(pg_up));
         if delta != 0 {
             self.search.move_cursor(delta);
+        }
+        if home || end {
+            self.search.cursor_to_end(end);
         }
         if enter {
             let paths = self.search.selected_paths();
@@ -63,7 +81,12 @@ impl App {
             } else {
                 self.type_query("");
             }
+            // egui drops the focus on Esc as the frame starts: take it back
+            // now, before the box reads what was typed after it.
             self.focus_query = true;
+        }
+        if std::mem::take(&mut self.focus_query) {
+            ctx.memory_mut(|m| m.request_focus(query_id()));
         }
     }
 
@@ -71,6 +94,19 @@ impl App {
         ui.horizontal(|ui| {
             let label = ui.label("Search");
             let width = (ui.available_width() - 80.0).max(100.0);
+            // Focus and selection before the box is drawn: it reads this
+            // frame's keys with them (see `keys`).
+            if std::mem::take(&mut self.focus_query) {
+                ui.memory_mut(|m| m.request_focus(query_id()));
+            }
+            if std::mem::take(&mut self.select_query) {
+                let mut state =
+                    egui::TextEdit::load_state(ui.ctx(), query_id()).unwrap_or_default();
+                state
+                    .cursor
+                    .set_char_range(Some(CCursorRange::select_all_str(&self.search.query)));
+                state.store(ui.ctx(), query_id());
+            }
             let edit = egui::TextEdit::singleline(&mut self.search.query)
                 .id(query_id())
                 .hint_text("tax 2025   ext:pdf size:>1mb   kind:image dm:thisyear   !draft   a|b")
@@ -79,17 +115,6 @@ impl App {
             if response.changed() {
                 let q = self.search.query.clone();
                 self.type_query(&q);
-            }
-            if std::mem::take(&mut self.focus_query) {
-                response.request_focus();
-            }
-            if std::mem::take(&mut self.select_query)
-                && let Some(mut state) = egui::TextEdit::load_state(ui.ctx(), query_id())
-            {
-                state
-                    .cursor
-                    .set_char_range(Some(CCursorRange::select_all_str(&self.search.query)));
-                state.store(ui.ctx(), query_id());
             }
             let saved = self.settings.is_saved(&self.search.query);
             if ui
@@ -160,6 +185,12 @@ impl App {
             return;
         }
         let r = &self.search.results;
+        if let Some(why) = &self.search.outdated {
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!("⚠ {why}: the rows below are from before, and may be out of date"),
+            );
+        }
         ui.horizontal(|ui| {
             if r.params.query.is_empty() {
                 ui.weak("Type to search every indexed name; results update as you type.");
@@ -178,13 +209,51 @@ impl App {
                 ui.spinner();
             }
         });
+        self.order_line(ui);
+    }
+
+    /// The order shown, a way back to relevance, and the pin that keeps it
+    /// for new queries; only once an order was chosen.
+    fn order_line(&mut self, ui: &mut Ui) {
+        let s = &mut self.search;
+        if s.sort == SortKey::Relevance && !s.pinned {
+            return;
+        }
+        let mut relevance = false;
+        ui.horizontal(|ui| {
+            let by = match s.sort {
+                SortKey::Relevance => "relevance",
+                SortKey::Name => "name",
+                SortKey::Path => "folder",
+                SortKey::Size => "size",
+                SortKey::Mtime => "date modified",
+            };
+            let dir = if s.sort == SortKey::Relevance {
+                ""
+            } else if s.reverse {
+                ", reversed"
+            } else {
+                ""
+            };
+            ui.weak(format!("Sorted by {by}{dir}"));
+            if s.sort != SortKey::Relevance && ui.small_button("Back to relevance").clicked() {
+                relevance = true;
+            }
+            ui.checkbox(&mut s.pinned, "Keep this order for new queries");
+        });
+        if relevance {
+            let r = self.search.set_sort(SortKey::Relevance, false);
+            self.send(r);
+            self.focus_query = true;
+        }
     }
 
     pub(super) fn results_table(&mut self, ui: &mut Ui) {
         ui.style_mut().interaction.selectable_labels = false;
         let total = self.search.results.total;
         let mut drawn: Option<(u64, u64)> = None;
-        let mut click: Option<(u64, bool)> = None;
+        // Row, Ctrl, Shift.
+        let mut click: Option<(u64, bool, bool)> = None;
         let mut open: Option<u64> = None;
         let mut menu: Option<(u64, Action)> = None;
         let mut sort_click: Option<SortKey> = None;
@@ -192,8 +261,9 @@ impl App {
             self.search.results.params.sort,
             self.search.results.params.reverse,
         );
+        // One table state for every query: column widths stay as dragged.
         let mut table = TableBuilder::new(ui)
-            .id_salt(("fsgui-results", self.search.results.epoch))
+            .id_salt("fsgui-results")
             .striped(true)
             .sense(Sense::click())
             .cell_layout(Layout::left_to_right(Align::Center))
@@ -215,6 +285,10 @@ impl App {
         }
         if let Some(y) = self.search.scroll_offset.take() {
             table = table.vertical_scroll_offset(y);
+        } else if self.shown_epoch != self.search.results.epoch {
+            // A new query's rows: from the top.
+            self.shown_epoch = self.search.results.epoch;
+            table = table.vertical_scroll_offset(0.0);
         }
         let results = &self.search.results;
         let search = &self.search;
@@ -233,7 +307,8 @@ impl App {
                             title.to_owned()
                         };
                         let b = egui::Button::new(RichText::new(text).strong()).frame(false);
-                        if ui.add(b).on_hover_text("Sort (again: reverse)").clicked() {
+                        let hint = "Sort (again: reversed; a third time: by relevance)";
+                        if ui.add(b).on_hover_text(hint).clicked() {
                             sort_click = Some(key);
                         }
                     });
@@ -277,8 +352,12 @@ impl App {
                     if response.double_clicked() {
                         open = Some(i);
                     } else if response.clicked() {
-                        let ctrl = response.ctx.input(|inp| inp.modifiers.command);
-                        click = Some((i, ctrl));
+                        let m = response.ctx.input(|inp| inp.modifiers);
+                        click = Some((i, m.command, m.shift));
+                    } else if response.secondary_clicked() && !search.is_selected(r) {
+                        // The menu is about this row: it is selected, and
+                        // so highlighted, as in a file manager.
+                        click = Some((i, false, false));
                     }
                     response.context_menu(|ui| {
                         for (label, action) in [
@@ -297,8 +376,16 @@ impl App {
                 });
             });
         let ctx = ui.ctx().clone();
-        if let Some((i, ctrl)) = click {
-            self.search.click(i, ctrl);
+        if let Some((i, ctrl, shift)) = click {
+            if shift {
+                self.search.click_range(i, ctrl);
+            } else {
+                self.search.click(i, ctrl);
+            }
+        }
+        if click.is_some() || open.is_some() || menu.is_some() || sort_click.is_some() {
+            // Clicks in the table leave the keyboard in the query box.
+            self.focus_query = true;
         }
         if let Some(i) = open {
             self.search.click(i, false);
@@ -326,8 +413,7 @@ impl App {
             self.act(&ctx, action, paths);
         }
         if let Some(key) = sort_click {
-            let reverse = self.search.sort == key && !self.search.reverse;
-            let r = self.search.set_sort(key, reverse);
+            let r = self.search.header_clicked(key);
             self.send(r);
         }
         let r = self.search.visible_rows(drawn);

@@ -11,7 +11,10 @@ impl App {
         ui.horizontal(|ui| {
             match (&self.connection, &self.status) {
                 (Some(Err(e)), _) => {
-                    ui.colored_label(ui.visuals().error_fg_color, format!("⚠ not connected: {e}"));
+                    ui.colored_label(
+                        ui.visuals().error_fg_color,
+                        format!("⚠ not connected: {e} (trying again every second)"),
+                    );
                 }
                 (_, Some(s)) => {
                     if s.state == "ready" {

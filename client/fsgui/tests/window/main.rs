@@ -2,6 +2,9 @@
 //! --json` prints for the same question. Driven through the AccessKit tree
 //! (labels, key presses, clicks), without a display or a GPU.
 
+mod daemon;
+mod scripts;
+mod table;
 mod util;
 mod xvfb;
 
