@@ -35,6 +35,45 @@ pub enum Action {
     CopyName,
     /// Every selected path, one per line.
     CopyList,
+    /// Asks, then moves to the platform's trash.
+    Trash,
+    /// Asks for the new name (one path).
+    Rename,
+    /// Asks for the program.
+    OpenWith,
+    /// The Search view, with the query `in:FOLDER` (the path's folder, or
+    /// the folder itself).
+    SearchIn,
+}
+
+/// A question the window is asking (a modal dialog).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dialog {
+    /// Move these to the trash? `from_dupes`: copies chosen in Duplicates.
+    Trash {
+        paths: Vec<Vec<u8>>,
+        from_dupes: bool,
+    },
+    /// The new name, and why the last one was refused.
+    Rename {
+        path: Vec<u8>,
+        name: String,
+        error: Option<String>,
+    },
+    /// The program to open with.
+    OpenWith {
+        paths: Vec<Vec<u8>>,
+        program: String,
+    },
+}
+
+/// What a helper thread reports when its action is done.
+#[derive(Clone, Debug, Default)]
+struct Done {
+    text: String,
+    error: bool,
+    /// Paths now in the trash.
+    trashed: Vec<Vec<u8>>,
 }
 
 /// How the window starts.
@@ -48,7 +87,8 @@ pub struct Options {
     pub view: View,
     /// Where history and saved searches live (`None`: not kept).
     pub settings_path: Option<PathBuf>,
-    /// Record open/reveal instead of asking the desktop (tests).
+    /// Record open/reveal instead of asking the desktop (tests); trash,
+    /// rename and "open with" are done for real.
     pub dry_run: bool,
 }
 
@@ -71,6 +111,8 @@ impl Options {
 pub struct Notice {
     pub text: String,
     pub at: Instant,
+    /// A failure: shown in the error colour, and longer.
+    pub error: bool,
 }
 
 pub struct App {
@@ -88,8 +130,10 @@ pub struct App {
     /// Actions done, newest last (what dry-run mode records).
     pub actions: Vec<(Action, Vec<Vec<u8>>)>,
     dry_run: bool,
-    /// Set by helper threads (open, reveal) when they fail.
-    notices: Arc<Mutex<Vec<String>>>,
+    /// Set by helper threads (open, reveal, trash) when they are done.
+    done: Arc<Mutex<Vec<Done>>>,
+    /// The question asked, if any.
+    pub dialog: Option<Dialog>,
     pub notice: Option<Notice>,
     /// Give the query box the focus (and select its text) next frame.
     pub(crate) focus_query: bool,
@@ -104,6 +148,10 @@ pub struct App {
     connected_once: bool,
     /// The results epoch the table last showed (a new one scrolls to the top).
     pub(crate) shown_epoch: u64,
+    /// Put the query box's text cursor at the end next frame.
+    pub(crate) query_cursor_to_end: bool,
+    /// Give the dialog's text box the focus next frame.
+    pub(crate) focus_dialog: bool,
 }
 
 impl std::fmt::Debug for App {
@@ -149,7 +197,8 @@ impl App {
             outbox: Vec::new(),
             actions: Vec::new(),
             dry_run: options.dry_run,
-            notices: Arc::default(),
+            done: Arc::default(),
+            dialog: None,
             notice: None,
             focus_query: true,
             select_query: false,
@@ -159,6 +208,8 @@ impl App {
             frames: 0,
             connected_once: false,
             shown_epoch: 0,
+            query_cursor_to_end: false,
+            focus_dialog: false,
         };
         if let Some(q) = options.query {
             let r = app.search.set_query(&q);
@@ -181,13 +232,22 @@ impl App {
         while let Some(reply) = self.backend.as_ref().and_then(Backend::try_recv) {
             self.apply(reply);
         }
-        let failed: Vec<String> = self
-            .notices
+        let done: Vec<Done> = self
+            .done
             .lock()
             .map(|mut n| std::mem::take(&mut *n))
             .unwrap_or_default();
-        for text in failed {
-            self.say(text);
+        for d in done {
+            if !d.trashed.is_empty() {
+                self.dupes.trashed(&d.trashed);
+                let gone = &d.trashed;
+                self.search.selection.retain(|p| !gone.contains(p));
+            }
+            if d.error {
+                self.fail(d.text);
+            } else {
+                self.say(d.text);
+            }
         }
     }
 
@@ -352,6 +412,16 @@ impl App {
         self.notice = Some(Notice {
             text: text.into(),
             at: Instant::now(),
+            error: false,
+        });
+    }
+
+    /// A failure, shown in the error colour until read (longer than news).
+    pub(crate) fn fail(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            at: Instant::now(),
+            error: true,
         });
     }
 
@@ -415,24 +485,154 @@ impl App {
                 if self.dry_run {
                     return;
                 }
-                let notices = self.notices.clone();
                 // The desktop may take a while (D-Bus, a cold file manager):
                 // never on the UI thread.
-                std::thread::spawn(move || {
-                    for p in paths {
-                        let path = os_path(&p);
+                self.in_background(move || {
+                    let mut failed = Vec::new();
+                    for p in &paths {
+                        let path = os_path(p);
                         let r = match action {
-                            Action::Open => opener::open(&path),
-                            _ => opener::reveal(&path),
+                            Action::Open => crate::actions::open(&path),
+                            _ => opener::reveal(&path).map_err(|e| e.to_string()),
                         };
-                        if let Err(e) = r
-                            && let Ok(mut n) = notices.lock()
-                        {
-                            n.push(format!("{}: {e}", path.display()));
+                        if let Err(e) = r {
+                            failed.push(format!("cannot open {}: {e}", path.display()));
                         }
+                    }
+                    match failed.len() {
+                        0 => Done::default(),
+                        _ => Done {
+                            text: failed.join("; "),
+                            error: true,
+                            ..Done::default()
+                        },
                     }
                 });
             }
+            Action::Trash => {
+                self.dialog = Some(Dialog::Trash {
+                    paths,
+                    from_dupes: false,
+                });
+            }
+            Action::Rename => {
+                let path = paths[0].clone();
+                let at = path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+                self.dialog = Some(Dialog::Rename {
+                    name: lossy(&path[at..]),
+                    path,
+                    error: None,
+                });
+                self.focus_dialog = true;
+            }
+            Action::OpenWith => {
+                self.dialog = Some(Dialog::OpenWith {
+                    program: self.settings.open_with.first().cloned().unwrap_or_default(),
+                    paths,
+                });
+                self.focus_dialog = true;
+            }
+            Action::SearchIn => {
+                let folder = &paths[0];
+                let q = crate::actions::search_in(folder);
+                self.view = View::Search;
+                self.type_query(&q);
+                self.focus_query = true;
+                self.query_cursor_to_end = true;
+            }
+        }
+    }
+
+    /// Runs `work` on a thread of its own; what it returns is shown (and
+    /// applied) at the next frame.
+    fn in_background(&self, work: impl FnOnce() -> Done + Send + 'static) {
+        let done = self.done.clone();
+        std::thread::spawn(move || {
+            let d = work();
+            if (!d.text.is_empty() || !d.trashed.is_empty())
+                && let Ok(mut list) = done.lock()
+            {
+                list.push(d);
+            }
+        });
+    }
+
+    /// The user said yes to the dialog's question.
+    pub fn confirm(&mut self) {
+        let Some(dialog) = self.dialog.take() else {
+            return;
+        };
+        match dialog {
+            Dialog::Trash { paths, from_dupes } => {
+                if from_dupes {
+                    self.dupes.discard.clear();
+                }
+                self.in_background(move || match crate::actions::trash(&paths) {
+                    Ok(()) => Done {
+                        text: match paths.len() {
+                            1 => {
+                                format!("moved {} to the trash", String::from_utf8_lossy(&paths[0]))
+                            }
+                            n => format!("moved {n} items to the trash"),
+                        },
+                        error: false,
+                        trashed: paths,
+                    },
+                    Err(e) => Done {
+                        text: e,
+                        error: true,
+                        ..Done::default()
+                    },
+                });
+            }
+            Dialog::Rename { path, name, .. } => match crate::actions::rename(&path, &name) {
+                Ok(to) => {
+                    if let Some(sel) = self.search.selection.iter_mut().find(|p| **p == path) {
+                        *sel = to;
+                    }
+                    self.say(format!("renamed to “{}”", name.trim()));
+                }
+                Err(e) => {
+                    self.dialog = Some(Dialog::Rename {
+                        path,
+                        name,
+                        error: Some(e),
+                    });
+                    self.focus_dialog = true;
+                }
+            },
+            Dialog::OpenWith { paths, program } => {
+                let program = program.trim().to_owned();
+                if program.is_empty() {
+                    self.dialog = Some(Dialog::OpenWith { paths, program });
+                    return;
+                }
+                if self.settings.remember_program(&program) {
+                    self.save_settings();
+                }
+                // Run even in dry-run mode: the program is the user's (or
+                // the test's) own choice, not the desktop's.
+                self.actions.push((Action::OpenWith, paths.clone()));
+                self.in_background(move || match crate::actions::open_with(&program, &paths) {
+                    Ok(()) => Done::default(),
+                    Err(e) => Done {
+                        text: e,
+                        error: true,
+                        ..Done::default()
+                    },
+                });
+            }
+        }
+    }
+
+    /// Asks to move the copies chosen in Duplicates to the trash.
+    pub fn trash_chosen_copies(&mut self) {
+        let paths = self.dupes.discard_paths();
+        if !paths.is_empty() {
+            self.dialog = Some(Dialog::Trash {
+                paths,
+                from_dupes: true,
+            });
         }
     }
 
@@ -452,12 +652,12 @@ impl App {
         }
     }
 
-    /// Drops a notice after a few seconds.
+    /// Drops a notice after a few seconds (a failure after longer).
     pub(crate) fn expire_notice(&mut self) {
         if self
             .notice
             .as_ref()
-            .is_some_and(|n| n.at.elapsed() > Duration::from_secs(6))
+            .is_some_and(|n| n.at.elapsed() > Duration::from_secs(if n.error { 20 } else { 6 }))
         {
             self.notice = None;
         }

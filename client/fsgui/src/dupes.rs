@@ -61,16 +61,30 @@ impl DupesModel {
         self.groups.iter().map(|g| g.reclaimable_bytes).sum()
     }
 
-    /// The name a group goes by: its first copy's file name.
+    /// The name a group goes by: the file name most of its copies have
+    /// (the first copy's on a tie).
     pub fn name(&self, group: usize) -> String {
-        let first = self
-            .groups
-            .get(group)
-            .and_then(|g| g.copies.first())
-            .and_then(|c| c.first());
-        first.map_or_else(String::new, |p| {
-            let at = p.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
-            String::from_utf8_lossy(&p[at..]).into_owned()
+        let Some(g) = self.groups.get(group) else {
+            return String::new();
+        };
+        let names: Vec<&[u8]> = g
+            .copies
+            .iter()
+            .filter_map(|c| c.first())
+            .map(|p| {
+                let at = p.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+                &p[at..]
+            })
+            .collect();
+        let mut best: Option<(&[u8], usize)> = None;
+        for n in &names {
+            let k = names.iter().filter(|m| *m == n).count();
+            if best.is_none_or(|(_, bk)| k > bk) {
+                best = Some((n, k));
+            }
+        }
+        best.map_or_else(String::new, |(n, _)| {
+            String::from_utf8_lossy(n).into_owned()
         })
     }
 
@@ -177,9 +191,9 @@ mod tests {
             g(
                 100,
                 &[
-                    &["/a/song.mp3"],
+                    &["/a/song (1).mp3"],
                     &["/b/song.mp3", "/b/link.mp3"],
-                    &["/c/s.mp3"],
+                    &["/c/song.mp3"],
                 ],
             ),
             g(7, &[&["/x/w2.pdf"], &["/y/w2.pdf"]]),
@@ -195,14 +209,14 @@ mod tests {
             [
                 b"/b/song.mp3".to_vec(),
                 b"/b/link.mp3".to_vec(),
-                b"/c/s.mp3".to_vec()
+                b"/c/song.mp3".to_vec()
             ]
         );
         m.keep_only(1, 1);
         assert_eq!(m.discard_bytes(), 207);
         assert!(m.toggle_discard(0, 1), "kept again");
         assert_eq!(m.discard_bytes(), 107);
-        m.trashed(&[b"/c/s.mp3".to_vec(), b"/x/w2.pdf".to_vec()]);
+        m.trashed(&[b"/c/song.mp3".to_vec(), b"/x/w2.pdf".to_vec()]);
         assert_eq!(m.groups.len(), 1, "w2.pdf has one copy left");
         assert_eq!(m.groups[0].reclaimable_bytes, 100);
         assert!(m.discard.is_empty());

@@ -12,7 +12,10 @@
 //!   alike.
 //! - [`treemap`]: the squarified layout of the disk-usage view.
 //! - [`fonts`]: the system's fonts for scripts egui's own lack.
+//! - [`actions`]: trash, rename, open, open with: what the window does to
+//!   files, without egui.
 
+pub mod actions;
 pub mod app;
 pub mod backend;
 pub mod bench;
@@ -24,4 +27,4 @@ pub mod settings;
 pub mod treemap;
 pub mod ui;
 
-pub use app::{Action, App, Options, View};
+pub use app::{Action, App, Dialog, Options, View};

@@ -103,6 +103,7 @@ impl App {
         ));
         ui.separator();
         let mut enter: Option<Usage> = None;
+        let mut act: Option<(crate::app::Action, Vec<u8>)> = None;
         let parent = t.bytes.max(1) as f64;
         let dark = ui.visuals().dark_mode;
         ui.columns(2, |cols| {
@@ -154,13 +155,32 @@ impl App {
                         if resp.clicked() && c.kind.is_folder() {
                             enter = Some(c.clone());
                         }
+                        resp.context_menu(|ui| {
+                            if let Some(a) = super::file_menu(ui, true) {
+                                act = Some((a, c.path.clone()));
+                            }
+                        });
                     }
                 });
             let ui = &mut cols[1];
-            if let Some(c) = treemap(ui, &answer.children, dark) {
-                enter = Some(c);
+            match treemap(ui, &answer.children, dark) {
+                Some((c, None)) => enter = Some(c),
+                Some((c, Some(a))) => act = Some((a, c.path)),
+                None => {}
             }
         });
+        if let Some((a, p)) = act {
+            let ctx = ui.ctx().clone();
+            let folder = answer
+                .children
+                .iter()
+                .any(|c| c.path == p && c.kind.is_folder());
+            let p = match a {
+                crate::app::Action::SearchIn => crate::actions::folder_of(&p, folder),
+                _ => p,
+            };
+            self.act(&ctx, a, vec![p]);
+        }
         if let Some(c) = enter {
             let r = self.du.enter(&c);
             self.send(r);
@@ -169,8 +189,13 @@ impl App {
 }
 
 /// A squarified treemap of `children` filling the rest of `ui`; returns the
-/// folder clicked, if any.
-fn treemap(ui: &mut Ui, children: &[Usage], dark: bool) -> Option<Usage> {
+/// folder clicked (`None` action), or a tile and the action chosen in its
+/// context menu.
+fn treemap(
+    ui: &mut Ui,
+    children: &[Usage],
+    dark: bool,
+) -> Option<(Usage, Option<crate::app::Action>)> {
     let (response, painter) = ui.allocate_painter(ui.available_size(), Sense::click());
     let area = response.rect;
     let values: Vec<u64> = children.iter().map(|c| c.bytes).collect();
@@ -217,11 +242,31 @@ fn treemap(ui: &mut Ui, children: &[Usage], dark: bool) -> Option<Usage> {
             count(c.files)
         ));
     }
+    // The tile the menu is for: the one under the pointer when it opened.
+    let menu_id = egui::Id::unique("fsgui-treemap-menu");
+    if response.secondary_clicked()
+        && let Some(i) = hover
+    {
+        ui.data_mut(|d| d.insert_temp(menu_id, i));
+    }
+    let mut chosen = None;
+    response.context_menu(|ui| {
+        if let Some(a) = super::file_menu(ui, true) {
+            chosen = Some(a);
+        }
+    });
+    if let Some(a) = chosen
+        && let Some(c) = ui
+            .data(|d| d.get_temp::<usize>(menu_id))
+            .and_then(|i| children.get(i))
+    {
+        return Some((c.clone(), Some(a)));
+    }
     if response.clicked()
         && let Some(c) = hover.and_then(|i| children.get(i))
         && c.kind.is_folder()
     {
-        return Some(c.clone());
+        return Some((c.clone(), None));
     }
     None
 }

@@ -9,8 +9,10 @@
 //!   results table;
 //! - `du`: the breadcrumb, the size bars and the treemap;
 //! - `dupes`: the duplicate groups and their copies;
-//! - `status`: the status bar (daemon state, roots, watching, notices).
+//! - `status`: the status bar (daemon state, roots, watching, notices);
+//! - `dialogs`: the questions asked before acting (trash, rename, open with).
 
+mod dialogs;
 mod du;
 mod dupes;
 mod search;
@@ -20,7 +22,7 @@ use std::time::Duration;
 
 use egui::Ui;
 
-use crate::app::{App, View};
+use crate::app::{Action, App, View};
 use crate::backend::RowKind;
 
 pub use search::{ROW_HEIGHT, query_id};
@@ -50,6 +52,35 @@ pub fn when(ns: i64) -> String {
     };
     let zoned = t.to_zoned(jiff::tz::TimeZone::system());
     zoned.strftime("%Y-%m-%d %H:%M").to_string()
+}
+
+/// The context menu of a file or folder, in every view: the action chosen.
+/// `rename`: one item (a selection of several cannot be renamed).
+fn file_menu(ui: &mut Ui, rename: bool) -> Option<Action> {
+    let mut chosen = None;
+    for (label, action) in [
+        ("Open", Action::Open),
+        ("Open with…", Action::OpenWith),
+        ("Reveal in file manager", Action::Reveal),
+        ("Search in this folder", Action::SearchIn),
+        ("Copy path", Action::CopyPath),
+        ("Copy name", Action::CopyName),
+    ] {
+        if ui.button(label).clicked() {
+            chosen = Some(action);
+        }
+    }
+    ui.separator();
+    if rename && ui.button("Rename…").clicked() {
+        chosen = Some(Action::Rename);
+    }
+    if ui.button("Move to trash…").clicked() {
+        chosen = Some(Action::Trash);
+    }
+    if chosen.is_some() {
+        ui.close();
+    }
+    chosen
 }
 
 fn icon(kind: RowKind) -> &'static str {
@@ -83,6 +114,7 @@ impl App {
             View::DiskUsage => self.du_view(ui),
             View::Duplicates => self.dupes_view(ui),
         });
+        self.dialogs(ui);
         if self.notice.is_some() || self.search.busy() {
             ctx.request_repaint_after(Duration::from_millis(250));
         }

@@ -28,10 +28,13 @@ impl App {
     /// late, and those keys would be lost.
     pub(super) fn keys(&mut self, ctx: &egui::Context) {
         let ctrl_l = ctx.input_mut(|i| i.consume_key(Modifiers::COMMAND, Key::L));
-        if ctrl_l {
+        if ctrl_l && self.dialog.is_none() {
             self.show(View::Search);
             self.focus_query = true;
             self.select_query = true;
+            return;
+        }
+        if self.dialog.is_some() {
             return;
         }
         if self.view != View::Search || ctx.any_popup_open() {
@@ -66,6 +69,22 @@ impl App {
         if home || end {
             self.search.cursor_to_end(end);
         }
+        // Delete and F2 act on the rows once one is selected (Delete in
+        // the text before that).
+        let (delete, f2) = ctx.input_mut(|i| {
+            (
+                rows_keys && i.consume_key(Modifiers::NONE, Key::Delete),
+                i.consume_key(Modifiers::NONE, Key::F2),
+            )
+        });
+        if delete {
+            let paths = self.search.selected_paths();
+            self.act(ctx, Action::Trash, paths);
+        }
+        if f2 && let Some(r) = self.search.selected_row() {
+            let path = vec![r.path.clone()];
+            self.act(ctx, Action::Rename, path);
+        }
         if enter {
             let paths = self.search.selected_paths();
             if paths.is_empty() {
@@ -85,7 +104,7 @@ impl App {
             // now, before the box reads what was typed after it.
             self.focus_query = true;
         }
-        if std::mem::take(&mut self.focus_query) {
+        if std::mem::take(&mut self.focus_query) && self.dialog.is_none() {
             ctx.memory_mut(|m| m.request_focus(query_id()));
         }
     }
@@ -96,8 +115,15 @@ impl App {
             let width = (ui.available_width() - 80.0).max(100.0);
             // Focus and selection before the box is drawn: it reads this
             // frame's keys with them (see `keys`).
-            if std::mem::take(&mut self.focus_query) {
+            if std::mem::take(&mut self.focus_query) && self.dialog.is_none() {
                 ui.memory_mut(|m| m.request_focus(query_id()));
+            }
+            if std::mem::take(&mut self.query_cursor_to_end) {
+                let mut state =
+                    egui::TextEdit::load_state(ui.ctx(), query_id()).unwrap_or_default();
+                let end = egui::text::CCursor::new(self.search.query.chars().count());
+                state.cursor.set_char_range(Some(CCursorRange::one(end)));
+                state.store(ui.ctx(), query_id());
             }
             if std::mem::take(&mut self.select_query) {
                 let mut state =
@@ -360,17 +386,12 @@ impl App {
                         click = Some((i, false, false));
                     }
                     response.context_menu(|ui| {
-                        for (label, action) in [
-                            ("Open", Action::Open),
-                            ("Reveal in file manager", Action::Reveal),
-                            ("Copy path", Action::CopyPath),
-                            ("Copy name", Action::CopyName),
-                            ("Copy selected as a file list", Action::CopyList),
-                        ] {
-                            if ui.button(label).clicked() {
-                                menu = Some((i, action));
-                                ui.close();
-                            }
+                        if ui.button("Copy selected as a file list").clicked() {
+                            menu = Some((i, Action::CopyList));
+                            ui.close();
+                        }
+                        if let Some(a) = super::file_menu(ui, search.selection.len() <= 1) {
+                            menu = Some((i, a));
                         }
                     });
                 });
@@ -401,14 +422,13 @@ impl App {
             {
                 self.search.click(i, false);
             }
+            let row = self.search.results.row(i);
             let paths = match action {
-                Action::CopyList => self.search.selected_paths(),
-                _ => self
-                    .search
-                    .results
-                    .row(i)
-                    .map(|r| vec![r.path.clone()])
+                Action::CopyList | Action::Trash | Action::OpenWith => self.search.selected_paths(),
+                Action::SearchIn => row
+                    .map(|r| vec![crate::actions::folder_of(&r.path, r.kind.is_folder())])
                     .unwrap_or_default(),
+                _ => row.map(|r| vec![r.path.clone()]).unwrap_or_default(),
             };
             self.act(&ctx, action, paths);
         }

@@ -67,7 +67,11 @@ impl App {
             }
             if let Some(n) = &self.notice {
                 ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
-                    ui.label(&n.text);
+                    if n.error {
+                        ui.colored_label(ui.visuals().error_fg_color, format!("⚠ {}", n.text));
+                    } else {
+                        ui.label(&n.text);
+                    }
                 });
             }
         });

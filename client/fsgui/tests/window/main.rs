@@ -2,6 +2,7 @@
 //! --json` prints for the same question. Driven through the AccessKit tree
 //! (labels, key presses, clicks), without a display or a GPU.
 
+mod actions;
 mod daemon;
 mod scripts;
 mod table;
