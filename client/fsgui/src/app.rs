@@ -115,6 +115,13 @@ pub struct Notice {
     pub error: bool,
 }
 
+impl Notice {
+    /// How long it stays in the status bar.
+    pub fn lasts(&self) -> Duration {
+        Duration::from_secs(if self.error { 20 } else { 6 })
+    }
+}
+
 pub struct App {
     pub search: SearchModel,
     pub du: DuModel,
@@ -152,6 +159,9 @@ pub struct App {
     pub(crate) query_cursor_to_end: bool,
     /// Give the dialog's text box the focus next frame.
     pub(crate) focus_dialog: bool,
+    /// Where the treemap was drawn in the last frame (tests check the
+    /// layout at small sizes).
+    pub du_map_rect: Option<egui::Rect>,
 }
 
 impl std::fmt::Debug for App {
@@ -174,7 +184,16 @@ impl App {
     /// Starts with an egui context to wake.
     pub fn start_with(options: Options, ctx: &egui::Context) -> std::io::Result<App> {
         let ctx = ctx.clone();
-        App::start(options, Arc::new(move || ctx.request_repaint()))
+        App::start(
+            options,
+            Arc::new(move |after| {
+                if after.is_zero() {
+                    ctx.request_repaint();
+                } else {
+                    ctx.request_repaint_after(after);
+                }
+            }),
+        )
     }
 
     /// An app whose requests go to [`App::outbox`] (reducer tests).
@@ -210,6 +229,7 @@ impl App {
             shown_epoch: 0,
             query_cursor_to_end: false,
             focus_dialog: false,
+            du_map_rect: None,
         };
         if let Some(q) = options.query {
             let r = app.search.set_query(&q);
@@ -444,7 +464,7 @@ impl App {
         });
     }
 
-    fn save_settings(&mut self) {
+    pub(crate) fn save_settings(&mut self) {
         if let Some(p) = &self.settings_path
             && let Err(e) = self.settings.save(p)
         {
@@ -657,7 +677,7 @@ impl App {
         if self
             .notice
             .as_ref()
-            .is_some_and(|n| n.at.elapsed() > Duration::from_secs(if n.error { 20 } else { 6 }))
+            .is_some_and(|n| n.at.elapsed() > n.lasts())
         {
             self.notice = None;
         }

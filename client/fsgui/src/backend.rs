@@ -22,8 +22,15 @@ use fsindex_proto::v1 as pb;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::AbortHandle;
 
-/// Called after every reply: wakes the UI (egui's `request_repaint`).
-pub type Wake = Arc<dyn Fn() + Send + Sync>;
+/// Called after every reply: wakes the UI within the given time (egui's
+/// `request_repaint_after`; zero: at once).
+pub type Wake = Arc<dyn Fn(Duration) + Send + Sync>;
+
+/// How late a reply nobody is waiting on may be painted: status polls,
+/// hashing progress and change notices wake the window at most this often
+/// together (egui merges wake-ups within the delay into one frame), so a
+/// daemon busy scanning or hashing never keeps it drawing continuously.
+pub const BACKGROUND_WAKE: Duration = Duration::from_millis(100);
 
 /// Children asked for per disk-usage folder: the bars and the treemap show
 /// this many, the rest is one "N more" line.
@@ -368,10 +375,23 @@ struct Out {
 }
 
 impl Out {
-    /// False once the UI is gone.
+    /// False once the UI is gone. What the user waits for (rows, a
+    /// refusal, the connection) is painted at once; the rest within
+    /// [`BACKGROUND_WAKE`].
     fn send(&self, r: Reply) -> bool {
+        let now = matches!(
+            r,
+            Reply::Rows { .. }
+                | Reply::SearchFailed { .. }
+                | Reply::Connection(_)
+                | Reply::DiskUsage { .. }
+                | Reply::Dupes {
+                    event: DupesEvent::Done(_),
+                    ..
+                }
+        );
         let ok = self.tx.send(r).is_ok();
-        (self.wake)();
+        (self.wake)(if now { Duration::ZERO } else { BACKGROUND_WAKE });
         ok
     }
 }

@@ -19,6 +19,9 @@ pub struct Settings {
     pub saved: Vec<String>,
     /// Programs files were opened with ("Open with…"), newest first.
     pub open_with: Vec<String>,
+    /// "light" or "dark" once chosen with the toggle; unset: egui's default
+    /// (the system's, where the platform reports one).
+    pub theme: Option<String>,
 }
 
 impl Settings {

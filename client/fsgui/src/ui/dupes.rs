@@ -48,7 +48,7 @@ impl App {
             )));
         } else if self.dupes.running {
             ui.horizontal(|ui| {
-                ui.spinner();
+                ui.label("⟳");
                 ui.label("looking for files of equal size…");
             });
         }

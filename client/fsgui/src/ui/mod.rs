@@ -103,6 +103,9 @@ impl App {
     /// Draws one frame (eframe's `App::ui` and the kittest harness call this).
     pub fn ui(&mut self, ui: &mut Ui) {
         self.frames += 1;
+        if self.frames == 1 {
+            self.apply_theme(ui.ctx());
+        }
         self.pump();
         self.expire_notice();
         let ctx = ui.ctx().clone();
@@ -115,8 +118,12 @@ impl App {
             View::Duplicates => self.dupes_view(ui),
         });
         self.dialogs(ui);
-        if self.notice.is_some() || self.search.busy() {
-            ctx.request_repaint_after(Duration::from_millis(250));
+        // Nothing animates: a frame is drawn when something arrives (see
+        // `backend::BACKGROUND_WAKE`) or the user acts, and once more when
+        // a notice is due to go.
+        if let Some(n) = &self.notice {
+            let left = n.lasts().saturating_sub(n.at.elapsed());
+            ctx.request_repaint_after(left + Duration::from_millis(50));
         }
     }
 
@@ -132,6 +139,17 @@ impl App {
                     self.show(view);
                 }
             }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                let dark = ui.visuals().dark_mode;
+                let (sign, hint) = if dark {
+                    ("☀", "Switch to the light theme")
+                } else {
+                    ("🌙", "Switch to the dark theme")
+                };
+                if ui.button(sign).on_hover_text(hint).clicked() {
+                    self.toggle_theme(ui.ctx(), !dark);
+                }
+            });
         });
         if self.view == View::Search {
             self.query_row(ui);
@@ -140,11 +158,30 @@ impl App {
     }
 }
 
+impl App {
+    /// The theme kept in the settings, if one was chosen.
+    fn apply_theme(&self, ctx: &egui::Context) {
+        match self.settings.theme.as_deref() {
+            Some("light") => ctx.set_theme(egui::Theme::Light),
+            Some("dark") => ctx.set_theme(egui::Theme::Dark),
+            _ => {}
+        }
+    }
+
+    /// The toggle: that theme now, and kept for the next start.
+    fn toggle_theme(&mut self, ctx: &egui::Context, dark: bool) {
+        self.settings.theme = Some(if dark { "dark" } else { "light" }.to_owned());
+        self.apply_theme(ctx);
+        self.save_settings();
+        self.focus_query = self.view == View::Search;
+    }
+}
+
 /// Every symbol the window draws, for the glyph test.
 #[cfg(test)]
 const SYMBOLS: &[&str] = &[
-    "…", "›", "·", "×", "⏷", "⏵", "★", "☆", "⚙", "⚠", "⟳", "⬆", "⬇", "🎞", "🎵", "📁", "📦", "🔍",
-    "🔗", "🕘", "🖴", "🖹", "🖼", "🗋", "🗐", "📄",
+    "…", "›", "·", "×", "⏷", "⏵", "★", "☆", "☀", "🌙", "⚙", "⚠", "⟳", "⬆", "⬇", "🎞", "🎵", "📁",
+    "📦", "🔍", "🔗", "🕘", "🖴", "🖹", "🖼", "🗋", "🗐", "📄",
 ];
 
 #[cfg(test)]

@@ -232,7 +232,7 @@ impl App {
                 ));
             }
             if self.search.busy() {
-                ui.spinner();
+                ui.weak("searching…");
             }
         });
         self.order_line(ui);

@@ -26,7 +26,9 @@ impl App {
                         );
                         ui.label("ready");
                     } else {
-                        ui.spinner();
+                        // A still sign, not a spinner: a spinner repaints the
+                        // window every frame for as long as the scan lasts.
+                        ui.label("⟳");
                         let scanned: u64 = s.roots.iter().map(|r| r.scanned).sum();
                         ui.label(format!("scanning: {} entries so far", count(scanned)));
                     }
@@ -61,8 +63,7 @@ impl App {
                     }
                 }
                 _ => {
-                    ui.spinner();
-                    ui.label("connecting to fsindexd…");
+                    ui.label("⟳ connecting to fsindexd…");
                 }
             }
             if let Some(n) = &self.notice {

@@ -3,6 +3,7 @@
 //! (labels, key presses, clicks), without a display or a GPU.
 
 mod actions;
+mod costs;
 mod daemon;
 mod scripts;
 mod table;

@@ -148,7 +148,7 @@ impl Instance {
             dry_run: true,
         };
         // The harness polls (see `settle`): the wake-up has nothing to do.
-        let mut app = App::start(options, std::sync::Arc::new(|| {})).expect("start the window");
+        let mut app = App::start(options, std::sync::Arc::new(|_| {})).expect("start the window");
         app.show(view);
         let mut h = Harness::builder()
             .with_size(size)
