@@ -76,10 +76,13 @@ kill -TERM "$GUI"; wait "$GUI" 2>/dev/null || true
 
 # Idle in each view, the index ready.
 for view in search du dupes; do
-    "$FSGUI" --size 1000x650 --view "$view" --query report 2>/dev/null &
+    "$FSGUI" --size 1000x650 --view "$view" --query report 2>"$WORK/fsgui-$view.log" &
     GUI=$!
     PIDS+=($GUI)
     sleep 8
+    if ! kill -0 "$GUI" 2>/dev/null; then
+        echo "fsgui ($view view) exited:" >&2; cat "$WORK/fsgui-$view.log" >&2; continue
+    fi
     echo "idle, $view view: $(cpu_over "$GUI" "$IDLE_SECS")% of a core over $IDLE_SECS s"
     kill -TERM "$GUI"; wait "$GUI" 2>/dev/null || true
 done

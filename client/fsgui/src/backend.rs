@@ -138,6 +138,8 @@ pub struct Row {
     pub mtime_ns: i64,
     /// Matches a WARN-tier sensitive pattern.
     pub sensitive: bool,
+    /// Byte ranges of `name` the query's words match (highlighted).
+    pub marks: Vec<std::ops::Range<usize>>,
 }
 
 impl Row {
@@ -156,8 +158,63 @@ impl Row {
             size: e.size,
             mtime_ns: e.mtime_ns,
             sensitive: e.sensitive,
+            marks: Vec::new(),
         }
     }
+}
+
+/// The plain words of a query, lowercased, as a name may contain them:
+/// filters (`ext:`, `size:`), negations and regexes are left out, `a|b`
+/// gives both, quotes and wildcards are dropped.
+pub fn query_words(query: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for term in query.split_whitespace() {
+        if term.starts_with('!') || term.contains(':') || term.starts_with('@') {
+            continue;
+        }
+        for alt in term.split('|') {
+            for part in alt.split(['*', '?', '"']) {
+                if !part.is_empty() {
+                    words.push(part.to_lowercase());
+                }
+            }
+        }
+    }
+    words
+}
+
+/// Byte ranges of `name` where any of `words` occurs, compared as the
+/// daemon compares (case folded), merged and in order.
+pub fn name_marks(name: &str, words: &[String]) -> Vec<std::ops::Range<usize>> {
+    if words.is_empty() {
+        return Vec::new();
+    }
+    // The lowercase name, and for each of its bytes the original char's
+    // range (lowercasing may change lengths).
+    let mut lower = String::with_capacity(name.len());
+    let mut origin: Vec<std::ops::Range<usize>> = Vec::with_capacity(name.len());
+    for (i, c) in name.char_indices() {
+        for l in c.to_lowercase() {
+            let before = lower.len();
+            lower.push(l);
+            origin.extend((before..lower.len()).map(|_| i..i + c.len_utf8()));
+        }
+    }
+    let mut marks: Vec<std::ops::Range<usize>> = Vec::new();
+    for w in words {
+        for (at, m) in lower.match_indices(w.as_str()) {
+            marks.push(origin[at].start..origin[at + m.len() - 1].end);
+        }
+    }
+    marks.sort_by_key(|r| r.start);
+    let mut merged: Vec<std::ops::Range<usize>> = Vec::new();
+    for r in marks {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    merged
 }
 
 /// Disk usage of one path, as `fsctl du` counts it.
@@ -561,13 +618,18 @@ async fn search(
         reverse: params.reverse,
         offset,
     };
+    let words = query_words(&params.query);
     let answer = async {
         let mut stream = client.search(req).await?.into_inner();
         let (mut total, mut elapsed_us, mut rows) = (0, 0, Vec::new());
         while let Some(chunk) = stream.message().await? {
             total = chunk.total;
             elapsed_us = chunk.elapsed_us;
-            rows.extend(chunk.entries.into_iter().map(Row::from_entry));
+            rows.extend(chunk.entries.into_iter().map(|e| {
+                let mut row = Row::from_entry(e);
+                row.marks = name_marks(&row.name, &words);
+                row
+            }));
         }
         Ok::<_, tonic::Status>((total, elapsed_us, rows))
     };
@@ -785,6 +847,17 @@ mod tests {
         assert_eq!((top.folder.as_str(), top.kind), ("/", RowKind::Folder));
         assert_eq!(RowKind::of(1, ".bashrc"), RowKind::File);
         assert_eq!(RowKind::of(1, "a.TAR.GZ"), RowKind::Archive);
+    }
+
+    #[test]
+    fn the_query_words_are_marked_in_names() {
+        let w = query_words("Tax ext:pdf !draft 2025|2024 \"w2\" *.jpg size:>1mb");
+        assert_eq!(w, ["tax", "2025", "2024", "w2", ".jpg"]);
+        assert_eq!(name_marks("2025_TAX_return.pdf", &w), [0..4, 5..8]);
+        // Overlapping words make one mark; non-ASCII keeps char bounds.
+        let w = query_words("ärg rger");
+        assert_eq!(name_marks("ÄRGER.txt", &w), [0..6]);
+        assert!(name_marks("notes", &query_words("content:x")).is_empty());
     }
 
     #[test]

@@ -575,6 +575,7 @@ mod tests {
                 size: i,
                 mtime_ns: 0,
                 sensitive: false,
+                marks: Vec::new(),
             })
             .collect()
     }

@@ -356,7 +356,7 @@ impl App {
                     row.set_selected(search.is_selected(r) || search.cursor == Some(i));
                     row.col(|ui| {
                         ui.label(icon(r.kind));
-                        ui.add(Label::new(&r.name).truncate());
+                        ui.add(Label::new(marked(ui, &r.name, &r.marks)).truncate());
                         if r.sensitive {
                             ui.label("⚠").on_hover_text("matches a sensitive pattern");
                         }
@@ -442,4 +442,30 @@ impl App {
             self.search.painted();
         }
     }
+}
+
+/// A name with the parts the query matched highlighted.
+fn marked(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> LayoutJob {
+    let normal = TextFormat {
+        color: ui.visuals().text_color(),
+        font_id: egui::TextStyle::Body.resolve(ui.style()),
+        ..TextFormat::default()
+    };
+    let hit = TextFormat {
+        background: ui.visuals().selection.bg_fill.gamma_multiply(0.6),
+        color: ui.visuals().strong_text_color(),
+        ..normal.clone()
+    };
+    let mut job = LayoutJob::default();
+    let mut at = 0;
+    for m in marks {
+        if m.start < at || m.end > name.len() {
+            continue;
+        }
+        job.append(&name[at..m.start], 0.0, normal.clone());
+        job.append(&name[m.clone()], 0.0, hit.clone());
+        at = m.end;
+    }
+    job.append(&name[at..], 0.0, normal);
+    job
 }

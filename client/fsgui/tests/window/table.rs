@@ -52,6 +52,16 @@ fn ctrl_l_and_esc_lose_no_keys_and_a_new_query_is_in_relevance_order() {
     h.step();
     h.get_by_label("Search").type_text("report");
     typed(&mut h, "report", "report");
+    // The matched part of each name is marked (highlighted).
+    let r = &h.state().search.results;
+    for i in 0..r.total {
+        let row = r.row(i).unwrap();
+        let at = row.name.to_lowercase().find("report");
+        match at {
+            Some(at) => assert_eq!(row.marks, [at..at + 6], "{}", row.name),
+            None => assert!(row.marks.is_empty(), "{}", row.name),
+        }
+    }
     // A header click sorts and leaves the keyboard in the box.
     h.get_by_role_and_label(Role::Button, "Size").click();
     settle(&mut h, "sorted by size", |a| {
