@@ -162,6 +162,17 @@ pub struct App {
     /// Where the treemap was drawn in the last frame (tests check the
     /// layout at small sizes).
     pub du_map_rect: Option<egui::Rect>,
+    /// The preview pane is open (Search view, where the window is wide
+    /// enough).
+    pub preview_shown: bool,
+    /// The preview shown, and the path it is of.
+    pub preview: Option<(Vec<u8>, crate::preview::Preview)>,
+    /// The path whose preview was asked for last.
+    preview_asked: Option<Vec<u8>>,
+    /// Where the loading thread leaves its answer.
+    preview_slot: Arc<Mutex<Option<(Vec<u8>, crate::preview::Preview)>>>,
+    /// The thumbnail's texture, by path.
+    pub(crate) preview_texture: Option<(Vec<u8>, egui::TextureHandle)>,
 }
 
 impl std::fmt::Debug for App {
@@ -230,6 +241,11 @@ impl App {
             query_cursor_to_end: false,
             focus_dialog: false,
             du_map_rect: None,
+            preview_shown: true,
+            preview: None,
+            preview_asked: None,
+            preview_slot: Arc::default(),
+            preview_texture: None,
         };
         if let Some(q) = options.query {
             let r = app.search.set_query(&q);
@@ -561,6 +577,37 @@ impl App {
                 self.query_cursor_to_end = true;
             }
         }
+    }
+
+    /// The preview follows the selected row: a new path is loaded on a
+    /// thread (the window is woken when it is there).
+    pub(crate) fn follow_preview(&mut self, ctx: &egui::Context) {
+        if let Some(p) = self.preview_slot.lock().ok().and_then(|mut s| s.take())
+            && Some(&p.0) == self.preview_asked.as_ref()
+        {
+            self.preview = Some(p);
+        }
+        let Some(row) = self.search.selected_row() else {
+            self.preview = None;
+            self.preview_asked = None;
+            return;
+        };
+        if self.preview_asked.as_ref() == Some(&row.path) {
+            return;
+        }
+        let path = row.path.clone();
+        let folder = row.kind.is_folder();
+        self.preview_asked = Some(path.clone());
+        let words = crate::backend::query_words(&self.search.results.params.query);
+        let slot = self.preview_slot.clone();
+        let ctx = ctx.clone();
+        std::thread::spawn(move || {
+            let p = crate::preview::load(&os_path(&path), &words, folder);
+            if let Ok(mut s) = slot.lock() {
+                *s = Some((path, p));
+            }
+            ctx.request_repaint();
+        });
     }
 
     /// Runs `work` on a thread of its own; what it returns is shown (and

@@ -12,6 +12,7 @@
 //!   alike.
 //! - [`treemap`]: the squarified layout of the disk-usage view.
 //! - [`fonts`]: the system's fonts for scripts egui's own lack.
+//! - [`preview`]: the selected row's text passage or thumbnail, without egui.
 //! - [`actions`]: trash, rename, open, open with: what the window does to
 //!   files, without egui.
 
@@ -22,6 +23,7 @@ pub mod bench;
 pub mod du;
 pub mod dupes;
 pub mod fonts;
+pub mod preview;
 pub mod search;
 pub mod settings;
 pub mod treemap;

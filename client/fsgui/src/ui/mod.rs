@@ -10,11 +10,13 @@
 //! - `du`: the breadcrumb, the size bars and the treemap;
 //! - `dupes`: the duplicate groups and their copies;
 //! - `status`: the status bar (daemon state, roots, watching, notices);
+//! - `preview`: the selected row's passage or thumbnail;
 //! - `dialogs`: the questions asked before acting (trash, rename, open with).
 
 mod dialogs;
 mod du;
 mod dupes;
+mod preview;
 mod search;
 mod status;
 
@@ -112,6 +114,15 @@ impl App {
         self.keys(&ctx);
         egui::Panel::top("fsgui-top").show(ui, |ui| self.top_bar(ui));
         egui::Panel::bottom("fsgui-status").show(ui, |ui| self.status_bar(ui));
+        // The preview beside the results, where there is room for both.
+        if self.view == View::Search && self.preview_shown && ui.available_width() >= 760.0 {
+            self.follow_preview(&ctx);
+            egui::Panel::right("fsgui-preview")
+                .resizable(true)
+                .default_size(300.0)
+                .min_size(180.0)
+                .show(ui, |ui| self.preview_pane(ui));
+        }
         egui::CentralPanel::default_margins().show(ui, |ui| match self.view {
             View::Search => self.results_table(ui),
             View::DiskUsage => self.du_view(ui),

@@ -112,7 +112,7 @@ impl App {
     pub(super) fn query_row(&mut self, ui: &mut Ui) {
         ui.horizontal(|ui| {
             let label = ui.label("Search");
-            let width = (ui.available_width() - 80.0).max(100.0);
+            let width = (ui.available_width() - 150.0).max(100.0);
             // Focus and selection before the box is drawn: it reads this
             // frame's keys with them (see `keys`).
             if std::mem::take(&mut self.focus_query) && self.dialog.is_none() {
@@ -142,6 +142,8 @@ impl App {
                 let q = self.search.query.clone();
                 self.type_query(&q);
             }
+            ui.toggle_value(&mut self.preview_shown, "Preview")
+                .on_hover_text("The selected row's text or picture beside the results");
             let saved = self.settings.is_saved(&self.search.query);
             if ui
                 .button(if saved { "★" } else { "☆" })
@@ -445,7 +447,7 @@ impl App {
 }
 
 /// A name with the parts the query matched highlighted.
-fn marked(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> LayoutJob {
+pub(super) fn marked(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> LayoutJob {
     let normal = TextFormat {
         color: ui.visuals().text_color(),
         font_id: egui::TextStyle::Body.resolve(ui.style()),

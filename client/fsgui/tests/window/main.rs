@@ -5,6 +5,7 @@
 mod actions;
 mod costs;
 mod daemon;
+mod preview;
 mod scripts;
 mod table;
 mod util;
