@@ -67,6 +67,9 @@ pub enum Dialog {
     },
 }
 
+/// A preview and the path it is of.
+pub type PathPreview = (Vec<u8>, crate::preview::Preview);
+
 /// What a helper thread reports when its action is done.
 #[derive(Clone, Debug, Default)]
 struct Done {
@@ -166,11 +169,11 @@ pub struct App {
     /// enough).
     pub preview_shown: bool,
     /// The preview shown, and the path it is of.
-    pub preview: Option<(Vec<u8>, crate::preview::Preview)>,
+    pub preview: Option<PathPreview>,
     /// The path whose preview was asked for last.
     preview_asked: Option<Vec<u8>>,
     /// Where the loading thread leaves its answer.
-    preview_slot: Arc<Mutex<Option<(Vec<u8>, crate::preview::Preview)>>>,
+    preview_slot: Arc<Mutex<Option<PathPreview>>>,
     /// The thumbnail's texture, by path.
     pub(crate) preview_texture: Option<(Vec<u8>, egui::TextureHandle)>,
 }

@@ -58,7 +58,7 @@ fn ctrl_l_and_esc_lose_no_keys_and_a_new_query_is_in_relevance_order() {
         let row = r.row(i).unwrap();
         let at = row.name.to_lowercase().find("report");
         match at {
-            Some(at) => assert_eq!(row.marks, [at..at + 6], "{}", row.name),
+            Some(at) => assert_eq!(row.marks, vec![(at..at + 6)], "{}", row.name),
             None => assert!(row.marks.is_empty(), "{}", row.name),
         }
     }
