@@ -76,10 +76,14 @@ kill -TERM "$GUI"; wait "$GUI" 2>/dev/null || true
 
 # Idle in each view, the index ready.
 for view in search du dupes; do
-    "$FSGUI" --size 1000x650 --view "$view" --query report 2>"$WORK/fsgui-$view.log" &
-    GUI=$!
-    PIDS+=($GUI)
-    sleep 8
+    # Xvfb under load now and then refuses a connection: up to 3 tries.
+    for _ in 1 2 3; do
+        "$FSGUI" --size 1000x650 --view "$view" --query report 2>"$WORK/fsgui-$view.log" &
+        GUI=$!
+        PIDS+=($GUI)
+        sleep 8
+        kill -0 "$GUI" 2>/dev/null && break
+    done
     if ! kill -0 "$GUI" 2>/dev/null; then
         echo "fsgui ($view view) exited:" >&2; cat "$WORK/fsgui-$view.log" >&2; continue
     fi
