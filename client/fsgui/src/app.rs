@@ -162,6 +162,8 @@ pub struct App {
     pub(crate) query_cursor_to_end: bool,
     /// Give the dialog's text box the focus next frame.
     pub(crate) focus_dialog: bool,
+    /// Changes arrived while the daemon scanned, not yet followed.
+    changes_held: bool,
     /// Where the treemap was drawn in the last frame (tests check the
     /// layout at small sizes).
     pub du_map_rect: Option<egui::Rect>,
@@ -244,6 +246,7 @@ impl App {
             query_cursor_to_end: false,
             focus_dialog: false,
             du_map_rect: None,
+            changes_held: false,
             preview_shown: true,
             preview: None,
             preview_asked: None,
@@ -331,15 +334,26 @@ impl App {
                 let ready = s.state == "ready";
                 self.status = Some(s);
                 self.connection = Some(Ok(()));
-                if was_scanning && ready {
-                    // A finished scan replaced the index wholesale.
+                if (was_scanning && ready) || std::mem::take(&mut self.changes_held) {
+                    // A finished scan replaced the index wholesale; or
+                    // changes were held back while scanning (see `changed`).
                     self.changed();
                 }
                 self.open_du_root();
             }
             Reply::DiskUsage { generation, answer } => self.du.apply(generation, answer),
             Reply::Dupes { generation, event } => self.dupes.apply(generation, event),
-            Reply::Changed { .. } => self.changed(),
+            Reply::Changed { .. } => {
+                // While the daemon scans, changes stream in all the time:
+                // the list follows at the status poll's pace (a second),
+                // not every 100 ms, so a scan does not keep the window busy.
+                let scanning = self.status.as_ref().is_some_and(|s| s.state != "ready");
+                if scanning {
+                    self.changes_held = true;
+                } else {
+                    self.changed();
+                }
+            }
         }
     }
 
@@ -833,6 +847,32 @@ mod tests {
         a.apply(status("ready"));
         assert!(matches!(a.outbox[..], [Request::Search { new: true, .. }]));
         assert!(a.dupes_stale);
+    }
+
+    #[test]
+    fn while_scanning_changes_are_followed_at_the_status_polls_pace() {
+        let mut a = app();
+        let Request::Search { generation, .. } = a.outbox[0].clone() else {
+            panic!()
+        };
+        a.apply(Reply::Rows {
+            generation,
+            offset: 0,
+            total: 1,
+            elapsed_us: 1,
+            rows: Vec::new(),
+        });
+        a.apply(status("scanning"));
+        a.outbox.clear();
+        for _ in 0..10 {
+            a.apply(Reply::Changed { events: 50 });
+        }
+        assert!(a.outbox.is_empty(), "no refresh per change batch");
+        a.apply(status("scanning"));
+        assert!(matches!(a.outbox[..], [Request::Search { new: true, .. }]));
+        a.outbox.clear();
+        a.apply(status("scanning"));
+        assert!(a.outbox.is_empty(), "nothing new, nothing asked");
     }
 
     #[test]
