@@ -106,12 +106,13 @@ impl App {
         let mut act: Option<(crate::app::Action, Vec<u8>)> = None;
         let parent = t.bytes.max(1) as f64;
         let dark = ui.visuals().dark_mode;
+        let cursor = self.du.cursor;
         // Side by side when there is room; at the window's smallest sizes
         // the bars above the treemap, each with the whole width.
         let map = if ui.available_width() >= DU_SIDE_BY_SIDE {
             let mut map = (egui::Rect::NOTHING, None);
             ui.columns(2, |cols| {
-                (enter, act) = bars(&mut cols[0], &answer, parent, dark);
+                (enter, act) = bars(&mut cols[0], &answer, parent, dark, cursor);
                 map = treemap(&mut cols[1], &answer.children, dark);
             });
             map
@@ -120,7 +121,7 @@ impl App {
             let width = ui.available_width();
             ui.allocate_ui(vec2(width, height), |ui| {
                 ui.set_max_height(height);
-                (enter, act) = bars(ui, &answer, parent, dark);
+                (enter, act) = bars(ui, &answer, parent, dark, cursor);
             });
             ui.separator();
             treemap(ui, &answer.children, dark)
@@ -162,6 +163,7 @@ fn bars(
     answer: &crate::backend::DuAnswer,
     parent: f64,
     dark: bool,
+    cursor: Option<usize>,
 ) -> (Option<Usage>, Option<(crate::app::Action, Vec<u8>)>) {
     let mut enter = None;
     let mut act = None;
@@ -180,6 +182,19 @@ fn bars(
                     continue;
                 };
                 let share = c.bytes as f64 / parent;
+                if cursor == Some(i) {
+                    // The keyboard's bar: highlighted, and kept in view.
+                    let row = egui::Rect::from_min_size(
+                        ui.cursor().min,
+                        vec2(ui.available_width(), 20.0),
+                    );
+                    ui.painter().rect_filled(
+                        row,
+                        2.0,
+                        ui.visuals().selection.bg_fill.gamma_multiply(0.5),
+                    );
+                    ui.scroll_to_rect(row, None);
+                }
                 let r = ui.horizontal(|ui| {
                     let (rect, bar) = ui.allocate_exact_size(vec2(110.0, 14.0), Sense::click());
                     let p = ui.painter();

@@ -34,10 +34,14 @@ impl App {
             self.select_query = true;
             return;
         }
-        if self.dialog.is_some() {
+        if self.dialog.is_some() || ctx.any_popup_open() {
             return;
         }
-        if self.view != View::Search || ctx.any_popup_open() {
+        if self.view == View::DiskUsage {
+            self.du_keys(ctx);
+            return;
+        }
+        if self.view != View::Search {
             return;
         }
         let page = self.search.page_rows();
@@ -106,6 +110,44 @@ impl App {
         }
         if std::mem::take(&mut self.focus_query) && self.dialog.is_none() {
             ctx.memory_mut(|m| m.request_focus(query_id()));
+        }
+    }
+
+    /// The disk-usage view's keys: Up/Down over the bars, Enter into a
+    /// folder (or opens a file), Backspace or Alt+Up to the folder above,
+    /// Delete to the trash (after the question).
+    fn du_keys(&mut self, ctx: &egui::Context) {
+        let (down, up, enter, back, delete) = ctx.input_mut(|i| {
+            (
+                i.consume_key(Modifiers::NONE, Key::ArrowDown),
+                i.consume_key(Modifiers::NONE, Key::ArrowUp),
+                i.consume_key(Modifiers::NONE, Key::Enter),
+                i.consume_key(Modifiers::NONE, Key::Backspace)
+                    || i.consume_key(Modifiers::ALT, Key::ArrowUp),
+                i.consume_key(Modifiers::NONE, Key::Delete),
+            )
+        });
+        let delta = i64::from(down) - i64::from(up);
+        if delta != 0 {
+            self.du.move_cursor(delta);
+        }
+        if back {
+            let r = self.du.up();
+            self.send(r);
+        }
+        let Some(c) = self.du.selected().cloned() else {
+            return;
+        };
+        if enter {
+            if c.kind.is_folder() {
+                let r = self.du.enter(&c);
+                self.send(r);
+            } else {
+                self.act(ctx, Action::Open, vec![c.path.clone()]);
+            }
+        }
+        if delete {
+            self.act(ctx, Action::Trash, vec![c.path]);
         }
     }
 

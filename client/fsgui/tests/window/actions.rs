@@ -296,3 +296,42 @@ fn rename_in_place_search_in_a_folder_and_failures_shown() {
     assert!(want.len() >= 7, "{want:?}");
     assert_eq!(shown_paths(h.state()), want);
 }
+
+#[test]
+fn the_disk_usage_view_takes_keys() {
+    let inst = Instance::start(sample_tree);
+    let mut h = inst.window(View::DiskUsage);
+    settle(&mut h, "du", |a| a.settled());
+    let tree = inst.tree.to_string_lossy().into_owned();
+    let kids = h.state().du.answer.clone().unwrap().children;
+    let at = kids.iter().position(|c| c.name == "Reports").unwrap();
+    for _ in 0..=at {
+        h.key_press(Key::ArrowDown);
+        h.step();
+    }
+    assert_eq!(h.state().du.selected().unwrap().name, "Reports");
+    h.key_press(Key::Enter);
+    settle(&mut h, "du of Reports", |a| {
+        a.settled() && a.du.path.as_deref() == Some(format!("{tree}/Reports").as_bytes())
+    });
+    h.key_press(Key::Backspace);
+    settle(&mut h, "back up", |a| {
+        a.settled() && a.du.path.as_deref() == Some(tree.as_bytes())
+    });
+    // Delete asks about the bar the keyboard is on.
+    h.key_press(Key::ArrowDown);
+    h.step();
+    let first = h.state().du.selected().unwrap().path.clone();
+    h.key_press(Key::Delete);
+    steps(&mut h, 2);
+    assert_eq!(
+        h.state().dialog,
+        Some(fsgui::Dialog::Trash {
+            paths: vec![first],
+            from_dupes: false
+        })
+    );
+    h.get_by_role_and_label(Role::Button, "Cancel").click();
+    steps(&mut h, 2);
+    assert!(h.state().dialog.is_none());
+}
