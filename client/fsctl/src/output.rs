@@ -144,8 +144,16 @@ pub fn media_json(m: &fsindex_proto::v1::MediaInfo, camel: bool) -> serde_json::
     use serde_json::json;
     put("status", "status", Some(json!(m.status)));
     put("taken", "taken", m.taken.as_ref().map(|x| json!(x)));
-    put("camera_make", "cameraMake", m.camera_make.as_ref().map(|x| json!(x)));
-    put("camera_model", "cameraModel", m.camera_model.as_ref().map(|x| json!(x)));
+    put(
+        "camera_make",
+        "cameraMake",
+        m.camera_make.as_ref().map(|x| json!(x)),
+    );
+    put(
+        "camera_model",
+        "cameraModel",
+        m.camera_model.as_ref().map(|x| json!(x)),
+    );
     put("width", "width", m.width.map(|x| json!(x)));
     put("height", "height", m.height.map(|x| json!(x)));
     put("duration_ms", "durationMs", m.duration_ms.map(|x| json!(x)));
@@ -170,13 +178,16 @@ pub fn media_lines(m: &fsindex_proto::v1::MediaInfo) -> Vec<(&'static str, Strin
     if let Some(t) = &m.taken {
         out.push(("taken", t.replace('T', " ")));
     }
-    let camera: Vec<&str> = [&m.camera_make, &m.camera_model]
-        .into_iter()
-        .flatten()
-        .map(String::as_str)
-        .collect();
-    if !camera.is_empty() {
-        out.push(("camera", camera.join(" ")));
+    // "Canon" + "Canon EOS 80D" reads as "Canon EOS 80D".
+    let camera = match (&m.camera_make, &m.camera_model) {
+        (Some(make), Some(model)) if model.to_lowercase().starts_with(&make.to_lowercase()) => {
+            Some(model.clone())
+        }
+        (Some(make), Some(model)) => Some(format!("{make} {model}")),
+        (a, b) => a.clone().or_else(|| b.clone()),
+    };
+    if let Some(c) = camera {
+        out.push(("camera", c));
     }
     if let (Some(w), Some(h)) = (m.width, m.height) {
         out.push(("dimensions", format!("{w} x {h}")));

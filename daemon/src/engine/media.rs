@@ -117,11 +117,15 @@ impl Engine {
                     Err(e) => tracing::error!("media sweep failed: {e}"),
                 }
             }
-            self.media.queued.store(queue.len() as u64, Ordering::Relaxed);
+            self.media
+                .queued
+                .store(queue.len() as u64, Ordering::Relaxed);
             if let Err(e) = self.media_drain(&mut queue, &mut made) {
                 tracing::error!("reading media metadata failed: {e}");
             }
-            self.media.queued.store(queue.len() as u64, Ordering::Relaxed);
+            self.media
+                .queued
+                .store(queue.len() as u64, Ordering::Relaxed);
             self.media.busy.store(false, Ordering::SeqCst);
         }
     }
@@ -199,7 +203,9 @@ impl Engine {
                 self.writer.send(vec![Op::PutMedia(rows)])?;
             }
             self.writer.flush()?;
-            self.media.queued.store(queue.len() as u64, Ordering::Relaxed);
+            self.media
+                .queued
+                .store(queue.len() as u64, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -220,7 +226,9 @@ impl Engine {
             return None;
         }
         let before = file_key(&path)?;
-        let got = self.media_pool().extract(&path, fsindex_extract::Kind::Media);
+        let got = self
+            .media_pool()
+            .extract(&path, fsindex_extract::Kind::Media);
         self.media.read.fetch_add(1, Ordering::Relaxed);
         if file_key(&path) != Some(before) {
             return Some(None);

@@ -23,8 +23,8 @@
 use crate::{LockOk, RwLockOk};
 mod batches;
 mod content;
-mod media;
 mod hashing;
+mod media;
 mod read;
 pub mod reload;
 mod roots;
@@ -34,8 +34,8 @@ mod sync;
 mod visibility;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
-pub use media::{MediaFigures, MediaRuntime, taken_seconds};
 pub use hashing::{HashSettings, Hashing, LastPass};
+pub use media::{MediaFigures, MediaRuntime, taken_seconds};
 pub use read::{
     ChunkSink, ListOrder, Listed, Rescan, RescanProgress, SearchArgs, SearchHead, SearchPage,
     Taken, UsageArgs,

@@ -366,7 +366,10 @@ impl Engine {
                 let mut info = self.store.read(|c| crate::queries::browse::stat(c, path))?;
                 add_live(path, &mut info, true);
                 info.sensitive = v == Verdict::Warn;
-                if let Some(row) = info.row.as_ref().filter(|r| r.kind == crate::store::Kind::File)
+                if let Some(row) = info
+                    .row
+                    .as_ref()
+                    .filter(|r| r.kind == crate::store::Kind::File)
                     && !info.sensitive
                 {
                     info.media = self.current_media(row.id, path)?;

@@ -22,14 +22,26 @@ pub const FILTERS: &[&str] = &[
 pub enum MediaTest {
     /// Taken within [from, to) unix seconds (the camera's clock read in the
     /// daemon's time zone, as `dm:` reads dates).
-    Taken { from: i64, to: i64 },
+    Taken {
+        from: i64,
+        to: i64,
+    },
     /// Camera make or model (`make model`) holds this folded text.
     Camera(String),
     /// Pixels, inclusive bounds, after orientation.
-    Width { min: u64, max: u64 },
-    Height { min: u64, max: u64 },
+    Width {
+        min: u64,
+        max: u64,
+    },
+    Height {
+        min: u64,
+        max: u64,
+    },
     /// Milliseconds, inclusive bounds.
-    Duration { min: u64, max: u64 },
+    Duration {
+        min: u64,
+        max: u64,
+    },
     /// The tag holds this folded text.
     Artist(String),
     Album(String),
@@ -58,7 +70,12 @@ pub fn parse(name: &str, value: &str, whole: &str, now: &jiff::Zoned) -> Result<
         },
         "camera" => MediaTest::Camera(text()?),
         "width" | "height" => {
-            let (min, max) = parse_range(value, whole, pixels, "width:>3000, height:<=1080, width:1920 or width:1000..2000")?;
+            let (min, max) = parse_range(
+                value,
+                whole,
+                pixels,
+                "width:>3000, height:<=1080, width:1920 or width:1000..2000",
+            )?;
             if name == "width" {
                 MediaTest::Width { min, max }
             } else {
@@ -66,7 +83,12 @@ pub fn parse(name: &str, value: &str, whole: &str, now: &jiff::Zoned) -> Result<
             }
         }
         "duration" => {
-            let (min, max) = parse_range(value, whole, millis, "duration:>3min, duration:<90s, duration:1h..2h (units ms s min h; a bare number is seconds)")?;
+            let (min, max) = parse_range(
+                value,
+                whole,
+                millis,
+                "duration:>3min, duration:<90s, duration:1h..2h (units ms s min h; a bare number is seconds)",
+            )?;
             MediaTest::Duration { min, max }
         }
         "artist" => MediaTest::Artist(text()?),
@@ -109,10 +131,22 @@ fn parse_range(
     num: fn(&str) -> Option<u64>,
     examples: &str,
 ) -> Result<(u64, u64), Error> {
-    let bad = || Error::InvalidQuery(format!("bad value `{value}` in `{whole}`: use e.g. {examples}"));
+    let bad = || {
+        Error::InvalidQuery(format!(
+            "bad value `{value}` in `{whole}`: use e.g. {examples}"
+        ))
+    };
     if let Some((a, b)) = value.split_once("..") {
-        let min = if a.is_empty() { 0 } else { num(a).ok_or_else(bad)? };
-        let max = if b.is_empty() { u64::MAX } else { num(b).ok_or_else(bad)? };
+        let min = if a.is_empty() {
+            0
+        } else {
+            num(a).ok_or_else(bad)?
+        };
+        let max = if b.is_empty() {
+            u64::MAX
+        } else {
+            num(b).ok_or_else(bad)?
+        };
         if min > max {
             return Err(Error::InvalidQuery(format!(
                 "empty range `{value}` in `{whole}`: the first bound is larger"
@@ -146,7 +180,9 @@ pub fn hits(rows: &[MediaRow], test: &MediaTest) -> HashSet<u32> {
         .filter(|r| {
             let m = &r.media;
             match test {
-                MediaTest::Taken { from, to } => r.taken_s.is_some_and(|t| (*from..*to).contains(&t)),
+                MediaTest::Taken { from, to } => {
+                    r.taken_s.is_some_and(|t| (*from..*to).contains(&t))
+                }
                 MediaTest::Camera(c) => {
                     let both = [m.camera_make.as_deref(), m.camera_model.as_deref()]
                         .into_iter()
@@ -183,17 +219,46 @@ mod tests {
 
     #[test]
     fn ranges_and_units() {
-        assert_eq!(test_of("width:>3000"), MediaTest::Width { min: 3001, max: u64::MAX });
-        assert_eq!(test_of("height:1080"), MediaTest::Height { min: 1080, max: 1080 });
-        assert_eq!(test_of("duration:>3min"), MediaTest::Duration { min: 180_001, max: u64::MAX });
-        assert_eq!(test_of("duration:1s..2s"), MediaTest::Duration { min: 1000, max: 2000 });
+        assert_eq!(
+            test_of("width:>3000"),
+            MediaTest::Width {
+                min: 3001,
+                max: u64::MAX
+            }
+        );
+        assert_eq!(
+            test_of("height:1080"),
+            MediaTest::Height {
+                min: 1080,
+                max: 1080
+            }
+        );
+        assert_eq!(
+            test_of("duration:>3min"),
+            MediaTest::Duration {
+                min: 180_001,
+                max: u64::MAX
+            }
+        );
+        assert_eq!(
+            test_of("duration:1s..2s"),
+            MediaTest::Duration {
+                min: 1000,
+                max: 2000
+            }
+        );
         assert_eq!(test_of("camera:Canon"), MediaTest::Camera("canon".into()));
     }
 
     #[test]
     fn malformed_values_point_at_the_filter() {
         let now = jiff::Zoned::now();
-        for (name, value) in [("width", "big"), ("duration", "3 parsecs"), ("taken", "2019-13"), ("height", "9..1")] {
+        for (name, value) in [
+            ("width", "big"),
+            ("duration", "3 parsecs"),
+            ("taken", "2019-13"),
+            ("height", "9..1"),
+        ] {
             let whole = format!("{name}:{value}");
             let e = parse(name, value, &whole, &now).unwrap_err().to_string();
             assert!(e.contains(&whole), "{e}");

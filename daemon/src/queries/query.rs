@@ -233,8 +233,8 @@ impl Query {
         &mut self,
         mut find: impl FnMut(&super::media::MediaTest) -> Result<std::collections::HashSet<u32>, Error>,
     ) -> Result<(), Error> {
-        type Find<'a> =
-            dyn FnMut(&super::media::MediaTest) -> Result<std::collections::HashSet<u32>, Error> + 'a;
+        type Find<'a> = dyn FnMut(&super::media::MediaTest) -> Result<std::collections::HashSet<u32>, Error>
+            + 'a;
         fn walk(item: &mut Item, find: &mut Find<'_>) -> Result<(), Error> {
             match item {
                 Item::Media(t) => *item = Item::MediaHits(std::sync::Arc::new(find(t)?)),

@@ -29,10 +29,7 @@ pub(super) fn read(file: File) -> Result<Media, Failure> {
         m.title = tag.title().and_then(|s| clean(&s));
         m.genre = tag.genre().and_then(|s| clean(&s));
         m.track = tag.track().filter(|&n| n > 0);
-        m.year = tag
-            .date()
-            .map(|d| i32::from(d.year))
-            .filter(|&y| y > 0);
+        m.year = tag.date().map(|d| i32::from(d.year)).filter(|&y| y > 0);
     }
     Ok(m)
 }

@@ -32,10 +32,11 @@ pub(super) fn read(file: File, size: u64) -> Result<Media, Failure> {
         return Ok(m);
     };
     let text = |tag| {
-        exif.get_field(tag, In::PRIMARY).and_then(|f| match &f.value {
-            Value::Ascii(v) => v.first().and_then(|s| clean(&String::from_utf8_lossy(s))),
-            _ => None,
-        })
+        exif.get_field(tag, In::PRIMARY)
+            .and_then(|f| match &f.value {
+                Value::Ascii(v) => v.first().and_then(|s| clean(&String::from_utf8_lossy(s))),
+                _ => None,
+            })
     };
     m.taken = [Tag::DateTimeOriginal, Tag::DateTimeDigitized, Tag::DateTime]
         .into_iter()
