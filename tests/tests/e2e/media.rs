@@ -431,6 +431,69 @@ fn media_metadata_matches_exiftool_and_mutagen_and_every_filter_agrees() {
         "an edited tag did not show: {got:?}"
     );
 
+    // MCP: get_file_info shows the metadata; count_files by year places
+    // photos by the year taken, the rest by the year modified (UTC, as
+    // GNU date says).
+    let mcp = crate::mcp::Mcp::start(&inst, &tree, &[]);
+    let info = mcp.ok(
+        "get_file_info",
+        serde_json::json!({"path": path(&"photos/2019/IMG_0001.jpg".to_owned())}),
+    );
+    assert_eq!(info["media"]["cameraModel"], "Canon EOS 80D", "{info}");
+    assert_eq!(info["media"]["taken"], "2019-06-14T10:30:00", "{info}");
+    assert!(info["media"]["gpsLat"].as_f64().is_some(), "{info}");
+    let years = mcp.ok(
+        "count_files",
+        serde_json::json!({"query": "ext:jpg;png;tif", "groupBy": "year"}),
+    );
+    let mut want_years: BTreeMap<String, u64> = BTreeMap::new();
+    let mut by_taken = 0;
+    for rel in [
+        "photos/2019/IMG_0001.jpg",
+        "photos/2019/IMG_0002.jpg",
+        "photos/2019/portrait.jpg",
+        "photos/beach.tif",
+        "photos/plain.png",
+        "photos/tagged.png",
+        "photos/my_password_card.jpg",
+        "bad/truncated.jpg",
+        "bad/noise.jpg",
+    ] {
+        let year = match want
+            .get(rel)
+            .and_then(|w| w.taken.clone())
+            .filter(|_| !rel.contains("password"))
+        {
+            Some(t) => {
+                by_taken += 1;
+                t[..4].to_owned()
+            }
+            None => {
+                let out = Command::new("date")
+                    .args(["-u", "+%Y", "-r"])
+                    .arg(tree.join(rel))
+                    .output()
+                    .unwrap();
+                String::from_utf8(out.stdout).unwrap().trim().to_owned()
+            }
+        };
+        *want_years.entry(year).or_default() += 1;
+    }
+    let got_years: BTreeMap<String, u64> = years["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["key"].as_str().unwrap().to_owned(),
+                g["files"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got_years, want_years, "count_files by year: {years}");
+    assert_eq!(years["byDateTaken"], by_taken, "{years}");
+    drop(mcp);
+
     // An unchanged restart reads no media file.
     inst.stop();
     inst.start();
