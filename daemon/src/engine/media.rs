@@ -267,9 +267,11 @@ impl Engine {
 
     fn media_pool(&self) -> &fsindex_extract::Pool {
         self.media.pool.get_or_init(|| {
-            let mut config = fsindex_extract::SandboxConfig::default();
             // Headers only: a file that takes longer is hostile.
-            config.timeout = Duration::from_secs(10);
+            let config = fsindex_extract::SandboxConfig {
+                timeout: Duration::from_secs(10),
+                ..Default::default()
+            };
             let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("fsindexd"));
             let mut cmd = std::process::Command::new(exe);
             cmd.arg("--extract");

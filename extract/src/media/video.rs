@@ -34,6 +34,11 @@ fn unreadable(e: std::io::Error) -> Failure {
 }
 
 type R = BufReader<File>;
+/// Called with each ISO box: its type, body offset, body length, steps.
+type OnBox<'a> = dyn FnMut(&mut R, [u8; 4], u64, u64, &mut usize) -> std::io::Result<()> + 'a;
+/// Called with each EBML element: its id, body offset, body length,
+/// steps; `false` stops the walk.
+type OnElement<'a> = dyn FnMut(&mut R, u64, u64, u64, &mut usize) -> std::io::Result<bool> + 'a;
 
 fn bad(what: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned())
@@ -54,7 +59,7 @@ fn boxes(
     start: u64,
     end: u64,
     steps: &mut usize,
-    f: &mut dyn FnMut(&mut R, [u8; 4], u64, u64, &mut usize) -> std::io::Result<()>,
+    f: &mut OnBox<'_>,
 ) -> std::io::Result<()> {
     let mut at = start;
     while at + 8 <= end {
@@ -196,7 +201,7 @@ fn elements(
     start: u64,
     end: u64,
     steps: &mut usize,
-    f: &mut dyn FnMut(&mut R, u64, u64, u64, &mut usize) -> std::io::Result<bool>,
+    f: &mut OnElement<'_>,
 ) -> std::io::Result<()> {
     let mut at = start;
     while at < end {

@@ -314,7 +314,8 @@ fn media_metadata_matches_exiftool_and_mutagen_and_every_filter_agrees() {
     let year_month = |w: &Want| w.taken.as_ref().map(|t| t[..7].to_owned());
     let has =
         |f: &Option<String>, needle: &str| f.as_deref().is_some_and(|f| fold(f).contains(needle));
-    let cases: Vec<(&str, Box<dyn Fn(&Want) -> bool>)> = vec![
+    type Keep = Box<dyn Fn(&Want) -> bool>;
+    let cases: Vec<(&str, Keep)> = vec![
         (
             "taken:2019",
             Box::new(|w| w.taken.as_deref().is_some_and(|t| t.starts_with("2019"))),
