@@ -1,9 +1,10 @@
 //! Media metadata end to end (issue 32): photos made by ImageMagick and
 //! tagged by `exiftool`, songs written by Python's `wave` and fake MPEG
 //! frames and tagged by `mutagen`, MP4 videos the test writes box by box
-//! (ffmpeg is not installed: a full codec suite for two header boxes), and
-//! hostile files. The oracles: `exiftool -json -n` and `mutagen` read every
-//! tag back independently, and the test knows what it wrote into each MP4.
+//! (ffmpeg is not installed: a full codec suite for two header boxes),
+//! Matroska/WebM files the test writes element by element, and hostile
+//! files. The oracles: `exiftool -json -n` and `mutagen` read every tag
+//! back independently, and the test knows what it wrote into each video.
 //! Every filter is compared with the oracle's answer; `fsctl info --json`
 //! carries the oracle's values; a corrupt file gets no metadata and the
 //! daemon lives; WARN files are never read; an edited tag shows within the
@@ -107,6 +108,21 @@ for name, scale, duration, w, h in videos:
     with open(root + '/' + name, 'wb') as f:
         f.write(box(b'ftyp', b'isom\0\0\0\x01isom') + moov + box(b'mdat', b'\0' * 1000))
 video = {n: dict(duration_ms=d * 1000 // s, width=w, height=h) for n, s, d, w, h in videos}
+# Matroska/WebM: EBML header, Segment(Info(TimestampScale, Duration), Tracks(TrackEntry(Video(PixelWidth, PixelHeight)))), a Cluster.
+def el(ident, body):
+    n = len(body)
+    size = bytes([0x80 | n]) if n < 127 else b'\x01' + n.to_bytes(7, 'big')
+    return ident + size + body
+def uint(ident, v):
+    return el(ident, v.to_bytes(4, 'big'))
+for name, ms, w, h in [('video/talk.webm', 754321, 1280, 720), ('video/film.mkv', 5400000, 3840, 1608)]:
+    info = el(b'\x15\x49\xa9\x66', uint(b'\x2a\xd7\xb1', 1000000) + el(b'\x44\x89', struct.pack('>d', float(ms))))
+    tracks = el(b'\x16\x54\xae\x6b', el(b'\xae', uint(b'\xd7', 1) + el(b'\xe0', uint(b'\xb0', w) + uint(b'\xba', h))))
+    cluster = el(b'\x1f\x43\xb6\x75', b'\0' * 100)
+    segment = el(b'\x18\x53\x80\x67', info + tracks + cluster)
+    header = el(b'\x1a\x45\xdf\xa3', el(b'\x42\x82', b'webm' if name.endswith('webm') else b'matroska'))
+    open(root + '/' + name, 'wb').write(header + segment)
+    video[name] = dict(duration_ms=ms, width=w, height=h)
 
 # Hostile: a JPEG cut inside its EXIF, an MP3 whose ID3 tag claims 100 MB,
 # an MP4 whose moov claims more bytes than the file has, a "JPEG" of noise.
