@@ -137,8 +137,20 @@ impl Engine {
         let snapshot = crate::index::read_loaded(&self.snapshot);
         let mut queue = Vec::new();
         let mut wanted = HashSet::new();
+        // The kind class (half a byte per entry) rules out code, text,
+        // documents, archives and folders before any name is looked at.
+        use crate::index::kinds::KindClass;
+        let not_media = [
+            KindClass::Document,
+            KindClass::Archive,
+            KindClass::Code,
+            KindClass::Text,
+            KindClass::Folder,
+        ]
+        .map(|k| k as u8 + 1);
         for i in 0..snapshot.id_bound() as u32 {
-            if snapshot.entry_kind(i) != Some(crate::store::Kind::File)
+            if not_media.contains(&snapshot.class_of(i as usize))
+                || snapshot.entry_kind(i) != Some(crate::store::Kind::File)
                 || media_kind_for_name(&snapshot.entry_name(i)).is_none()
             {
                 continue;
