@@ -21,6 +21,7 @@ set -euo pipefail
 N=${N:-20000}
 BASE=${BASE:-/tmp/media-bench}
 BIN=${BIN:-${CARGO_TARGET_DIR:-target}/release}
+FSCTL=${FSCTL:-$BIN/fsctl}
 TREE=$BASE/tree
 HOME_DIR=$BASE/home
 
@@ -40,16 +41,26 @@ bytes=$(du -sb "$TREE" | cut -f1)
 
 now() { date +%s.%N; }
 settled() {
-  FSINDEX_HOME=$HOME_DIR FSINDEX_NO_SPAWN=1 "$BIN/fsctl" status --json 2>/dev/null |
-    python3 -c "import json,sys; m=json.load(sys.stdin)['media']; sys.exit(0 if sum(m['rows'].values())==$N and m['queued']==0 and not m['busy'] else 1)"
+  FSINDEX_HOME=$HOME_DIR FSINDEX_NO_SPAWN=1 "$FSCTL" status --json 2>/dev/null |
+    python3 -c "import json,sys; m=json.load(sys.stdin)['media']; sys.exit(0 if sum(m['rows'].values())==$N and m['queued']==0 and not m['busy'] else 1)" 2>/dev/null
 }
+# Starts the daemon (pid in $pid) and sets $took to the seconds until the
+# media worker has settled.
 run_daemon() {
   FSINDEX_HOME=$HOME_DIR "$BIN/fsindexd" --root "$TREE" >/dev/null 2>&1 &
   pid=$!
+  local t0 deadline
   t0=$(now)
-  until settled; do sleep 0.1; done
-  t1=$(now)
-  echo "$t0 $t1"
+  deadline=$(($(date +%s) + 1800))
+  until settled; do
+    sleep 0.1
+    if [ "$(date +%s)" -gt "$deadline" ]; then
+      echo "media metadata did not settle in 30 min" >&2
+      kill "$pid"
+      exit 1
+    fi
+  done
+  took=$(echo "$(now) - $t0" | bc -l)
 }
 
 # Page cache warm for both: one read of the tree first.
@@ -59,12 +70,12 @@ exiftool -r -json -q "$TREE" >/dev/null
 t1=$(now)
 exif_s=$(echo "$t1 - $t0" | bc -l)
 
-read -r a b < <(run_daemon)
-first_s=$(echo "$b - $a" | bc -l)
+run_daemon
+first_s=$took
 kill "$pid"; wait "$pid" 2>/dev/null || true
-read -r a b < <(run_daemon)
-restart_s=$(echo "$b - $a" | bc -l)
-read_again=$(FSINDEX_HOME=$HOME_DIR FSINDEX_NO_SPAWN=1 "$BIN/fsctl" status --json |
+run_daemon
+restart_s=$took
+read_again=$(FSINDEX_HOME=$HOME_DIR FSINDEX_NO_SPAWN=1 "$FSCTL" status --json |
   python3 -c "import json,sys; print(json.load(sys.stdin)['media']['read'])")
 kill "$pid"; wait "$pid" 2>/dev/null || true
 
