@@ -291,13 +291,35 @@ impl Engine {
         })
     }
 
-    /// One file's media row, if it is current: read for the file's present
-    /// `(dev, ino, size, mtime_ns, ctime_ns)`.
+    /// One file's media row for `info`, current for the file's present
+    /// `(dev, ino, size, mtime_ns, ctime_ns)`: a file not read yet, or
+    /// changed since (a `chown` or `touch -r` too, which the sweep's size
+    /// and mtime do not show), is read now, in the child, and its row
+    /// written.
     pub(super) fn current_media(&self, id: i64, path: &Path) -> Result<Option<MediaRow>, Error> {
-        let Some(row) = self.store.read(|c| media::of_entry(c, id))? else {
+        let row = self.store.read(|c| media::of_entry(c, id))?;
+        let now = file_key(path);
+        if let Some(row) = row
+            && now == Some(row.key)
+        {
+            return Ok(Some(row));
+        }
+        let named = path
+            .file_name()
+            .is_some_and(|n| media_kind_for_name(n.as_encoded_bytes()).is_some());
+        if now.is_none() || !named {
+            return Ok(None);
+        }
+        let Ok(id) = u32::try_from(id) else {
             return Ok(None);
         };
-        Ok((file_key(path) == Some(row.key)).then_some(row))
+        match self.read_media_of(id, &self.rules()) {
+            Some(Some(row)) => {
+                self.writer.send(vec![Op::PutMedia(vec![row.clone()])])?;
+                Ok(Some(row))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// Figures for `status`.

@@ -743,6 +743,8 @@ impl Engine {
             if !visibility::may(&v.caller, &p, access::R) {
                 info.encoding.clear();
                 info.lines = -1;
+                // What a file says about itself is for those who may read it.
+                info.media = None;
             }
             // Where a photo was taken is for its owner (and root) only.
             if v.caller.uid != info.uid

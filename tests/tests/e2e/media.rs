@@ -521,3 +521,84 @@ fn media_metadata_matches_exiftool_and_mutagen_and_every_filter_agrees() {
     );
     assert_eq!(found(&inst, "camera:leica").len(), 1);
 }
+
+/// Where a photo was taken is for its owner: a machine-wide daemon shows
+/// GPS to the file's owner (and root) only, the rest of the metadata to
+/// whoever may read the file, and nothing to whoever may not. A `chown`
+/// (which changes the ctime the row was read for, not size or mtime) is
+/// followed: the file is read again when asked for.
+#[test]
+fn machine_wide_gps_only_for_the_owner_and_nothing_for_who_cannot_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some((t, root)) = crate::security::system_tree() else {
+        return;
+    };
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let photo = root.join("trip.jpg");
+    let closed = root.join("closed.jpg");
+    for p in [&photo, &closed] {
+        assert!(
+            Command::new("convert")
+                .args(["-size", "64x48", "xc:red"])
+                .arg(p)
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert!(
+            Command::new("exiftool")
+                .args([
+                    "-q",
+                    "-overwrite_original",
+                    "-Make=Canon",
+                    "-Model=Canon EOS 80D",
+                    "-GPSLatitude=48.8583",
+                    "-GPSLatitudeRef=N",
+                    "-GPSLongitude=2.2945",
+                    "-GPSLongitudeRef=E"
+                ])
+                .arg(p)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    std::fs::set_permissions(&photo, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (inst, visitor) = crate::security::start_system(t.path(), &root);
+    settled(&inst, 2);
+    let info_as = |visitor_asks: bool, p: &Path| -> Value {
+        let args = ["info", "--json", p.to_str().unwrap()];
+        let out = if visitor_asks {
+            visitor.run(&args)
+        } else {
+            inst.fsctl(&args)
+        };
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // Root owns both: root sees GPS; the visitor sees the camera, not where.
+    let m = info_as(false, &photo)["media"].clone();
+    assert!(m["gps_lat"].as_f64().is_some(), "{m}");
+    let m = info_as(true, &photo)["media"].clone();
+    assert_eq!(m["camera_model"], "Canon EOS 80D", "{m}");
+    assert!(
+        m.get("gps_lat").is_none() && m.get("gps_lon").is_none(),
+        "{m}"
+    );
+    // A file the visitor may not read: no metadata at all.
+    assert!(info_as(true, &closed)["media"].is_null());
+    // Given to the visitor: now the visitor is the owner and sees GPS.
+    crate::security::change(
+        "chown",
+        &[&format!("{}:{}", crate::util::NOBODY, crate::util::NOBODY)],
+        &photo,
+    );
+    let m = info_as(true, &photo)["media"].clone();
+    assert!(m["gps_lat"].as_f64().is_some(), "the owner sees GPS: {m}");
+}
