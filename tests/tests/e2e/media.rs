@@ -1,5 +1,5 @@
-//! Media metadata end to end (issue 32): photos made by ImageMagick and
-//! tagged by `exiftool`, songs written by Python's `wave` and fake MPEG
+//! Media metadata end to end (issue 32): photos (JPEG, PNG, TIFF, WebP,
+//! HEIC) made by ImageMagick and tagged by `exiftool`, songs written by Python's `wave` and fake MPEG
 //! frames and tagged by `mutagen`, MP4 videos the test writes box by box
 //! (ffmpeg is not installed: a full codec suite for two header boxes),
 //! Matroska/WebM files the test writes element by element, and hostile
@@ -49,6 +49,8 @@ photos = [
         '-GPSLatitude=33.5', '-GPSLatitudeRef=S', '-GPSLongitude=70.25', '-GPSLongitudeRef=W']),
     ('photos/plain.png', '800x600', []),
     ('photos/tagged.png', '1024x768', ['-Make=Apple', '-Model=iPhone 12', '-DateTimeOriginal=2020:02:29 07:15:00']),
+    ('photos/sony.webp', '120x80', ['-Make=SONY', '-Model=ILCE-7M3', '-DateTimeOriginal=2018:01:02 03:04:05']),
+    ('photos/iphone.heic', '160x90', ['-Make=Apple', '-Model=iPhone 15', '-DateTimeOriginal=2023:05:06 07:08:09']),
     ('photos/my_password_card.jpg', '100x100', ['-Make=Canon', '-Model=Secret Cam', '-DateTimeOriginal=2019:06:15 10:00:00']),
 ]
 for name, size, tags in photos:
