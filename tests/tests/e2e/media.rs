@@ -1,6 +1,7 @@
 //! Media metadata end to end (issue 32): photos (JPEG, PNG, TIFF, WebP,
-//! HEIC) made by ImageMagick and tagged by `exiftool`, songs written by Python's `wave` and fake MPEG
-//! frames and tagged by `mutagen`, MP4 videos the test writes box by box
+//! HEIC) made by ImageMagick and tagged by `exiftool`; songs (WAV from
+//! Python's `wave`, MP3 as silent MPEG frames, FLAC as a bare STREAMINFO)
+//! tagged by `mutagen`; MP4 videos the test writes box by box
 //! (ffmpeg is not installed: a full codec suite for two header boxes),
 //! Matroska/WebM files the test writes element by element, and hostile
 //! files. The oracles: `exiftool -json -n` and `mutagen` read every tag
@@ -71,6 +72,7 @@ songs = [
     ('music/milk.wav', 'wav', 3, dict(title='Milk Song', artist='Björk', album='Debut', genre='Pop', track=4, year=1993)),
     ('music/long.mp3', 'mp3', 200, dict(title='A Long Road', artist='The Walkers', album='Miles', genre='Folk', track=1, year=2001)),
     ('music/short.mp3', 'mp3', 30, dict(title='Brief', artist='Quick Band', album='Miles', genre='Punk Rock', track=2, year=2001)),
+    ('music/sea.flac', 'flac', 125, dict(title='Sea Song', artist='Nina', album='Blue', genre='Jazz', track=7, year=1965)),
 ]
 for name, kind, seconds, t in songs:
     path = root + '/' + name
@@ -80,6 +82,18 @@ for name, kind, seconds, t in songs:
         from mutagen.wave import WAVE
         f = WAVE(path); f.add_tags()
         for fr in tags(t): f.tags.add(fr)
+        f.save()
+    elif kind == 'flac':
+        # fLaC and a STREAMINFO block (44.1 kHz, 2 channels, 16 bits, the
+        # sample count), no audio frames; mutagen adds the Vorbis comments.
+        si = struct.pack('>HH', 4096, 4096) + b'\0' * 6
+        si += ((44100 << 44) | (1 << 41) | (15 << 36) | 44100 * seconds).to_bytes(8, 'big') + b'\0' * 16
+        open(path, 'wb').write(b'fLaC' + bytes([0x80]) + len(si).to_bytes(3, 'big') + si)
+        from mutagen.flac import FLAC
+        f = FLAC(path)
+        for k, v in [('title', t['title']), ('artist', t['artist']), ('album', t['album']), ('genre', t['genre']),
+                     ('tracknumber', str(t['track'])), ('date', str(t['year']))]:
+            f[k] = v
         f.save()
     else:
         frames = int(seconds * 44100 / 1152)
@@ -92,9 +106,15 @@ import mutagen
 audio = {}
 for name, _, _, _ in songs:
     f = mutagen.File(root + '/' + name)
-    g = lambda k: str(f.tags[k].text[0]) if k in f.tags else None
-    audio[name] = dict(title=g('TIT2'), artist=g('TPE1'), album=g('TALB'), genre=g('TCON'),
-        track=int(g('TRCK')), year=int(str(g('TDRC'))[:4]), length=f.info.length)
+    if name.endswith('.flac'):
+        g = lambda k: f.tags[k][0] if k in f.tags else None
+        keys = ['title', 'artist', 'album', 'genre', 'tracknumber', 'date']
+    else:
+        g = lambda k: str(f.tags[k].text[0]) if k in f.tags else None
+        keys = ['TIT2', 'TPE1', 'TALB', 'TCON', 'TRCK', 'TDRC']
+    title, artist, album, genre, track, year = map(g, keys)
+    audio[name] = dict(title=title, artist=artist, album=album, genre=genre,
+        track=int(track), year=int(str(year)[:4]), length=f.info.length)
 
 # MP4: ftyp, moov(mvhd(time scale, duration), trak(tkhd(width, height)), trak(audio tkhd, 0x0)), mdat.
 def box(kind, body):
