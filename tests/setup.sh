@@ -36,6 +36,10 @@ for pkg in xvfb xauth libgl1-mesa-dri libgl1 libegl1 xdotool imagemagick \
   fonts-wqy-microhei fonts-dejavu-core fonts-lohit-deva fonts-tlwg-loma-otf fonts-noto-color-emoji; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
+# Media metadata oracles (tests/tests/e2e/media.rs): ImageMagick makes the
+# photos, exiftool tags them and reads them back.
+command -v convert >/dev/null 2>&1 || need_apt+=(imagemagick)
+command -v exiftool >/dev/null 2>&1 || need_apt+=(libimage-exiftool-perl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=
   [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -53,6 +57,11 @@ if ! python3 -c 'import grpc, grpc_tools, grpc_health.v1, grpc_reflection.v1alph
 fi
 if [ ! -f examples/node/node_modules/@grpc/grpc-js/package.json ]; then
   npm ci --prefix examples/node --no-audit --no-fund --loglevel=error
+fi
+
+# mutagen tags the media test's songs and reads them back.
+if ! python3 -c 'import mutagen' 2>/dev/null; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'mutagen==1.48.1'
 fi
 
 # The official MCP clients the e2e tests drive `fsctl mcp` with

@@ -24,6 +24,7 @@ use crate::{LockOk, RwLockOk};
 mod batches;
 mod content;
 mod hashing;
+mod media;
 mod read;
 pub mod reload;
 mod roots;
@@ -34,6 +35,7 @@ mod visibility;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
+pub use media::{MediaFigures, MediaRuntime, taken_seconds};
 pub use read::{
     ChunkSink, ListOrder, Listed, Rescan, RescanProgress, SearchArgs, SearchHead, SearchPage,
     Taken, UsageArgs,
@@ -203,6 +205,8 @@ pub struct Engine {
     pub hashing: Hashing,
     /// Content search: where it is on, the worker's counters.
     pub content: ContentRuntime,
+    /// Media metadata: the worker's counters.
+    pub media: MediaRuntime,
     /// What `lstat` said of watched folders, for callers who see only what
     /// they may (machine-wide mode).
     permissions: visibility::Permissions,
@@ -270,6 +274,7 @@ impl Engine {
             scanner: Mutex::new(None),
             hashing: Hashing::default(),
             content: ContentRuntime::default(),
+            media: MediaRuntime::default(),
             permissions: Default::default(),
             watcher,
             watch,

@@ -366,6 +366,14 @@ impl Engine {
                 let mut info = self.store.read(|c| crate::queries::browse::stat(c, path))?;
                 add_live(path, &mut info, true);
                 info.sensitive = v == Verdict::Warn;
+                if let Some(row) = info
+                    .row
+                    .as_ref()
+                    .filter(|r| r.kind == crate::store::Kind::File)
+                    && !info.sensitive
+                {
+                    info.media = self.current_media(row.id, path)?;
+                }
                 Ok(info)
             }
         }
@@ -426,6 +434,10 @@ impl Engine {
                         .read(|c| crate::store::content::matching(c, words))?,
                 })
             })?;
+        }
+        if query.has_media() {
+            let rows = self.store.read(crate::store::media::all_ok)?;
+            query.resolve_media(|t| Ok(crate::queries::media::hits(&rows, t)))?;
         }
         let reader = view.as_ref().map(|v| v.caller.clone());
         let rules = self.rules();
@@ -731,6 +743,16 @@ impl Engine {
             if !visibility::may(&v.caller, &p, access::R) {
                 info.encoding.clear();
                 info.lines = -1;
+                // What a file says about itself is for those who may read it.
+                info.media = None;
+            }
+            // Where a photo was taken is for its owner (and root) only.
+            if v.caller.uid != info.uid
+                && v.caller.uid != 0
+                && let Some(m) = info.media.as_mut()
+            {
+                m.media.gps_lat = None;
+                m.media.gps_lon = None;
             }
             let id = info.row.as_ref().map(|r| r.id);
             if let (Some(u), Some(id)) = (info.usage.as_mut(), id) {

@@ -258,6 +258,7 @@ impl pb::index_server::Index for IndexService {
         let s = self.blocking(move |e| e.status(view)).await?;
         Ok(Response::new(pb::StatusResponse {
             content: Some(convert::content_status(&s)),
+            media: Some(convert::media_status(s.media.clone())),
             version: env!("CARGO_PKG_VERSION").into(),
             protocol: pb::Protocol::V1 as i32,
             state: if s.ready { "ready" } else { "scanning" }.into(),

@@ -22,6 +22,7 @@ mod mcp_clients;
 mod mcp_fuzz;
 mod mcp_names;
 mod mcp_robust;
+mod media;
 mod query;
 mod restart;
 mod search;

@@ -148,6 +148,8 @@ const VOLATILE: &[&str] = &[
     "last_event_ms",
     "cpu_percent",
     "cpu_time_ms",
+    // Whether the media worker is sweeping at that moment.
+    "busy",
     // The process and the machine.
     "pid",
     "version",

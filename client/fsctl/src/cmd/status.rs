@@ -85,6 +85,13 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
                 "extracted": c.extracted,
                 "failed": c.failed,
             })),
+            "media": s.media.as_ref().map(|m| json!({
+                "rows": m.rows,
+                "read": m.read,
+                "failed": m.failed,
+                "queued": m.queued,
+                "busy": m.busy,
+            })),
             "memory": s.memory.as_ref().map(|m| json!({
                 "rss_anon_bytes": m.rss_anon,
                 "rss_file_bytes": m.rss_file,
@@ -263,6 +270,29 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
                 count(c.extracted)
             );
         }
+    }
+    if let Some(m) = &s.media
+        && (!m.rows.is_empty() || m.queued > 0)
+    {
+        let ok = m.rows.get("ok").copied().unwrap_or(0);
+        let mut failed: Vec<String> = m
+            .rows
+            .iter()
+            .filter(|(reason, _)| *reason != "ok")
+            .map(|(reason, n)| format!("{} {reason}", count(*n)))
+            .collect();
+        failed.sort();
+        println!(
+            "media    {} files with metadata, {} queued{}; {} files read since start",
+            count(ok),
+            count(m.queued),
+            if failed.is_empty() {
+                String::new()
+            } else {
+                format!(", not read: {}", failed.join(", "))
+            },
+            count(m.read)
+        );
     }
     for n in &s.notices {
         println!("notice   {n}");
