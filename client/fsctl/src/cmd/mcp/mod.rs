@@ -21,7 +21,7 @@ mod content;
 mod find;
 mod guard;
 mod index;
-mod names;
+pub(crate) mod names;
 mod plan;
 mod roots;
 mod schema;
