@@ -21,6 +21,7 @@ mod mcp;
 mod mcp_clients;
 mod mcp_names;
 mod mcp_robust;
+mod organise;
 mod query;
 mod restart;
 mod search;

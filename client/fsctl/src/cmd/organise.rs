@@ -139,7 +139,7 @@ fn run_blocking(json: bool, job: Job) -> anyhow::Result<ExitCode> {
                 .map(|a| a.display().to_string())
                 .unwrap_or_else(|_| "-".into());
             let r = apply::apply(&mut j, &c, &origin, raw.len())?;
-            print_report(json, &r, false)?;
+            print_report(json, &r, false, &c.problems)?;
             Ok(exit(&r, !c.problems.is_empty()))
         }
         Job::Undo(id, yes) => {
@@ -151,7 +151,7 @@ fn run_blocking(json: bool, job: Job) -> anyhow::Result<ExitCode> {
                 confirm(&format!("Undo plan {id}?"))?;
             }
             let r = apply::undo(&mut j, id)?;
-            print_report(json, &r, true)?;
+            print_report(json, &r, true, &[])?;
             Ok(exit(&r, false))
         }
         Job::History(id) => {
@@ -285,9 +285,13 @@ fn print_check(json: bool, raw: &[RawItem], c: &Checked) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_report(json: bool, r: &Report, undo: bool) -> anyhow::Result<()> {
+fn print_report(json: bool, r: &Report, undo: bool, problems: &[check::Problem]) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string(r)?);
+        let mut v = serde_json::to_value(r)?;
+        if !undo {
+            v["problems"] = serde_json::to_value(problems)?;
+        }
+        println!("{v}");
         return Ok(());
     }
     for s in &r.steps {

@@ -245,7 +245,10 @@ fn run_step(j: &mut Journal, r: &Row) -> anyhow::Result<()> {
                 j.set_state(plan, seq, "skipped", Some(&why))?;
                 return Ok(());
             }
-            j.start(plan, seq, Some(&f))?;
+            // The folder as the check saw it (its mtime before the merge
+            // emptied it) stays recorded: undo restores that.
+            let _ = f;
+            j.start(plan, seq, None)?;
             match std::fs::remove_dir(&r.src) {
                 Ok(()) => {
                     if let Some(parent) = r.src.parent() {

@@ -67,7 +67,6 @@ CREATE TABLE IF NOT EXISTS steps(
 pub struct Journal {
     conn: Connection,
     _lock: File,
-    pub path: PathBuf,
 }
 
 /// Where this user's journal lives.
@@ -220,11 +219,7 @@ impl Journal {
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA busy_timeout=10000;",
         )?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Journal {
-            conn,
-            _lock: lock,
-            path,
-        })
+        Ok(Journal { conn, _lock: lock })
     }
 
     /// Records a plan and its steps, all pending; returns its id.

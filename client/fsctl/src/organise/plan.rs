@@ -75,16 +75,6 @@ pub enum Action {
 }
 
 impl Action {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Action::Move { .. } => "move",
-            Action::Rename { .. } => "rename",
-            Action::Mkdir { .. } => "mkdir",
-            Action::Merge { .. } => "merge",
-            Action::Keep { .. } => "keep",
-        }
-    }
-
     /// The entry the item takes away from where it is, if any.
     pub fn source(&self) -> Option<&Path> {
         match self {
