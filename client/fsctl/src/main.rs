@@ -70,7 +70,7 @@ enum Command {
     Map(cmd::map::Args),
     /// Check, apply and undo a reorganisation plan (moves, renames, folders, merges).
     Organise(cmd::organise::Args),
-    /// MCP server on stdio: read-only tools over the index for AI agents.
+    /// MCP server on stdio: tools over the index for AI agents (read-only unless --allow-write).
     Mcp(cmd::mcp::Args),
     /// Make the daemon re-read config.toml (as SIGHUP does); an invalid file is refused.
     Reload(cmd::reload::Args),

@@ -215,7 +215,10 @@ fn checked_moves(raw: &[RawItem], c: &Checked) -> Vec<RawItem> {
         .enumerate()
         .map(|(i, r)| {
             let mut r = r.clone();
-            if let Some(s) = c.steps.iter().find(|s| s.item == i && s.kind == check::StepKind::Move)
+            if let Some(s) = c
+                .steps
+                .iter()
+                .find(|s| s.item == i && s.kind == check::StepKind::Move)
                 && let Some(f) = s.seen.filter(|f| !f.is_dir)
                 && r.action.as_deref().unwrap_or("move") != "merge"
             {
@@ -259,7 +262,11 @@ fn print_check(json: bool, raw: &[RawItem], c: &Checked) -> anyhow::Result<()> {
         return Ok(());
     }
     if c.problems.is_empty() {
-        println!("Plan of {} items, {} steps: no problems found", raw.len(), c.steps.len());
+        println!(
+            "Plan of {} items, {} steps: no problems found",
+            raw.len(),
+            c.steps.len()
+        );
     } else {
         println!(
             "Plan of {} items, {} steps: {} problems{}",
@@ -275,7 +282,13 @@ fn print_check(json: bool, raw: &[RawItem], c: &Checked) -> anyhow::Result<()> {
     }
     for p in &c.problems {
         let items: Vec<String> = p.items.iter().map(|i| i.to_string()).collect();
-        println!("- {} (item {}): {}: {}", p.kind, items.join(", "), p.path, p.detail);
+        println!(
+            "- {} (item {}): {}: {}",
+            p.kind,
+            items.join(", "),
+            p.path,
+            p.detail
+        );
     }
     for n in &c.notes {
         println!("- note: {n}");
@@ -285,7 +298,12 @@ fn print_check(json: bool, raw: &[RawItem], c: &Checked) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_report(json: bool, r: &Report, undo: bool, problems: &[check::Problem]) -> anyhow::Result<()> {
+fn print_report(
+    json: bool,
+    r: &Report,
+    undo: bool,
+    problems: &[check::Problem],
+) -> anyhow::Result<()> {
     if json {
         let mut v = serde_json::to_value(r)?;
         if !undo {
@@ -342,7 +360,11 @@ fn history(j: &Journal, json: bool, id: Option<i64>) -> anyhow::Result<()> {
             }
             return Ok(());
         }
-        println!("Plan {id}: {}{}", p.state, p.note.map(|n| format!(" ({n})")).unwrap_or_default());
+        println!(
+            "Plan {id}: {}{}",
+            p.state,
+            p.note.map(|n| format!(" ({n})")).unwrap_or_default()
+        );
         for (s, row) in r.steps.iter().zip(j.steps(id)?) {
             let u = if undo {
                 match (&row.undo, &row.undo_reason) {
@@ -360,7 +382,10 @@ fn history(j: &Journal, json: bool, id: Option<i64>) -> anyhow::Result<()> {
                 s.from,
                 s.to,
                 s.state,
-                s.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
+                s.reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
             );
         }
         return Ok(());

@@ -272,7 +272,12 @@ fn run_step(j: &mut Journal, r: &Row) -> anyhow::Result<()> {
                 return Ok(());
             }
             if std::fs::symlink_metadata(&r.dst).is_ok() {
-                j.set_state(plan, seq, "skipped", Some("the destination exists (it appeared since the check)"))?;
+                j.set_state(
+                    plan,
+                    seq,
+                    "skipped",
+                    Some("the destination exists (it appeared since the check)"),
+                )?;
                 return Ok(());
             }
             if let Err(why) = make_parents(j, r, &r.dst)? {
@@ -289,7 +294,11 @@ fn run_step(j: &mut Journal, r: &Row) -> anyhow::Result<()> {
 /// Moves `r.src` to `r.dst` (or back, for undo), journalled. `f` is the
 /// entry as seen right before.
 fn move_entry(j: &mut Journal, r: &Row, f: &Fingerprint, undo: bool) -> anyhow::Result<()> {
-    let (from, to) = if undo { (&r.dst, &r.src) } else { (&r.src, &r.dst) };
+    let (from, to) = if undo {
+        (&r.dst, &r.src)
+    } else {
+        (&r.src, &r.dst)
+    };
     let (plan, seq) = (r.plan, r.seq);
     let fail = |j: &Journal, why: String| -> anyhow::Result<()> {
         if undo {
@@ -400,11 +409,24 @@ fn place_and_delete(
     finish(j, r, Via::Copy, to, hash, undo)
 }
 
-fn finish(j: &mut Journal, r: &Row, via: Via, to: &Path, hash: Option<[u8; 32]>, undo: bool) -> anyhow::Result<()> {
+fn finish(
+    j: &mut Journal,
+    r: &Row,
+    via: Via,
+    to: &Path,
+    hash: Option<[u8; 32]>,
+    undo: bool,
+) -> anyhow::Result<()> {
     if undo {
         j.set_undo(r.plan, r.seq, "undone", None, None)
     } else {
-        j.done(r.plan, r.seq, via.name(), Fingerprint::at(to).as_ref(), hash.as_ref())
+        j.done(
+            r.plan,
+            r.seq,
+            via.name(),
+            Fingerprint::at(to).as_ref(),
+            hash.as_ref(),
+        )
     }
 }
 
@@ -453,7 +475,9 @@ fn settle_started(j: &mut Journal, r: &Row) -> anyhow::Result<()> {
         StepKind::Keep => j.set_state(plan, seq, "pending", None)?,
         StepKind::Mkdir => match src {
             Some(f) if f.is_dir => j.done(plan, seq, "mkdir", Some(&f), None)?,
-            _ if r.auto => j.set_state(plan, seq, "skipped", Some("interrupted before it was made"))?,
+            _ if r.auto => {
+                j.set_state(plan, seq, "skipped", Some("interrupted before it was made"))?
+            }
             _ => j.set_state(plan, seq, "pending", None)?,
         },
         StepKind::RmdirIfEmpty => match src {
@@ -520,15 +544,10 @@ fn undo_steps(j: &mut Journal, id: i64) -> anyhow::Result<()> {
     let rows = j.done_steps_newest_first(id)?;
     let mut remade: Vec<(PathBuf, i64)> = Vec::new();
     for r in rows {
-        match r.undo.as_deref() {
-            Some("undone") => continue,
-            Some("started") => {
-                if settle_undo_started(j, &r)? {
-                    continue;
-                }
-            }
-            // Refused before: tried again (what was in the way may be gone).
-            _ => {}
+        // Refused before: tried again (what was in the way may be gone).
+        let settled = r.undo.as_deref() == Some("started") && settle_undo_started(j, &r)?;
+        if settled || r.undo.as_deref() == Some("undone") {
+            continue;
         }
         undo_step(j, &r, &mut remade)?;
     }
@@ -580,7 +599,13 @@ fn undo_step(j: &mut Journal, r: &Row, remade: &mut Vec<(PathBuf, i64)>) -> anyh
         StepKind::Keep => j.set_undo(plan, seq, "undone", None, None),
         StepKind::Mkdir => match fsops::is_empty_dir(&r.src) {
             None => j.set_undo(plan, seq, "undone", None, None),
-            Some(false) => refuse(j, format!("{} is not empty: it holds entries made since", shown_path(&r.src))),
+            Some(false) => refuse(
+                j,
+                format!(
+                    "{} is not empty: it holds entries made since",
+                    shown_path(&r.src)
+                ),
+            ),
             Some(true) => match std::fs::remove_dir(&r.src) {
                 Ok(()) => j.set_undo(plan, seq, "undone", None, None),
                 Err(e) => refuse(j, e.to_string()),
@@ -618,10 +643,20 @@ fn undo_step(j: &mut Journal, r: &Row, remade: &mut Vec<(PathBuf, i64)>) -> anyh
             if let Some(after) = &r.after
                 && !after.unchanged(&now)
             {
-                return refuse(j, format!("{} changed since the plan: {}", shown_path(&r.dst), after.change(&now)));
+                return refuse(
+                    j,
+                    format!(
+                        "{} changed since the plan: {}",
+                        shown_path(&r.dst),
+                        after.change(&now)
+                    ),
+                );
             }
             if std::fs::symlink_metadata(&r.src).is_ok() {
-                return refuse(j, format!("{} exists again: nothing was replaced", shown_path(&r.src)));
+                return refuse(
+                    j,
+                    format!("{} exists again: nothing was replaced", shown_path(&r.src)),
+                );
             }
             if let Some(parent) = r.src.parent()
                 && std::fs::symlink_metadata(parent).is_err()

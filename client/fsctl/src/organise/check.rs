@@ -24,7 +24,11 @@ const CASE_INSENSITIVE: bool = cfg!(any(target_os = "macos", target_os = "window
 
 fn fold(p: &Path) -> String {
     let s = shown_path(p);
-    if CASE_INSENSITIVE { s.to_lowercase() } else { s }
+    if CASE_INSENSITIVE {
+        s.to_lowercase()
+    } else {
+        s
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -127,7 +131,10 @@ pub fn check(items: &[Item]) -> Checked {
             by_source.entry(fold(s)).or_default().push(it.index);
         }
         if matches!(it.action, Action::Move { .. } | Action::Rename { .. }) {
-            by_dest.entry(fold(it.action.target())).or_default().push(it.index);
+            by_dest
+                .entry(fold(it.action.target()))
+                .or_default()
+                .push(it.index);
         }
     }
     for (path, ix) in &by_source {
@@ -163,7 +170,11 @@ pub fn check(items: &[Item]) -> Checked {
                     "nestedSources",
                     vec![j, i],
                     s,
-                    format!("{} is moved, and so is {} inside it", shown_path(t), shown_path(s)),
+                    format!(
+                        "{} is moved, and so is {} inside it",
+                        shown_path(t),
+                        shown_path(s)
+                    ),
                     true,
                 ));
             }
@@ -215,7 +226,13 @@ pub fn check(items: &[Item]) -> Checked {
             item_steps(it, &leaving, &mut out.steps, &mut problems, &mut out.notes);
         } else {
             // Still report what the file system says about each item.
-            item_steps(it, &leaving, &mut Vec::new(), &mut problems, &mut Vec::new());
+            item_steps(
+                it,
+                &leaving,
+                &mut Vec::new(),
+                &mut problems,
+                &mut Vec::new(),
+            );
         }
     }
     let all = items
@@ -433,7 +450,9 @@ fn merge_steps(
     for name in names {
         let s = from.join(&name);
         let d = into.join(&name);
-        let Some(sfp) = Fingerprint::at(&s) else { continue };
+        let Some(sfp) = Fingerprint::at(&s) else {
+            continue;
+        };
         match std::fs::symlink_metadata(&d) {
             Err(_) => steps.push(Step {
                 item: i,
@@ -447,7 +466,11 @@ fn merge_steps(
                 "mergeCollision",
                 vec![i],
                 &d,
-                format!("{} exists: {} stays where it is", shown_path(&d), shown_path(&s)),
+                format!(
+                    "{} exists: {} stays where it is",
+                    shown_path(&d),
+                    shown_path(&s)
+                ),
                 false,
             )),
         }
@@ -537,7 +560,12 @@ pub fn tree(c: &Checked) -> String {
             }
             StepKind::Mkdir => put(&mut root, &s.src, "(new folder)".into(), true),
             StepKind::RmdirIfEmpty => put(&mut root, &s.src, "- removed once empty".into(), true),
-            StepKind::Keep => put(&mut root, &s.src, "= kept".into(), s.seen.is_some_and(|f| f.is_dir)),
+            StepKind::Keep => put(
+                &mut root,
+                &s.src,
+                "= kept".into(),
+                s.seen.is_some_and(|f| f.is_dir),
+            ),
         }
     }
     let mut text = String::new();
@@ -563,7 +591,11 @@ pub fn tree(c: &Checked) -> String {
             let last = k + 1 == total;
             let branch = if last { "└── " } else { "├── " };
             let slash = if child.dir { "/" } else { "" };
-            let mark = child.mark.as_deref().map(|m| format!("  {m}")).unwrap_or_default();
+            let mark = child
+                .mark
+                .as_deref()
+                .map(|m| format!("  {m}"))
+                .unwrap_or_default();
             let _ = writeln!(text, "{prefix}{branch}{}{slash}{mark}", shown(name));
             let next = format!("{prefix}{}", if last { "    " } else { "│   " });
             walk(

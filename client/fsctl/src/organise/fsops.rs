@@ -84,14 +84,20 @@ impl Fingerprint {
             size: m.len(),
             mtime_ns: ns(m.modified()),
             ctime_ns: 0,
-            mode: if m.permissions().readonly() { 0o444 } else { 0o644 },
+            mode: if m.permissions().readonly() {
+                0o444
+            } else {
+                0o644
+            },
             is_dir: m.is_dir(),
         }
     }
 
     /// Of the entry at `p` itself (a symlink is not followed).
     pub fn at(p: &Path) -> Option<Fingerprint> {
-        std::fs::symlink_metadata(p).ok().map(|m| Fingerprint::of(&m))
+        std::fs::symlink_metadata(p)
+            .ok()
+            .map(|m| Fingerprint::of(&m))
     }
 
     /// Is this the same entry, unchanged? Folders by identity only (what is
@@ -352,7 +358,10 @@ mod tests {
         let e = rename_noreplace(&a, &b).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(std::fs::read(&b).unwrap(), b"b");
-        assert_eq!(rename_noreplace(&a, &tmp.path().join("c")).unwrap(), Via::Rename);
+        assert_eq!(
+            rename_noreplace(&a, &tmp.path().join("c")).unwrap(),
+            Via::Rename
+        );
     }
 
     #[test]
@@ -367,9 +376,21 @@ mod tests {
         let dst = tmp.path().join("dst");
         copy_checked(&src, &dst).unwrap();
         assert_eq!(std::fs::read(dst.join("sub/f")).unwrap(), b"hello");
-        assert_eq!(std::fs::read_link(dst.join("link")).unwrap(), Path::new("sub/f"));
-        assert_eq!(Fingerprint::at(&dst.join("sub/f")).unwrap().mtime_ns, 1_000_000_000_123);
-        assert_eq!(Fingerprint::at(&dst.join("sub")).unwrap().mtime_ns, 2_000_000_000_000);
-        assert!(copy_checked(&src, &dst).is_err(), "never into an existing name");
+        assert_eq!(
+            std::fs::read_link(dst.join("link")).unwrap(),
+            Path::new("sub/f")
+        );
+        assert_eq!(
+            Fingerprint::at(&dst.join("sub/f")).unwrap().mtime_ns,
+            1_000_000_000_123
+        );
+        assert_eq!(
+            Fingerprint::at(&dst.join("sub")).unwrap().mtime_ns,
+            2_000_000_000_000
+        );
+        assert!(
+            copy_checked(&src, &dst).is_err(),
+            "never into an existing name"
+        );
     }
 }

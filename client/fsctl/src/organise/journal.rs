@@ -260,7 +260,13 @@ impl Journal {
     }
 
     /// Adds a step (a parent folder made on the way), already started.
-    pub fn add_started(&mut self, plan: i64, item: usize, kind: StepKind, p: &Path) -> anyhow::Result<i64> {
+    pub fn add_started(
+        &mut self,
+        plan: i64,
+        item: usize,
+        kind: StepKind,
+        p: &Path,
+    ) -> anyhow::Result<i64> {
         let seq: i64 = self.conn.query_row(
             "SELECT COALESCE(MAX(seq), -1) + 1 FROM steps WHERE plan = ?1",
             [plan],
@@ -292,7 +298,13 @@ impl Journal {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub fn set_state(&self, plan: i64, seq: i64, state: &str, reason: Option<&str>) -> anyhow::Result<()> {
+    pub fn set_state(
+        &self,
+        plan: i64,
+        seq: i64,
+        state: &str,
+        reason: Option<&str>,
+    ) -> anyhow::Result<()> {
         self.conn.execute(
             "UPDATE steps SET state = ?3, reason = ?4, phase = NULL WHERE plan = ?1 AND seq = ?2",
             params![plan, seq, state, reason],
@@ -323,7 +335,14 @@ impl Journal {
     }
 
     /// Marks a step done, with what now stands at its destination.
-    pub fn done(&self, plan: i64, seq: i64, via: &str, after: Option<&Fingerprint>, hash: Option<&[u8; 32]>) -> anyhow::Result<()> {
+    pub fn done(
+        &self,
+        plan: i64,
+        seq: i64,
+        via: &str,
+        after: Option<&Fingerprint>,
+        hash: Option<&[u8; 32]>,
+    ) -> anyhow::Result<()> {
         let f = fp_cols(after);
         self.conn.execute(
             "UPDATE steps SET state = 'done', phase = NULL, via = ?3, \
@@ -336,7 +355,14 @@ impl Journal {
         Ok(())
     }
 
-    pub fn set_undo(&self, plan: i64, seq: i64, undo: &str, phase: Option<&str>, reason: Option<&str>) -> anyhow::Result<()> {
+    pub fn set_undo(
+        &self,
+        plan: i64,
+        seq: i64,
+        undo: &str,
+        phase: Option<&str>,
+        reason: Option<&str>,
+    ) -> anyhow::Result<()> {
         self.conn.execute(
             "UPDATE steps SET undo = ?3, undo_phase = ?4, undo_reason = ?5 WHERE plan = ?1 AND seq = ?2",
             params![plan, seq, undo, phase, reason],
@@ -344,7 +370,13 @@ impl Journal {
         Ok(())
     }
 
-    pub fn set_plan(&self, plan: i64, state: &str, finished: bool, note: Option<&str>) -> anyhow::Result<()> {
+    pub fn set_plan(
+        &self,
+        plan: i64,
+        state: &str,
+        finished: bool,
+        note: Option<&str>,
+    ) -> anyhow::Result<()> {
         self.conn.execute(
             "UPDATE plans SET state = ?2, finished_ns = CASE WHEN ?3 THEN ?4 ELSE finished_ns END, \
              note = COALESCE(?5, note) WHERE id = ?1",

@@ -125,7 +125,10 @@ impl Resolve for Local {
             return Err("an empty path".into());
         }
         if raw.contains('\0') {
-            return Err(format!("{}: a path cannot hold a NUL byte", raw.escape_debug()));
+            return Err(format!(
+                "{}: a path cannot hold a NUL byte",
+                raw.escape_debug()
+            ));
         }
         let mut forms = Vec::new();
         if let Some(bytes) = unescape(raw) {
@@ -322,7 +325,11 @@ mod tests {
         let e = resolve(&bad.moves, &Local { base: base.clone() }).unwrap_err();
         assert!(e.contains("item 0") && e.contains("`to`"), "{e}");
         let bad = parse(r#"{"moves": [{"action": "fling", "from": "a"}]}"#).unwrap();
-        assert!(resolve(&bad.moves, &Local { base }).unwrap_err().contains("unknown action"));
+        assert!(
+            resolve(&bad.moves, &Local { base })
+                .unwrap_err()
+                .contains("unknown action")
+        );
         assert!(parse("{}").is_err());
         assert!(parse(r#"{"moves": [], "extra": 1}"#).is_err());
     }

@@ -289,13 +289,22 @@ mod tests {
         let allowed = base.join("allowed");
         // The link itself, not the folder outside it points to.
         assert_eq!(g.entry("out-link", true).unwrap(), allowed.join("out-link"));
-        assert_eq!(g.entry("sub/a.txt", true).unwrap(), allowed.join("sub/a.txt"));
-        assert_eq!(g.entry("new/b.txt", false).unwrap(), allowed.join("new/b.txt"));
+        assert_eq!(
+            g.entry("sub/a.txt", true).unwrap(),
+            allowed.join("sub/a.txt")
+        );
+        assert_eq!(
+            g.entry("new/b.txt", false).unwrap(),
+            allowed.join("new/b.txt")
+        );
         assert!(g.entry("out-link/secret.txt", true).is_err());
         assert!(g.entry("out-link/new.txt", false).is_err());
         assert!(g.entry("sub/..", false).is_err());
         assert!(g.entry("../outside", false).is_err());
-        assert!(g.entry(allowed.to_str().unwrap(), true).is_err(), "an allowed directory itself");
+        assert!(
+            g.entry(allowed.to_str().unwrap(), true).is_err(),
+            "an allowed directory itself"
+        );
         assert!(g.entry("sub/missing", true).is_err());
     }
 

@@ -76,7 +76,11 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let allowed = allowed_dirs(&roots, &a.allow)?;
     eprintln!(
         "fsctl mcp: serving on stdio ({}); allowed: {}",
-        if a.allow_write { "writes allowed: apply_move_plan, undo_move_plan" } else { "read-only" },
+        if a.allow_write {
+            "writes allowed: apply_move_plan, undo_move_plan"
+        } else {
+            "read-only"
+        },
         allowed
             .iter()
             .map(|p| p.to_string_lossy())

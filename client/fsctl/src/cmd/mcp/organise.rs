@@ -135,8 +135,8 @@ pub async fn apply_move_plan(ctx: &Ctx, p: ApplyParams) -> Outcome {
             ));
         }
         let mut j = open_journal()?;
-        let r = apply::apply(&mut j, &c, "mcp", items.len())
-            .map_err(|e| Failure(format!("{e:#}")))?;
+        let r =
+            apply::apply(&mut j, &c, "mcp", items.len()).map_err(|e| Failure(format!("{e:#}")))?;
         Ok((c.problems, r))
     })
     .await
