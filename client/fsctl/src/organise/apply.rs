@@ -143,13 +143,16 @@ fn run_pending(j: &mut Journal, plan: i64) -> anyhow::Result<()> {
             return Ok(());
         }
         let mut progressed = false;
-        for (k, r) in pending.iter().enumerate() {
+        let sources: std::collections::HashSet<&Path> = pending
+            .iter()
+            .filter(|o| o.kind == StepKind::Move)
+            .map(|o| o.src.as_path())
+            .collect();
+        for r in &pending {
             let freed_later = r.kind == StepKind::Move
-                && std::fs::symlink_metadata(&r.dst).is_ok()
-                && pending
-                    .iter()
-                    .enumerate()
-                    .any(|(m, o)| m != k && o.kind == StepKind::Move && o.src == r.dst);
+                && r.dst != r.src
+                && sources.contains(r.dst.as_path())
+                && std::fs::symlink_metadata(&r.dst).is_ok();
             if freed_later {
                 continue;
             }

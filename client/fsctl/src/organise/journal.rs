@@ -61,6 +61,8 @@ CREATE TABLE IF NOT EXISTS steps(
     undo_reason TEXT,
     PRIMARY KEY(plan, seq)
 );
+-- The next done_order and undo's newest-first walk, without a scan.
+CREATE INDEX IF NOT EXISTS steps_done ON steps(plan, done_order);
 ";
 
 /// The journal file and the lock that makes this process its one user.
