@@ -30,6 +30,21 @@ run() { # label steps args...
 }
 
 echo "fsctl: $FSCTL ($(stat -c %s "$FSCTL") bytes); tree on $(df -T "$DIR" | awk 'NR==2{print $2}'); $(nproc) cores"
+# The floor each step stands on: an fsync of a small write on the same disk
+# (a step commits its journal entry twice and syncs the folders it changed).
+floor=$(python3 - "$DIR" <<'PY'
+import os, sys, time, statistics
+p = os.path.join(sys.argv[1], "fsync-probe")
+fd = os.open(p, os.O_WRONLY | os.O_CREAT, 0o600)
+ts = []
+for i in range(200):
+    os.write(fd, b"x" * 100)
+    t = time.perf_counter(); os.fsync(fd); ts.append(time.perf_counter() - t)
+os.close(fd); os.unlink(p)
+print(f"{statistics.median(ts)*1e3:.2f} ms median, {sorted(ts)[189]*1e3:.2f} ms p95")
+PY
+)
+echo "fsync of a 100-byte append on that disk: $floor; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| run | steps | wall | per step |"
 echo "|---|---|---|---|"

@@ -1019,3 +1019,94 @@ fn mcp_writes_exist_only_with_allow_write() {
     let hist = json_lines(&out);
     assert_eq!(hist.last().unwrap()["origin"], json!("mcp"), "{hist:?}");
 }
+
+/// `fsctl status` says when a plan was interrupted, and, once the next
+/// `fsctl organise` finished it, what happened. The apply is killed once
+/// the journal (read by the test with SQLite) shows steps done.
+#[test]
+fn organise_status_says_a_plan_was_interrupted_and_finished() {
+    let e = env();
+    let mut inst = Instance::new(e.base.join("home"), &[&e.root], Runner::current());
+    let mut moves = Vec::new();
+    for i in 0..3000 {
+        let rel = format!("in/f{i:04}.txt");
+        write(&e.root, rel.as_bytes(), b"x", at(2020, 1));
+        moves.push(json!({"from": rel, "to": format!("out/{}/f{i:04}.txt", i % 10)}));
+    }
+    inst.start();
+    let plan = e.plan(
+        "p.json",
+        &json!({"base": e.root.to_string_lossy(), "moves": moves}),
+    );
+    let mut child = inst
+        .fsctl_cmd(&["organise", "apply", &plan, "--yes"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let db = inst.home.join("organise.db");
+    let done = || -> i64 {
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| {
+                c.query_row("SELECT COUNT(*) FROM steps WHERE state = 'done'", [], |r| {
+                    r.get(0)
+                })
+            })
+            .unwrap_or(0)
+    };
+    let t0 = Instant::now();
+    while done() < 20 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no step done in 60 s"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "apply ended before it could be killed"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let s = inst.status();
+    let lines = s["organise"]
+        .as_array()
+        .unwrap_or_else(|| panic!("status says nothing of the plan: {s}"));
+    assert!(
+        lines[0]
+            .as_str()
+            .unwrap()
+            .contains("plan 1: interrupted while applying"),
+        "{s}"
+    );
+    let human = text(&inst.fsctl(&["status"]));
+    assert!(
+        human.contains("organise plan 1: interrupted while applying"),
+        "{human}"
+    );
+    // The next organise command finishes it; status then says so.
+    let out = e.organise(&["history"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("finished at the next start"),
+        "{}",
+        text(&out)
+    );
+    let s = inst.status();
+    let line = s["organise"][0].as_str().unwrap_or_default();
+    assert!(
+        line.contains("plan 1: applied (interrupted while applying; finished"),
+        "{s}"
+    );
+    let left = std::fs::read_dir(e.root.join("in")).unwrap().count();
+    assert_eq!(left, 0, "every file moved after recovery");
+    let moved: usize = (0..10)
+        .map(|d| {
+            std::fs::read_dir(e.root.join(format!("out/{d}")))
+                .unwrap()
+                .count()
+        })
+        .sum();
+    assert_eq!(moved, 3000);
+    inst.stop();
+}

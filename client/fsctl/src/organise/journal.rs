@@ -183,6 +183,51 @@ fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     })
 }
 
+/// What `fsctl status` says about this user's plans, without taking the
+/// journal or changing it: a plan left applying or undoing (being worked
+/// on now, or interrupted and waiting for the next `fsctl organise`), and
+/// the newest plan when a crash interrupted it. Nothing when there is no
+/// journal or it cannot be read.
+pub fn status_lines(dir: &Path) -> Vec<String> {
+    let path = dir.join("organise.db");
+    if !path.exists() {
+        return Vec::new();
+    }
+    let busy = File::options()
+        .write(true)
+        .open(dir.join("organise.lock"))
+        .is_ok_and(|f| f.try_lock().is_err());
+    let Ok(conn) = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return Vec::new();
+    };
+    let rows: Vec<(i64, String, Option<String>)> = conn
+        .prepare("SELECT id, state, note FROM plans ORDER BY id")
+        .and_then(|mut st| {
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for (id, state, _) in &rows {
+        if state == "applying" || state == "undoing" {
+            out.push(if busy {
+                format!("plan {id}: {state} now")
+            } else {
+                format!(
+                    "plan {id}: interrupted while {state}; the next `fsctl organise` command finishes it"
+                )
+            });
+        }
+    }
+    if let Some((id, state, Some(note))) = rows.last()
+        && out.is_empty()
+    {
+        out.push(format!("plan {id}: {state} ({note})"));
+    }
+    out
+}
+
 impl Journal {
     /// Opens (creating) the journal in `dir` and takes its lock, waiting
     /// for another fsctl that holds it.
