@@ -159,6 +159,7 @@ fn run_pending(j: &mut Journal, plan: i64) -> anyhow::Result<()> {
             run_step(j, r)?;
             progressed = true;
         }
+        j.flush()?;
         if !progressed {
             for r in &pending {
                 j.set_state(
@@ -206,6 +207,10 @@ fn make_parents(j: &mut Journal, r: &Row, p: &Path) -> anyhow::Result<Result<(),
 
 fn run_step(j: &mut Journal, r: &Row) -> anyhow::Result<()> {
     let (plan, seq) = (r.plan, r.seq);
+    if r.kind != StepKind::Move {
+        // Recorded in the order they ran.
+        j.flush()?;
+    }
     let now = Fingerprint::at(&r.src);
     match r.kind {
         StepKind::Keep => match now {
@@ -287,7 +292,8 @@ fn run_step(j: &mut Journal, r: &Row) -> anyhow::Result<()> {
                 j.set_state(plan, seq, "skipped", Some(&why))?;
                 return Ok(());
             }
-            j.start(plan, seq, Some(&f))?;
+            // No commit before a rename: one that happened is found by
+            // its inode at the next start (see `Journal::done_later`).
             move_entry(j, r, &f, false)?;
         }
     }
@@ -316,8 +322,8 @@ fn move_entry(j: &mut Journal, r: &Row, f: &Fingerprint, undo: bool) -> anyhow::
                 // Moving a folder to another parent may touch its mtime.
                 let _ = fsops::set_mtime(to, f.mtime_ns);
             }
-            sync_parents(from, to);
-            finish(j, r, via, to, None, undo)
+            let dirs: Vec<&Path> = [to.parent(), from.parent()].into_iter().flatten().collect();
+            j.done_later(r.plan, r.seq, via.name(), Fingerprint::at(to), undo, &dirs)
         }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             let why = format!("{} exists now: nothing was replaced", shown_path(to));
@@ -327,19 +333,14 @@ fn move_entry(j: &mut Journal, r: &Row, f: &Fingerprint, undo: bool) -> anyhow::
                 j.set_state(plan, seq, "skipped", Some(&why))
             }
         }
-        Err(e) if fsops::is_cross_device(&e) => copy_across(j, r, from, to, undo),
+        Err(e) if fsops::is_cross_device(&e) => {
+            j.flush()?;
+            if !undo {
+                j.start(plan, seq, Some(f))?;
+            }
+            copy_across(j, r, from, to, undo)
+        }
         Err(e) => fail(j, e.to_string()),
-    }
-}
-
-fn sync_parents(from: &Path, to: &Path) {
-    if let Some(p) = to.parent() {
-        let _ = fsops::sync_dir(p);
-    }
-    if let Some(p) = from.parent()
-        && Some(p) != to.parent()
-    {
-        let _ = fsops::sync_dir(p);
     }
 }
 
@@ -443,6 +444,19 @@ pub fn recover(j: &mut Journal) -> anyhow::Result<Vec<String>> {
                 for r in j.steps(p.id)? {
                     if r.state == "started" {
                         settle_started(j, &r)?;
+                    } else if r.state == "pending"
+                        && r.kind == StepKind::Move
+                        && Fingerprint::at(&r.src).is_none()
+                        && same_entry(Fingerprint::at(&r.dst).as_ref(), r.seen.as_ref())
+                    {
+                        // Renamed by a process that died before recording it.
+                        j.done(
+                            p.id,
+                            r.seq,
+                            "rename",
+                            Fingerprint::at(&r.dst).as_ref(),
+                            None,
+                        )?;
                     }
                 }
                 run_pending(j, p.id)?;
@@ -467,6 +481,11 @@ pub fn recover(j: &mut Journal) -> anyhow::Result<Vec<String>> {
         }
     }
     Ok(lines)
+}
+
+/// The same inode (a rename keeps it).
+fn same_entry(a: Option<&Fingerprint>, b: Option<&Fingerprint>) -> bool {
+    matches!((a, b), (Some(a), Some(b)) if a.dev == b.dev && a.ino == b.ino)
 }
 
 /// A step whose call may or may not have happened: decided from the file
@@ -547,6 +566,15 @@ fn undo_steps(j: &mut Journal, id: i64) -> anyhow::Result<()> {
     let rows = j.done_steps_newest_first(id)?;
     let mut remade: Vec<(PathBuf, i64)> = Vec::new();
     for r in rows {
+        // Moved back by a process that died before recording it.
+        if r.kind == StepKind::Move
+            && r.undo.as_deref() != Some("undone")
+            && Fingerprint::at(&r.dst).is_none()
+            && same_entry(Fingerprint::at(&r.src).as_ref(), r.after.as_ref())
+        {
+            j.set_undo(r.plan, r.seq, "undone", None, None)?;
+            continue;
+        }
         // Refused before: tried again (what was in the way may be gone).
         let settled = r.undo.as_deref() == Some("started") && settle_undo_started(j, &r)?;
         if settled || r.undo.as_deref() == Some("undone") {
@@ -554,6 +582,7 @@ fn undo_steps(j: &mut Journal, id: i64) -> anyhow::Result<()> {
         }
         undo_step(j, &r, &mut remade)?;
     }
+    j.flush()?;
     // Moves back into a folder undo made again changed its mtime.
     for (dir, mtime) in remade {
         let _ = fsops::set_mtime(&dir, mtime);
@@ -667,7 +696,6 @@ fn undo_step(j: &mut Journal, r: &Row, remade: &mut Vec<(PathBuf, i64)>) -> anyh
             {
                 return refuse(j, format!("cannot make {}: {e}", shown_path(parent)));
             }
-            j.set_undo(plan, seq, "started", None, None)?;
             move_entry(j, r, &now, true)?;
             // The original mtime, whatever the way back did to it.
             if let Some(seen) = &r.seen

@@ -69,7 +69,25 @@ CREATE INDEX IF NOT EXISTS steps_done ON steps(plan, done_order);
 pub struct Journal {
     conn: Connection,
     _lock: File,
+    later: Later,
 }
+
+/// Renames made but not yet recorded done: recorded together, after one
+/// `fsync` of each folder they changed, so that a plan of thousands of
+/// moves does not pay two journal commits and two folder syncs for each.
+/// A rename made and not recorded when the process dies is found at the
+/// next start by its inode (the source's, recorded before the plan
+/// began): at its destination, it is done.
+#[derive(Default)]
+struct Later {
+    rows: Vec<(i64, i64, &'static str, Option<Fingerprint>, bool)>,
+    dirs: std::collections::BTreeSet<PathBuf>,
+    since: Option<std::time::Instant>,
+}
+
+/// How many renames, or how long, before they are recorded.
+const LATER_ROWS: usize = 256;
+const LATER_TIME: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Where this user's journal lives.
 pub fn default_dir() -> PathBuf {
@@ -266,7 +284,64 @@ impl Journal {
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA busy_timeout=10000;",
         )?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Journal { conn, _lock: lock })
+        Ok(Journal {
+            conn,
+            _lock: lock,
+            later: Later::default(),
+        })
+    }
+
+    /// A rename made (`undo`: made back), to be recorded done (undone)
+    /// with the next [`Journal::flush`]; `dirs` are the folders it changed.
+    pub fn done_later(
+        &mut self,
+        plan: i64,
+        seq: i64,
+        via: &'static str,
+        after: Option<Fingerprint>,
+        undo: bool,
+        dirs: &[&Path],
+    ) -> anyhow::Result<()> {
+        self.later.rows.push((plan, seq, via, after, undo));
+        self.later.dirs.extend(dirs.iter().map(|d| d.to_path_buf()));
+        let since = *self.later.since.get_or_insert_with(std::time::Instant::now);
+        if self.later.rows.len() >= LATER_ROWS || since.elapsed() >= LATER_TIME {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Makes the renames made so far durable (their folders synced), then
+    /// records them in one transaction.
+    pub fn flush(&mut self) -> anyhow::Result<()> {
+        if self.later.rows.is_empty() {
+            return Ok(());
+        }
+        let later = std::mem::take(&mut self.later);
+        for d in &later.dirs {
+            let _ = super::fsops::sync_dir(d);
+        }
+        let tx = self.conn.transaction()?;
+        for (plan, seq, via, after, undo) in &later.rows {
+            if *undo {
+                tx.execute(
+                    "UPDATE steps SET undo = 'undone', undo_phase = NULL, undo_reason = NULL \
+                     WHERE plan = ?1 AND seq = ?2",
+                    params![plan, seq],
+                )?;
+            } else {
+                let f = fp_cols(after.as_ref());
+                tx.execute(
+                    "UPDATE steps SET state = 'done', phase = NULL, via = ?3, \
+                     a_dev = ?4, a_ino = ?5, a_size = ?6, a_mtime = ?7, a_ctime = ?8, a_mode = ?9, a_dir = ?10, \
+                     done_order = (SELECT COALESCE(MAX(done_order), 0) + 1 FROM steps WHERE plan = ?1) \
+                     WHERE plan = ?1 AND seq = ?2",
+                    params![plan, seq, via, f[0], f[1], f[2], f[3], f[4], f[5], f[6]],
+                )?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     /// Records a plan and its steps, all pending; returns its id.
