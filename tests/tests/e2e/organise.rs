@@ -780,6 +780,34 @@ fn organise_kill9_at_random_points_converges() {
             pairs.push((rel.into_bytes(), to.into_bytes()));
         }
     }
+    // Chains: v1 -> v2 and v0 -> v1, listed in either order (a move into a
+    // name another move frees waits for it).
+    for k in 0..20 {
+        let v = |i: u32| format!("chain/k{k:02}/v{i}");
+        write(
+            &r,
+            v(0).as_bytes(),
+            format!("{k} zero").as_bytes(),
+            at(2021, 2),
+        );
+        write(
+            &r,
+            v(1).as_bytes(),
+            format!("{k} one").as_bytes(),
+            at(2021, 3),
+        );
+        let (first, second) = ((v(1), v(2)), (v(0), v(1)));
+        let order = if k % 2 == 0 {
+            [first, second]
+        } else {
+            [second, first]
+        };
+        for (from, to) in order {
+            moves.push(json!({"from": from, "to": to}));
+        }
+        pairs.push((v(1).into_bytes(), v(2).into_bytes()));
+        pairs.push((v(0).into_bytes(), v(1).into_bytes()));
+    }
     write(&r, b"whole/x.txt", b"x", at(2021, 1));
     moves.push(json!({"from": "whole", "to": "dst/whole"}));
     pairs.push((b"whole".to_vec(), b"dst/whole".to_vec()));
@@ -835,9 +863,18 @@ fn organise_kill9_at_random_points_converges() {
     assert!(out.status.success(), "{}", text(&out));
     assert_same("uninterrupted undo", &before, &snapshot(&r), &[]);
 
-    let mut rng = Rng(0x5eed_0f0a);
+    // ORGANISE_KILL_ROUNDS and ORGANISE_KILL_SEED run it longer or otherwise.
+    let env_num = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let rounds = env_num("ORGANISE_KILL_ROUNDS", 6);
+    let seed = env_num("ORGANISE_KILL_SEED", 0x5eed_0f0a);
+    let mut rng = Rng(seed);
     let mut interrupted = 0;
-    for round in 0..6 {
+    for round in 0..rounds {
         let plans_before = e.history().len();
         let wait = Duration::from_micros(rng.below(full.as_micros() as usize) as u64);
         let mut child = e
@@ -915,7 +952,9 @@ fn organise_kill9_at_random_points_converges() {
         );
         assert!(across_all(false));
     }
-    eprintln!("kill -9 rounds: {interrupted} of 6 interrupted mid-apply (apply takes {full:?})");
+    eprintln!(
+        "kill -9 rounds: {interrupted} of {rounds} interrupted mid-apply (apply takes {full:?}, seed {seed})"
+    );
 }
 
 #[test]

@@ -446,10 +446,10 @@ pub fn recover(j: &mut Journal) -> anyhow::Result<Vec<String>> {
                         settle_started(j, &r)?;
                     } else if r.state == "pending"
                         && r.kind == StepKind::Move
-                        && Fingerprint::at(&r.src).is_none()
                         && same_entry(Fingerprint::at(&r.dst).as_ref(), r.seen.as_ref())
                     {
-                        // Renamed by a process that died before recording it.
+                        // Renamed by a process that died before recording it
+                        // (its source may hold what a later rename put there).
                         j.done(
                             p.id,
                             r.seq,
@@ -569,7 +569,6 @@ fn undo_steps(j: &mut Journal, id: i64) -> anyhow::Result<()> {
         // Moved back by a process that died before recording it.
         if r.kind == StepKind::Move
             && r.undo.as_deref() != Some("undone")
-            && Fingerprint::at(&r.dst).is_none()
             && same_entry(Fingerprint::at(&r.src).as_ref(), r.after.as_ref())
         {
             j.set_undo(r.plan, r.seq, "undone", None, None)?;
