@@ -250,12 +250,16 @@ impl Journal {
     /// Opens (creating) the journal in `dir` and takes its lock, waiting
     /// for another fsctl that holds it.
     pub fn open(dir: &Path) -> anyhow::Result<Journal> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("{}: cannot make the journal's folder", dir.display()))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        if !dir.exists() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("{}: cannot make the journal's folder", dir.display()))?;
+            // A folder made here is this user's alone; one that exists
+            // (FSINDEX_HOME) keeps its mode.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+            }
         }
         let lock_path = dir.join("organise.lock");
         let lock = File::options()
