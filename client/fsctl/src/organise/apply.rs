@@ -3,13 +3,15 @@
 //!
 //! Each step is re-checked right before it runs: a source that is gone or
 //! changed since the check, or a destination that appeared, skips the
-//! step with the reason. A step's journal entry is committed before its
-//! file-system call, so that at the next start (any `fsctl organise`
-//! command) the state of an interrupted step is read from the journal and
-//! the file system, and the plan is finished: a rename that happened is
-//! recorded, one that did not is run; a copy that was not yet checked is
-//! thrown away and made again; one that was is put in place and its
-//! source deleted. A plan is therefore never half-known: every step ends
+//! step with the reason. Every step is in the journal, with its source's
+//! inode, before the first one runs; a folder made or removed and each
+//! phase of a copy are committed before the call, renames are recorded in
+//! batches after it (`Journal::done_later`). So at the next start (any
+//! `fsctl organise` command) the state of an interrupted step is read from
+//! the journal and the file system, and the plan is finished: a rename
+//! that happened (its inode at the destination) is recorded, one that did
+//! not is run; a copy that was not yet checked is thrown away and made
+//! again; one that was is put in place and its source deleted. A plan is therefore never half-known: every step ends
 //! done, skipped with a reason, or failed with a reason.
 //!
 //! Undo takes the done steps newest first. Each entry goes back only if

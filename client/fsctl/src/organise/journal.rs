@@ -4,10 +4,13 @@
 //! A machine-wide daemon runs as root; the moves run in the client, as the
 //! user, and so does their record.
 //!
-//! Every change of a step's state is its own transaction with
-//! `synchronous=FULL`: committed (fsynced) before the file-system call it
-//! announces, so that after a `kill -9` the last state says exactly which
-//! call may have been in flight. One process at a time holds the journal
+//! Every step is recorded, with its source's inode, before the plan runs.
+//! A change of a step's state is its own transaction with
+//! `synchronous=FULL`, committed (fsynced) before the file-system call it
+//! announces (a folder made or removed, each phase of a copy), so that
+//! after a `kill -9` the last state says which call may have been in
+//! flight; renames alone are recorded after, in batches (see `Later`),
+//! and recognised by inode. One process at a time holds the journal
 //! (an exclusive lock on `organise.lock`), so a plan being applied is
 //! never taken for an interrupted one.
 
