@@ -22,6 +22,7 @@ macro_rules! println {
 
 mod cmd;
 mod global;
+mod organise;
 mod output;
 mod restart;
 
@@ -67,7 +68,9 @@ enum Command {
     Watch(cmd::watch::Args),
     /// A condensed outline of a tree for an LLM's context, within a token budget.
     Map(cmd::map::Args),
-    /// MCP server on stdio: read-only tools over the index for AI agents.
+    /// Check, apply and undo a reorganisation plan (moves, renames, folders, merges).
+    Organise(cmd::organise::Args),
+    /// MCP server on stdio: tools over the index for AI agents (read-only unless --allow-write).
     Mcp(cmd::mcp::Args),
     /// Make the daemon re-read config.toml (as SIGHUP does); an invalid file is refused.
     Reload(cmd::reload::Args),
@@ -105,6 +108,7 @@ fn main() -> ExitCode {
             Command::Tree(a) => cmd::tree::run(&cli.global, a).await,
             Command::Watch(a) => cmd::watch::run(&cli.global, a).await,
             Command::Map(a) => cmd::map::run(&cli.global, a).await,
+            Command::Organise(a) => cmd::organise::run(&cli.global, a).await,
             Command::Mcp(a) => cmd::mcp::run(&cli.global, a).await,
             Command::Reload(a) => cmd::reload::run(&cli.global, a).await,
             Command::Service(a) => cmd::service::run(&cli.global, a).await,

@@ -23,6 +23,7 @@ mod mcp_fuzz;
 mod mcp_names;
 mod mcp_robust;
 mod media;
+mod organise;
 mod query;
 mod restart;
 mod search;

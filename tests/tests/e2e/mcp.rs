@@ -76,6 +76,17 @@ impl Mcp {
             .unwrap_or_else(|e| panic!("tools/call {name}: {e}"))
     }
 
+    /// A call that may fail as a protocol error (an unknown tool).
+    pub(crate) fn try_call(&self, name: &str, args: Value) -> Result<CallToolResult, String> {
+        let Value::Object(map) = args else {
+            panic!("arguments must be an object")
+        };
+        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(map);
+        self.rt
+            .block_on(self.client().call_tool(params))
+            .map_err(|e| e.to_string())
+    }
+
     /// The structured answer of a call that must succeed (its text checked
     /// to be there too).
     pub(crate) fn ok(&self, name: &str, args: Value) -> Value {

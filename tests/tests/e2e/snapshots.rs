@@ -150,6 +150,9 @@ const VOLATILE: &[&str] = &[
     "cpu_time_ms",
     // Whether the media worker is sweeping at that moment.
     "busy",
+    // fsctl organise history: when a plan was applied.
+    "started",
+    "finished",
     // The process and the machine.
     "pid",
     "version",
@@ -431,6 +434,47 @@ fn json_shapes_match_their_snapshots() {
         "verify-fix",
         out(&inst, &["verify", "--fix", "--json", &src], 1),
         false,
+    );
+
+    // organise: check, apply, history and undo of a one-move plan.
+    let org = tmp.path().join("org");
+    std::fs::create_dir_all(&org).unwrap();
+    write_at(
+        &org,
+        "a.txt",
+        b"a",
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+    );
+    let plan = org.join("plan.json");
+    std::fs::write(
+        &plan,
+        serde_json::to_vec(&serde_json::json!({
+            "base": org.to_str().unwrap(),
+            "moves": [{"from": "a.txt", "to": "sorted/a.txt"}]
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    let plan = plan.to_str().unwrap();
+    snap(
+        "organise-check",
+        out(&inst, &["organise", "check", "--json", plan], 0),
+        true,
+    );
+    snap(
+        "organise-apply",
+        out(&inst, &["organise", "apply", "--yes", "--json", plan], 0),
+        true,
+    );
+    snap(
+        "organise-history",
+        out(&inst, &["organise", "history", "--json"], 0),
+        false,
+    );
+    snap(
+        "organise-undo",
+        out(&inst, &["organise", "undo", "--yes", "--json"], 0),
+        true,
     );
 
     // service: under FSINDEX_SERVICE_ROOT, which writes unit files there

@@ -8,6 +8,7 @@ pub mod ls;
 pub mod man;
 pub mod map;
 pub mod mcp;
+pub mod organise;
 pub mod reload;
 pub mod roots;
 pub mod scan;

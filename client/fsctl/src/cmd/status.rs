@@ -41,8 +41,9 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
         .status(pb::StatusRequest::default())
         .await?
         .into_inner();
+    let organise = crate::organise::journal::status_lines(&crate::organise::journal::default_dir());
     if g.json {
-        let v = json!({
+        let mut v = json!({
             "state": s.state,
             "entries": s.entries,
             "roots": s.roots.iter().map(root_json).collect::<Vec<_>>(),
@@ -117,9 +118,13 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
                 "note": if w.note.is_empty() { None } else { Some(&w.note) },
             })),
         });
+        if !organise.is_empty() {
+            v["organise"] = json!(organise);
+        }
         println!("{v}");
         return Ok(ExitCode::SUCCESS);
     }
+
     println!(
         "fsindexd {} (pid {}), up {} s: {}",
         s.version, s.pid, s.uptime_secs, s.state
@@ -296,6 +301,9 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
     }
     for n in &s.notices {
         println!("notice   {n}");
+    }
+    for line in &organise {
+        println!("organise {line}");
     }
     Ok(ExitCode::SUCCESS)
 }

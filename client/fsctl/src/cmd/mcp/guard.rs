@@ -83,6 +83,50 @@ impl Guard {
         })
     }
 
+    /// An entry acted on as itself (a move's source or destination): its
+    /// folder through [`Guard::prospective`] (inside, symlinks resolved),
+    /// its own name never followed, so a symlink is moved and not its
+    /// target, and never `.` or `..`. A relative path is looked for under
+    /// each allowed directory. `existing`: the entry must be there.
+    pub fn entry(&self, raw: &str, existing: bool) -> Result<PathBuf, Refusal> {
+        if raw.contains('\0') {
+            return Err(Refusal(
+                "the path contains a NUL byte; paths cannot hold one".into(),
+            ));
+        }
+        let t = raw.trim_end_matches('/');
+        let (dir, name) = match t.rfind('/') {
+            Some(0) => ("/", &t[1..]),
+            Some(k) => (&t[..k], &t[k + 1..]),
+            None => ("", t),
+        };
+        if name.is_empty() || name == "." || name == ".." || (dir.is_empty() && name == "~") {
+            return Err(Refusal::denied(raw));
+        }
+        let mut names = Vec::new();
+        if let Some(bytes) = super::names::unescape(name) {
+            names.push(super::names::path_of(bytes));
+        }
+        names.push(PathBuf::from(name));
+        let dirs: Vec<PathBuf> = if dir.is_empty() {
+            self.allowed.clone()
+        } else {
+            vec![self.prospective(dir)?]
+        };
+        for d in &dirs {
+            for n in &names {
+                let p = d.join(n);
+                if std::fs::symlink_metadata(&p).is_ok() {
+                    return Ok(p);
+                }
+            }
+        }
+        if existing || dirs.is_empty() {
+            return Err(Refusal::denied(raw));
+        }
+        Ok(dirs[0].join(&names[0]))
+    }
+
     fn resolve(
         &self,
         raw: &str,
@@ -237,6 +281,31 @@ mod tests {
         assert!(g.prospective("out-link/new.txt").is_err());
         assert!(g.prospective("../outside/new.txt").is_err());
         assert!(g.prospective("/tmp/elsewhere").is_err());
+    }
+
+    #[test]
+    fn entries_are_not_followed_and_stay_inside() {
+        let (_t, g, base) = setup();
+        let allowed = base.join("allowed");
+        // The link itself, not the folder outside it points to.
+        assert_eq!(g.entry("out-link", true).unwrap(), allowed.join("out-link"));
+        assert_eq!(
+            g.entry("sub/a.txt", true).unwrap(),
+            allowed.join("sub/a.txt")
+        );
+        assert_eq!(
+            g.entry("new/b.txt", false).unwrap(),
+            allowed.join("new/b.txt")
+        );
+        assert!(g.entry("out-link/secret.txt", true).is_err());
+        assert!(g.entry("out-link/new.txt", false).is_err());
+        assert!(g.entry("sub/..", false).is_err());
+        assert!(g.entry("../outside", false).is_err());
+        assert!(
+            g.entry(allowed.to_str().unwrap(), true).is_err(),
+            "an allowed directory itself"
+        );
+        assert!(g.entry("sub/missing", true).is_err());
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! - `names`: names shown so that they survive JSON and come back exact;
 //! - `roots`: MCP Roots narrowing the allowed directories;
 //! - `browse`, `find`, `plan`: the tools' work;
+//! - `organise`: the two tools that change files (`--allow-write` only);
 //! - `text`, `content`: decoding and the content scan.
 
 mod browse;
@@ -21,7 +22,8 @@ mod content;
 mod find;
 mod guard;
 mod index;
-mod names;
+pub(crate) mod names;
+mod organise;
 mod plan;
 mod roots;
 mod schema;
@@ -48,6 +50,11 @@ pub struct Args {
     /// take; longer lists are paged, and the answer says so.
     #[arg(long, value_name = "BYTES", default_value_t = index::DEFAULT_BUDGET, value_parser = clap::value_parser!(u64).range(4096..=16 << 20))]
     max_answer_bytes: u64,
+    /// Serve the tools that change files: apply_move_plan and
+    /// undo_move_plan (run by this process, as this user, journalled like
+    /// `fsctl organise`). Without it the server is read-only.
+    #[arg(long)]
+    allow_write: bool,
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
@@ -68,7 +75,12 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         .collect();
     let allowed = allowed_dirs(&roots, &a.allow)?;
     eprintln!(
-        "fsctl mcp: serving on stdio; allowed: {}",
+        "fsctl mcp: serving on stdio ({}); allowed: {}",
+        if a.allow_write {
+            "writes allowed: apply_move_plan, undo_move_plan"
+        } else {
+            "read-only"
+        },
         allowed
             .iter()
             .map(|p| p.to_string_lossy())
@@ -82,7 +94,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         guard::Guard::new(allowed.clone(), home.clone()),
         a.max_answer_bytes as usize,
     );
-    let service = server::FsIndexServer::new(ctx, allowed, home)
+    let service = server::FsIndexServer::new(ctx, allowed, home, a.allow_write)
         .serve(rmcp::transport::stdio())
         .await
         .context("starting the MCP session")?;

@@ -23,9 +23,13 @@ use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use super::browse::{self, *};
 use super::find::{self, *};
 use super::index::{Ctx, add_notices, finish, with_notices};
+use super::organise::{self, ApplyAnswer, ApplyParams, UndoParams};
 use super::plan::{self, PlanAnswer, PlanParams};
 use super::roots::Roots;
 use super::schema;
+
+/// The tools that change files, served only with `--allow-write`.
+pub const WRITE_TOOLS: [&str; 2] = ["apply_move_plan", "undo_move_plan"];
 
 #[derive(Clone)]
 pub struct FsIndexServer {
@@ -35,8 +39,19 @@ pub struct FsIndexServer {
 }
 
 impl FsIndexServer {
-    pub fn new(ctx: Ctx, bound: Vec<PathBuf>, home: Option<PathBuf>) -> FsIndexServer {
+    pub fn new(
+        ctx: Ctx,
+        bound: Vec<PathBuf>,
+        home: Option<PathBuf>,
+        allow_write: bool,
+    ) -> FsIndexServer {
         let mut tools = Self::tool_router();
+        if !allow_write {
+            // Not listed, and unknown when called: the server stays read-only.
+            for name in WRITE_TOOLS {
+                tools.map.remove(name);
+            }
+        }
         for route in tools.map.values_mut() {
             route.attr.input_schema = Arc::new(schema::plain_input(&route.attr.input_schema));
             if let Some(o) = &route.attr.output_schema {
@@ -218,6 +233,36 @@ impl FsIndexServer {
     async fn check_move_plan(&self, Parameters(p): Parameters<PlanParams>) -> CallToolResult {
         finish(plan::check_move_plan(&self.ctx, p).await)
     }
+
+    #[tool(
+        title = "Apply a move plan",
+        description = "Carries out a reorganisation (served only when fsctl mcp runs with --allow-write): moves, renames, folders made, folders merged, as check_move_plan checks them. Each step is checked again right before it runs and skipped with the reason when its source changed or is gone or its destination exists; nothing is ever overwritten; missing folders are made; across file systems files are copied, checked by BLAKE3, then deleted. Every step is journalled; the answer's id undoes it all with undo_move_plan. Check the plan with check_move_plan and have the user approve it first.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
+        output_schema = schema_for_output::<ApplyAnswer>()
+    )]
+    async fn apply_move_plan(&self, Parameters(p): Parameters<ApplyParams>) -> CallToolResult {
+        finish(organise::apply_move_plan(&self.ctx, p).await)
+    }
+
+    #[tool(
+        title = "Undo a move plan",
+        description = "Puts back what apply_move_plan moved (served only with --allow-write): every entry returns to its old path with its content and mtime, newest step first; an entry changed since, or whose old place is taken, is refused with the reason and the rest go on. Undoing a plan undone already is refused.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
+        output_schema = schema_for_output::<ApplyAnswer>()
+    )]
+    async fn undo_move_plan(&self, Parameters(p): Parameters<UndoParams>) -> CallToolResult {
+        finish(organise::undo_move_plan(&self.ctx, p).await)
+    }
 }
 
 /// A tools/call's arguments that the tool's schema refuses: before
@@ -237,7 +282,7 @@ fn bad_arguments(
 #[tool_handler(
     router = self.tools,
     name = "fsindex",
-    instructions = "Read-only tools over fsindex, a live index of the user's files. Paths must be under the allowed directories (list_allowed_directories). Prefer fs_map to get the lie of a tree, find_files / count_files / disk_usage / find_duplicates over walking, and read_text_file to read. Every answer fits a byte budget (32 KiB unless configured): long lists are paged, the text says how many there are and the cursor of the rest (pass nextCursor back as cursor). Paths come shown: a name that is not UTF-8 has \\xHH for its odd bytes, control characters are escaped (\\n, \\t, \\u{202E}) and a backslash is doubled; pass a path back exactly as shown and it reaches the same file."
+    instructions = "Tools over fsindex, a live index of the user's files; they only read, except apply_move_plan and undo_move_plan, served only when the user started the server with --allow-write. Paths must be under the allowed directories (list_allowed_directories). Prefer fs_map to get the lie of a tree, find_files / count_files / disk_usage / find_duplicates over walking, and read_text_file to read. Every answer fits a byte budget (32 KiB unless configured): long lists are paged, the text says how many there are and the cursor of the rest (pass nextCursor back as cursor). Paths come shown: a name that is not UTF-8 has \\xHH for its odd bytes, control characters are escaped (\\n, \\t, \\u{202E}) and a backslash is doubled; pass a path back exactly as shown and it reaches the same file."
 )]
 impl ServerHandler for FsIndexServer {
     async fn call_tool(
