@@ -40,6 +40,8 @@ pub struct Status {
     pub extracted: u64,
     pub extract_failed: u64,
     pub memory: MemoryFigures,
+    /// The fleet link (`None`: no fleet configured).
+    pub fleet: Option<super::fleet::FleetFigures>,
 }
 
 /// Where the daemon's memory goes, in bytes (0: not measurable here).
@@ -126,6 +128,7 @@ impl Engine {
         let memory = self.memory_figures();
         Ok(Status {
             memory,
+            fleet: self.fleet_figures(),
             entries: roots.iter().map(|r| r.entries).sum(),
             // A root whose folder is gone has nothing left to do until it
             // is back: the rest of the index is ready.
