@@ -85,7 +85,9 @@ pub(super) fn append(tx: &Connection, mut ids: Vec<i64>) -> Result<(), Error> {
     }
     // Seqs continue across a pruned journal: the link compares them with
     // the one PostgreSQL holds.
-    let next: i64 = meta(tx, "next_seq")?.unwrap_or(1).max(last.unwrap_or(0) + 1);
+    let next: i64 = meta(tx, "next_seq")?
+        .unwrap_or(1)
+        .max(last.unwrap_or(0) + 1);
     tx.prepare_cached("INSERT INTO fleet_journal (seq, ids, at_ns) VALUES (?1, ?2, ?3)")?
         .execute(params![next, blob, now_ns()])?;
     tx.prepare_cached("INSERT OR REPLACE INTO fleet_meta VALUES ('next_seq', ?1)")?

@@ -25,7 +25,10 @@ const MIGRATIONS: &[(u32, &str)] = &[
         5,
         include_str!("../../../migrations/0005_unlisted_link_sizes.sql"),
     ),
-    (8, include_str!("../../../migrations/0008_fleet_journal.sql")),
+    (
+        8,
+        include_str!("../../../migrations/0008_fleet_journal.sql"),
+    ),
 ];
 
 /// The newest schema this binary knows.

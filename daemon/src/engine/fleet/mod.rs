@@ -81,9 +81,8 @@ impl FleetSettings {
             config.application_name("fsindexd");
         }
         if let Some(file) = &c.password_file {
-            let text = std::fs::read_to_string(file).map_err(|e| {
-                format!("[fleet] password_file {}: {e}", file.display())
-            })?;
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("[fleet] password_file {}: {e}", file.display()))?;
             config.password(text.lines().next().unwrap_or("").as_bytes());
         } else if config.get_password().is_none()
             && let Some(pw) = pgpass::lookup(&config)
@@ -220,9 +219,7 @@ impl FleetLink {
             .store
             .read(|c| journal::pending_after(c, acked.max(0)))
             .map(|(n, oldest)| {
-                let age = oldest.map_or(0.0, |ns| {
-                    (now_ns() - ns).max(0) as f64 / 1e9
-                });
+                let age = oldest.map_or(0.0, |ns| (now_ns() - ns).max(0) as f64 / 1e9);
                 (n, age)
             })
             .unwrap_or((0, 0.0));
@@ -327,7 +324,13 @@ impl FleetLink {
                 };
                 self.reconciles.fetch_add(1, Ordering::Relaxed);
                 self.rows_shipped.fetch_add(rows, Ordering::Relaxed);
-                tracing::info!(host, seq, rows, secs = t.elapsed().as_secs_f64(), "fleet: reconciled");
+                tracing::info!(
+                    host,
+                    seq,
+                    rows,
+                    secs = t.elapsed().as_secs_f64(),
+                    "fleet: reconciled"
+                );
                 self.acknowledged(seq, writer);
                 continue;
             }
@@ -420,7 +423,11 @@ mod tests {
             content: true,
             ..Default::default()
         };
-        assert!(FleetSettings::from_config(&c).unwrap_err().contains("content"));
+        assert!(
+            FleetSettings::from_config(&c)
+                .unwrap_err()
+                .contains("content")
+        );
         let c = FleetConfig {
             database: Some("mysql://x".into()),
             ..Default::default()

@@ -19,7 +19,12 @@ pub(super) fn lookup(config: &tokio_postgres::Config) -> Option<String> {
         None => "localhost".to_owned(),
         Some(Host::Tcp(h)) => h.clone(),
     };
-    let port = config.get_ports().first().copied().unwrap_or(5432).to_string();
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
     let user = config.get_user().unwrap_or_default();
     let db = config.get_dbname().unwrap_or(user);
     find(&text, [&host, &port, db, user])
@@ -69,7 +74,8 @@ mod tests {
 
     #[test]
     fn first_matching_line_wins() {
-        let text = "# comment\nother:5432:*:*:nope\n127.0.0.1:*:fleet:me:s\\:cret\n*:*:*:*:fallback\n";
+        let text =
+            "# comment\nother:5432:*:*:nope\n127.0.0.1:*:fleet:me:s\\:cret\n*:*:*:*:fallback\n";
         assert_eq!(
             find(text, ["127.0.0.1", "5432", "fleet", "me"]).as_deref(),
             Some("s:cret")
