@@ -25,6 +25,7 @@
 //! tries again with backoff (250 ms doubling to 5 s). Nothing here ever
 //! blocks the writer or a query.
 
+mod hash;
 mod pgpass;
 mod ship;
 
@@ -120,7 +121,8 @@ pub struct FleetFigures {
     pub host: String,
     pub database: String,
     pub connected: bool,
-    /// "connecting", "reconciling", "shipping", "current" or "down".
+    /// "connecting", "reconciling", "shipping", "hashing", "current" or
+    /// "down".
     pub state: String,
     /// Journal batches committed here and not yet applied there.
     pub lag_batches: u64,
@@ -298,6 +300,9 @@ impl FleetLink {
         self.connected.store(true, Ordering::Relaxed);
         *self.last_error.lock_ok() = None;
         let host = self.settings.host.clone();
+        // Files that could not be hashed (unreadable, changed while read):
+        // not asked for again in this session.
+        let mut unreadable: Vec<i64> = Vec::new();
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -341,10 +346,13 @@ impl FleetLink {
                 .read(|c| journal::batches_after(c, seq, 50_000))
                 .map_err(|e| e.to_string())?;
             if batches.is_empty() {
-                self.set_state("current");
                 if seq > 0 {
                     self.acknowledged(seq, writer);
                 }
+                if self.hash_for_dupes(&mut client, &mut unreadable).await? {
+                    continue; // more may be wanted, or batches came meanwhile
+                }
+                self.set_state("current");
                 self.wait_for_batches(seq, &client).await?;
                 continue;
             }
@@ -356,6 +364,52 @@ impl FleetLink {
             let last = batches.last().map_or(seq, |b| b.seq);
             self.acknowledged(last, writer);
         }
+    }
+
+    /// Hashes a round of this host's files that fleet dupes need (see
+    /// [`hash`]); true when it hashed any, so the caller asks again.
+    async fn hash_for_dupes(
+        &self,
+        client: &mut tokio_postgres::Client,
+        unreadable: &mut Vec<i64>,
+    ) -> Result<bool, String> {
+        const ROUND: i64 = 1000;
+        let host = &self.settings.host;
+        let mut wanted = ship::hashes_wanted(client, host, ROUND + unreadable.len() as i64)
+            .await
+            .map_err(|e| ship::describe(&e))?;
+        wanted.retain(|id| unreadable.binary_search(id).is_err());
+        if wanted.is_empty() {
+            return Ok(false);
+        }
+        self.set_state("hashing");
+        let store = self.store.clone();
+        let (hashed, failed) = tokio::task::spawn_blocking(move || {
+            let (rows, gone) = store
+                .read(|c| journal::rows_of(c, &wanted))
+                .unwrap_or_default();
+            let mut failed = gone;
+            let mut hashed = Vec::new();
+            for r in rows {
+                match hash::hash_row(&r) {
+                    Some(h) => hashed.push((r, h)),
+                    None => failed.push(r.row.id),
+                }
+            }
+            (hashed, failed)
+        })
+        .await
+        .map_err(|e| format!("hashing for fleet dupes: {e}"))?;
+        unreadable.extend(failed);
+        unreadable.sort_unstable();
+        unreadable.dedup();
+        if hashed.is_empty() {
+            return Ok(false);
+        }
+        ship::put_hashes(client, host, &hashed)
+            .await
+            .map_err(|e| ship::describe(&e))?;
+        Ok(true)
     }
 
     fn acknowledged(&self, seq: i64, writer: &WriteHandle) {

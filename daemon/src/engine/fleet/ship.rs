@@ -322,3 +322,59 @@ pub(super) async fn reconcile(
     tx.commit().await?;
     Ok(Some((seq, written)))
 }
+
+/// This host's files that fleet dupes need a hash of: no hash yet, and
+/// another file (on any host, another inode) of the same size. At most
+/// `limit`, by entry id.
+pub(super) async fn hashes_wanted(
+    client: &Client,
+    host: &str,
+    limit: i64,
+) -> Result<Vec<i64>, tokio_postgres::Error> {
+    Ok(client
+        .query(
+            "SELECT e.id FROM fsindex.entries e
+             WHERE e.host = $1 AND e.kind = 0 AND e.size > 0 AND e.hash IS NULL
+               AND EXISTS (SELECT 1 FROM fsindex.entries o
+                           WHERE o.kind = 0 AND o.size = e.size
+                             AND NOT (o.host = e.host AND o.dev = e.dev AND o.ino = e.ino))
+             ORDER BY e.id LIMIT $2",
+            &[&host, &limit],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}
+
+/// Writes hashes onto this host's rows, where the row is still the one
+/// hashed (same inode, size and mtime).
+pub(super) async fn put_hashes(
+    client: &mut Client,
+    host: &str,
+    hashes: &[(FleetRow, Vec<u8>)],
+) -> Result<(), tokio_postgres::Error> {
+    let tx = client.transaction().await?;
+    let stmt = tx
+        .prepare(
+            "UPDATE fsindex.entries SET hash = $3
+             WHERE host = $1 AND id = $2 AND ino = $4 AND size = $5 AND mtime_ns = $6",
+        )
+        .await?;
+    for (r, h) in hashes {
+        let e = &r.row;
+        tx.execute(
+            &stmt,
+            &[
+                &host,
+                &e.id,
+                h,
+                &(e.ino as i64),
+                &(e.size as i64),
+                &e.mtime_ns,
+            ],
+        )
+        .await?;
+    }
+    tx.commit().await
+}
