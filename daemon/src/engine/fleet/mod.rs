@@ -303,6 +303,8 @@ impl FleetLink {
         // Files that could not be hashed (unreadable, changed while read):
         // not asked for again in this session.
         let mut unreadable: Vec<i64> = Vec::new();
+        // The fleet's state when this host last had nothing left to hash.
+        let mut hashed_for: Option<String> = None;
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -349,8 +351,15 @@ impl FleetLink {
                 if seq > 0 {
                     self.acknowledged(seq, writer);
                 }
-                if self.hash_for_dupes(&mut client, &mut unreadable).await? {
-                    continue; // more may be wanted, or batches came meanwhile
+                // What fleet dupes need changes only when some host ships.
+                let fleet_now = ship::fleet_generation(&client)
+                    .await
+                    .map_err(|e| ship::describe(&e))?;
+                if hashed_for.as_ref() != Some(&fleet_now) {
+                    if self.hash_for_dupes(&mut client, &mut unreadable).await? {
+                        continue; // more may be wanted, or batches came meanwhile
+                    }
+                    hashed_for = Some(fleet_now);
                 }
                 self.set_state("current");
                 self.wait_for_batches(seq, &client).await?;
@@ -418,7 +427,8 @@ impl FleetLink {
     }
 
     /// Waits until the journal holds a batch after `seq` (checked every
-    /// 100 ms: one indexed read), or the connection is closed.
+    /// 100 ms: one indexed read), for at most 2 s (then the caller looks
+    /// at what the other hosts shipped), or until the connection closes.
     async fn wait_for_batches(
         &self,
         seq: i64,
@@ -433,18 +443,10 @@ impl FleetLink {
                 return Err("the connection to the database was closed".into());
             }
             let local = self.store.read(journal::state).map_err(|e| e.to_string())?;
-            if local.last > seq {
+            if local.last > seq || ticks == 20 {
                 return Ok(());
             }
             ticks += 1;
-            // A database that went away is noticed within seconds even
-            // when nothing is shipped.
-            if ticks % 50 == 0 {
-                client
-                    .simple_query("SELECT 1")
-                    .await
-                    .map_err(|e| ship::describe(&e))?;
-            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }

@@ -378,3 +378,15 @@ pub(super) async fn put_hashes(
     }
     tx.commit().await
 }
+
+/// A token that changes whenever any host ships (its count of hosts and
+/// the last time one shipped).
+pub(super) async fn fleet_generation(client: &Client) -> Result<String, tokio_postgres::Error> {
+    Ok(client
+        .query_one(
+            "SELECT count(*)::text || '/' || coalesce(max(shipped_at)::text, '') FROM fsindex.hosts",
+            &[],
+        )
+        .await?
+        .get(0))
+}
