@@ -188,11 +188,13 @@ pub struct FleetRow {
     pub hash: Option<Vec<u8>>,
 }
 
+/// A folder's root path (shared) and path relative to the root.
+type Place = (std::rc::Rc<[u8]>, Vec<u8>);
+
 /// Builds paths by walking up the tree, remembering each folder's.
 struct Paths<'c> {
     conn: &'c Connection,
-    /// A folder's (root path, path relative to the root).
-    known: HashMap<i64, (std::rc::Rc<[u8]>, Vec<u8>)>,
+    known: HashMap<i64, Place>,
 }
 
 impl<'c> Paths<'c> {
@@ -204,7 +206,7 @@ impl<'c> Paths<'c> {
     }
 
     /// The (root, relative path) of folder `id`; `None` when it is gone.
-    fn of_dir(&mut self, id: i64) -> Result<Option<(std::rc::Rc<[u8]>, Vec<u8>)>, Error> {
+    fn of_dir(&mut self, id: i64) -> Result<Option<Place>, Error> {
         // Walk up to a known folder or the root, then fill in downwards.
         let mut chain: Vec<(i64, Vec<u8>)> = Vec::new();
         let mut cur = id;

@@ -213,8 +213,9 @@ fn fill(tree: &Path, n: usize) {
 /// inodes, each a sorted list of `host:path`.
 fn content_groups(hosts: &[Host]) -> BTreeSet<Vec<String>> {
     use std::os::unix::fs::MetadataExt;
-    let mut by_bytes: BTreeMap<Vec<u8>, BTreeMap<(String, u64, u64), Vec<String>>> =
-        BTreeMap::new();
+    // bytes -> inode (host, dev, ino) -> its paths
+    type Inodes = BTreeMap<(String, u64, u64), Vec<String>>;
+    let mut by_bytes: BTreeMap<Vec<u8>, Inodes> = BTreeMap::new();
     for h in hosts {
         let (_, files) = listing(&h.tree);
         for f in files {

@@ -533,7 +533,7 @@ pub async fn dupes(g: &Global, client: &Client, a: &DupesArgs) -> anyhow::Result
         );
         lines.push((reclaimable, v, text));
     }
-    lines.sort_by(|x, y| y.0.cmp(&x.0));
+    lines.sort_by_key(|l| std::cmp::Reverse(l.0));
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for (i, (_, v, text)) in lines.iter().enumerate() {
         if g.json {
