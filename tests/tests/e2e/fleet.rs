@@ -545,3 +545,50 @@ fn fleet_link_failures_never_stop_the_daemon() {
         h.inst.stop();
     }
 }
+
+/// A primary and a synchronous standby; the daemon's URL names both, for
+/// the one that takes writes. `kill -9` of the primary while files keep
+/// changing, then the standby promoted: the fleet converges on it with
+/// nothing lost (its rows equal `find`) and nothing doubled (one row per
+/// path, the host's seq equal to what the daemon committed).
+#[test]
+fn fleet_survives_the_primary_killed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut primary = Postgres::start();
+    let standby = primary.standby();
+    let url = format!(
+        "postgresql://postgres@127.0.0.1:{},127.0.0.1:{}/postgres?target_session_attrs=read-write",
+        primary.port, standby.port
+    );
+    let mut h = host(tmp.path(), &primary, "ha");
+    fleet_config(&h.inst.home, &url, "ha", &primary.password_file);
+    fleet_init(&h.inst, &primary);
+    for i in 0..50 {
+        write_file(&h.tree, &format!("before/f{i:03}.txt"), b"x");
+    }
+    h.inst.start();
+    wait_current(&h.inst);
+
+    // Files keep coming while the primary dies and the standby takes over.
+    for i in 0..60 {
+        write_file(&h.tree, &format!("during/f{i:03}.txt"), b"y");
+        if i == 20 {
+            primary.kill9();
+        }
+        if i == 40 {
+            standby.promote();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::rename(h.tree.join("before"), h.tree.join("after")).unwrap();
+    wait_current(&h.inst);
+    wait_converged(&standby, &h);
+    assert_eq!(
+        standby.psql(
+            "SELECT count(*) FROM (SELECT path FROM fsindex.entries GROUP BY host, path HAVING count(*) > 1) d"
+        ),
+        "0",
+        "no path twice"
+    );
+    h.inst.stop();
+}

@@ -110,7 +110,7 @@ impl Postgres {
                 .arg(&self.data)
                 .arg("-o")
                 .arg(format!(
-                    "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+                    "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
                     self.port,
                     socket_dir.display()
                 ))
@@ -121,6 +121,88 @@ impl Postgres {
                 .unwrap(),
         );
         self.running = true;
+    }
+
+    /// A synchronous standby of this server: a base backup streaming from
+    /// it, started on a port of its own; this server then waits for the
+    /// standby before any commit returns.
+    pub fn standby(&self) -> Postgres {
+        let dir = tempfile::Builder::new()
+            .prefix("fsindex-pg-standby")
+            .tempdir()
+            .unwrap();
+        let data = dir.path().join("data");
+        if is_root() {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            let st = Command::new("chown")
+                .arg("nobody:nogroup")
+                .arg(dir.path())
+                .status()
+                .unwrap();
+            assert!(st.success());
+        }
+        checked(
+            "pg_basebackup",
+            as_server_user(&pg_bin("pg_basebackup"))
+                .arg("-h")
+                .arg(self.data.parent().unwrap())
+                .arg("-p")
+                .arg(self.port.to_string())
+                .args(["-U", "postgres", "-R", "-X", "stream", "-D"])
+                .arg(&data)
+                .current_dir("/")
+                .output()
+                .unwrap(),
+        );
+        let mut standby = Postgres {
+            _dir: dir,
+            data,
+            port: free_port(),
+            password_file: self.password_file.clone(),
+            running: false,
+        };
+        standby.resume();
+        self.psql("ALTER SYSTEM SET synchronous_standby_names = '*'");
+        self.psql("SELECT pg_reload_conf()");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while self.psql("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'") != "1"
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the standby never became synchronous"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        standby
+    }
+
+    /// `kill -9` of the server's postmaster: no shutdown at all.
+    pub fn kill9(&mut self) {
+        let pid = std::fs::read_to_string(self.data.join("postmaster.pid")).unwrap();
+        let pid = pid.lines().next().unwrap().trim().to_owned();
+        let st = Command::new("kill").args(["-9", &pid]).status().unwrap();
+        assert!(st.success());
+        // Its children notice the postmaster gone and exit on their own.
+        self.running = false;
+        let _ = as_server_user(&pg_bin("pg_ctl"))
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "stop"])
+            .output();
+    }
+
+    /// Promotes a standby to primary.
+    pub fn promote(&self) {
+        checked(
+            "pg_ctl promote",
+            as_server_user(&pg_bin("pg_ctl"))
+                .arg("-D")
+                .arg(&self.data)
+                .args(["-w", "promote"])
+                .output()
+                .unwrap(),
+        );
     }
 
     /// Stops the server at once (as a crash or a pulled cable would).
