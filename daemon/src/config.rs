@@ -163,7 +163,7 @@ pub struct Config {
 }
 
 /// `[fleet]`: where this host ships its index (see GUIDE.md, "The fleet").
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FleetConfig {
     /// `postgresql://user@host:port/db`; no fleet when unset.
