@@ -525,6 +525,17 @@ fn fleet_link_failures_never_stop_the_daemon() {
         "0"
     );
 
+    // fsctl fleet finds the database and the password in the instance's
+    // config.toml when no --database is given.
+    let out = ok_host
+        .inst
+        .fsctl(&["fleet", "search", "--json", "while-down"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        hits("good", &json_lines(&out)),
+        local_search(&ok_host, &["while-down"])
+    );
+
     // Bad input to fsctl fleet itself gets a clear error.
     let out = ok_host
         .inst

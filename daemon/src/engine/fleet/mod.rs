@@ -134,6 +134,14 @@ pub struct FleetFigures {
     pub reconciles: u64,
 }
 
+/// A pass of hashing for fleet dupes: the sizes shared in the fleet when
+/// it began, and the last entry id its rounds reached.
+#[derive(Debug)]
+struct HashPass {
+    sizes: Vec<i64>,
+    after: i64,
+}
+
 /// The running link, shared with `status`.
 #[derive(Debug)]
 pub struct FleetLink {
@@ -300,10 +308,9 @@ impl FleetLink {
         self.connected.store(true, Ordering::Relaxed);
         *self.last_error.lock_ok() = None;
         let host = self.settings.host.clone();
-        // Files that could not be hashed (unreadable, changed while read):
-        // not asked for again in this session.
-        let mut unreadable: Vec<i64> = Vec::new();
-        // The fleet's state when this host last had nothing left to hash.
+        // The hash pass under way, and the fleet's state when the last one
+        // ended (a new pass begins once some host has shipped since).
+        let mut pass: Option<HashPass> = None;
         let mut hashed_for: Option<String> = None;
         loop {
             if self.stop.load(Ordering::Relaxed) {
@@ -355,10 +362,11 @@ impl FleetLink {
                 let fleet_now = ship::fleet_generation(&client)
                     .await
                     .map_err(|e| ship::describe(&e))?;
-                if hashed_for.as_ref() != Some(&fleet_now) {
-                    if self.hash_for_dupes(&mut client, &mut unreadable).await? {
-                        continue; // more may be wanted, or batches came meanwhile
+                if pass.is_some() || hashed_for.as_ref() != Some(&fleet_now) {
+                    if self.hash_for_dupes(&mut client, &mut pass).await? {
+                        continue; // the next round, after any batches that came
                     }
+                    pass = None;
                     hashed_for = Some(fleet_now);
                 }
                 self.set_state("current");
@@ -375,49 +383,52 @@ impl FleetLink {
         }
     }
 
-    /// Hashes a round of this host's files that fleet dupes need (see
-    /// [`hash`]); true when it hashed any, so the caller asks again.
+    /// Hashes the next round of this host's files that fleet dupes need
+    /// (see [`hash`]), `pass` keeping the sizes wanted and where the
+    /// rounds stand; false once the pass is over.
     async fn hash_for_dupes(
         &self,
         client: &mut tokio_postgres::Client,
-        unreadable: &mut Vec<i64>,
+        pass: &mut Option<HashPass>,
     ) -> Result<bool, String> {
-        const ROUND: i64 = 1000;
+        const ROUND: i64 = 5000;
         let host = &self.settings.host;
-        let mut wanted = ship::hashes_wanted(client, host, ROUND + unreadable.len() as i64)
-            .await
-            .map_err(|e| ship::describe(&e))?;
-        wanted.retain(|id| unreadable.binary_search(id).is_err());
-        if wanted.is_empty() {
+        if pass.is_none() {
+            let sizes = ship::shared_sizes(client)
+                .await
+                .map_err(|e| ship::describe(&e))?;
+            *pass = Some(HashPass { sizes, after: 0 });
+        }
+        let p = pass.as_mut().expect("set above");
+        if p.sizes.is_empty() {
             return Ok(false);
         }
+        let wanted = ship::hashes_wanted(client, host, &p.sizes, p.after, ROUND)
+            .await
+            .map_err(|e| ship::describe(&e))?;
+        let Some(&last) = wanted.last() else {
+            return Ok(false);
+        };
+        p.after = last;
         self.set_state("hashing");
         let store = self.store.clone();
-        let (hashed, failed) = tokio::task::spawn_blocking(move || {
-            let (rows, gone) = store
+        let hashed = tokio::task::spawn_blocking(move || {
+            let (rows, _gone) = store
                 .read(|c| journal::rows_of(c, &wanted))
                 .unwrap_or_default();
-            let mut failed = gone;
-            let mut hashed = Vec::new();
-            for r in rows {
-                match hash::hash_row(&r) {
-                    Some(h) => hashed.push((r, h)),
-                    None => failed.push(r.row.id),
-                }
-            }
-            (hashed, failed)
+            // Unreadable files, and files changed since they were shipped,
+            // are left for a later pass.
+            rows.into_iter()
+                .filter_map(|r| hash::hash_row(&r).map(|h| (r, h)))
+                .collect::<Vec<_>>()
         })
         .await
         .map_err(|e| format!("hashing for fleet dupes: {e}"))?;
-        unreadable.extend(failed);
-        unreadable.sort_unstable();
-        unreadable.dedup();
-        if hashed.is_empty() {
-            return Ok(false);
+        if !hashed.is_empty() {
+            ship::put_hashes(client, host, &hashed)
+                .await
+                .map_err(|e| ship::describe(&e))?;
         }
-        ship::put_hashes(client, host, &hashed)
-            .await
-            .map_err(|e| ship::describe(&e))?;
         Ok(true)
     }
 

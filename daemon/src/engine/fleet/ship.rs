@@ -323,23 +323,14 @@ pub(super) async fn reconcile(
     Ok(Some((seq, written)))
 }
 
-/// This host's files that fleet dupes need a hash of: no hash yet, and
-/// another file (on any host, another inode) of the same size. At most
-/// `limit`, by entry id.
-pub(super) async fn hashes_wanted(
-    client: &Client,
-    host: &str,
-    limit: i64,
-) -> Result<Vec<i64>, tokio_postgres::Error> {
+/// The file sizes some other file in the fleet also has: the only sizes
+/// fleet dupes may need a hash for (one pass over the size index).
+pub(super) async fn shared_sizes(client: &Client) -> Result<Vec<i64>, tokio_postgres::Error> {
     Ok(client
         .query(
-            "SELECT e.id FROM fsindex.entries e
-             WHERE e.host = $1 AND e.kind = 0 AND e.size > 0 AND e.hash IS NULL
-               AND EXISTS (SELECT 1 FROM fsindex.entries o
-                           WHERE o.kind = 0 AND o.size = e.size
-                             AND NOT (o.host = e.host AND o.dev = e.dev AND o.ino = e.ino))
-             ORDER BY e.id LIMIT $2",
-            &[&host, &limit],
+            "SELECT size FROM fsindex.entries WHERE kind = 0 AND size > 0
+             GROUP BY size HAVING count(DISTINCT (host, dev, ino)) > 1",
+            &[],
         )
         .await?
         .iter()
@@ -347,36 +338,51 @@ pub(super) async fn hashes_wanted(
         .collect())
 }
 
-/// Writes hashes onto this host's rows, where the row is still the one
-/// hashed (same inode, size and mtime).
+/// This host's files of `sizes` with no hash yet, after entry id `after`,
+/// at most `limit`, by id.
+pub(super) async fn hashes_wanted(
+    client: &Client,
+    host: &str,
+    sizes: &[i64],
+    after: i64,
+    limit: i64,
+) -> Result<Vec<i64>, tokio_postgres::Error> {
+    Ok(client
+        .query(
+            "SELECT id FROM fsindex.entries
+             WHERE host = $1 AND id > $3 AND kind = 0 AND hash IS NULL AND size = ANY($2)
+             ORDER BY id LIMIT $4",
+            &[&host, &sizes, &after, &limit],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}
+
+/// Writes hashes onto this host's rows, in one statement, where the row is
+/// still the one hashed (same inode, size and mtime).
 pub(super) async fn put_hashes(
-    client: &mut Client,
+    client: &Client,
     host: &str,
     hashes: &[(FleetRow, Vec<u8>)],
 ) -> Result<(), tokio_postgres::Error> {
-    let tx = client.transaction().await?;
-    let stmt = tx
-        .prepare(
-            "UPDATE fsindex.entries SET hash = $3
-             WHERE host = $1 AND id = $2 AND ino = $4 AND size = $5 AND mtime_ns = $6",
+    let ids: Vec<i64> = hashes.iter().map(|(r, _)| r.row.id).collect();
+    let inos: Vec<i64> = hashes.iter().map(|(r, _)| r.row.ino as i64).collect();
+    let sizes: Vec<i64> = hashes.iter().map(|(r, _)| r.row.size as i64).collect();
+    let mtimes: Vec<i64> = hashes.iter().map(|(r, _)| r.row.mtime_ns).collect();
+    let hs: Vec<&[u8]> = hashes.iter().map(|(_, h)| h.as_slice()).collect();
+    client
+        .execute(
+            "UPDATE fsindex.entries e SET hash = u.hash
+             FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::bytea[])
+                  AS u(id, ino, size, mtime_ns, hash)
+             WHERE e.host = $1 AND e.id = u.id AND e.ino = u.ino AND e.size = u.size
+               AND e.mtime_ns = u.mtime_ns",
+            &[&host, &ids, &inos, &sizes, &mtimes, &hs],
         )
         .await?;
-    for (r, h) in hashes {
-        let e = &r.row;
-        tx.execute(
-            &stmt,
-            &[
-                &host,
-                &e.id,
-                h,
-                &(e.ino as i64),
-                &(e.size as i64),
-                &e.mtime_ns,
-            ],
-        )
-        .await?;
-    }
-    tx.commit().await
+    Ok(())
 }
 
 /// A token that changes whenever any host ships (its count of hosts and
