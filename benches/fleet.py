@@ -137,8 +137,10 @@ class Daemon:
 
 
 def current(s):
+    """Every batch shipped (hashing for fleet dupes may go on)."""
     f = s.get("fleet") or {}
-    return s["state"] == "ready" and f.get("state") == "current" and f.get("lag_batches") == 0
+    return (s["state"] == "ready" and f.get("connected")
+            and f.get("state") in ("current", "hashing") and f.get("lag_batches") == 0)
 
 
 def pct(xs, p):

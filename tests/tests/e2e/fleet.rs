@@ -575,14 +575,14 @@ fn fleet_survives_the_primary_killed() {
     fleet_config(&h.inst.home, &url, "ha", &primary.password_file);
     fleet_init(&h.inst, &primary);
     for i in 0..50 {
-        write_file(&h.tree, &format!("before/f{i:03}.txt"), b"x");
+        write_file(&h.tree, format!("before/f{i:03}.txt"), b"x");
     }
     h.inst.start();
     wait_current(&h.inst);
 
     // Files keep coming while the primary dies and the standby takes over.
     for i in 0..60 {
-        write_file(&h.tree, &format!("during/f{i:03}.txt"), b"y");
+        write_file(&h.tree, format!("during/f{i:03}.txt"), b"y");
         if i == 20 {
             primary.kill9();
         }
