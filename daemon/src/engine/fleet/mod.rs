@@ -233,14 +233,17 @@ impl FleetLink {
                 (n, age)
             })
             .unwrap_or((0, 0.0));
+        // One lock at a time: `failed` takes them in the other order.
+        let state = (*self.state.lock_ok()).to_owned();
+        let last_error = self.last_error.lock_ok().clone();
         FleetFigures {
             host: self.settings.host.clone(),
             database: self.settings.database.clone(),
             connected: self.connected.load(Ordering::Relaxed),
-            state: (*self.state.lock_ok()).to_owned(),
+            state,
             lag_batches,
             lag_secs,
-            last_error: self.last_error.lock_ok().clone(),
+            last_error,
             rows_shipped: self.rows_shipped.load(Ordering::Relaxed),
             reconciles: self.reconciles.load(Ordering::Relaxed),
         }
@@ -252,11 +255,13 @@ impl FleetLink {
 
     fn failed(&self, msg: &str) {
         let one_line = msg.split_whitespace().collect::<Vec<_>>().join(" ");
-        let mut last = self.last_error.lock_ok();
-        if last.as_deref() != Some(one_line.as_str()) {
-            tracing::warn!(database = %self.settings.database, "fleet: {one_line}");
+        {
+            let mut last = self.last_error.lock_ok();
+            if last.as_deref() != Some(one_line.as_str()) {
+                tracing::warn!(database = %self.settings.database, "fleet: {one_line}");
+            }
+            *last = Some(one_line);
         }
-        *last = Some(one_line);
         self.connected.store(false, Ordering::Relaxed);
         self.set_state("down");
     }
