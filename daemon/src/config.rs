@@ -158,6 +158,23 @@ pub struct Config {
     /// Most text indexed per file for content search, in bytes (default
     /// 2 MiB; the rest of a longer file is not searched).
     pub content_max_text_bytes: Option<u64>,
+    /// Ship this index into a fleet's PostgreSQL (`[fleet]`).
+    pub fleet: FleetConfig,
+}
+
+/// `[fleet]`: where this host ships its index (see GUIDE.md, "The fleet").
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FleetConfig {
+    /// `postgresql://user@host:port/db`; no fleet when unset.
+    pub database: Option<String>,
+    /// This host's name in the fleet (default: the machine's host name).
+    pub host: Option<String>,
+    /// A file whose first line is the password (else `PGPASSFILE` or
+    /// `~/.pgpass`, as psql reads them, unless the URL holds one).
+    pub password_file: Option<PathBuf>,
+    /// Ship what files say too (not supported yet: names and metadata).
+    pub content: bool,
 }
 
 /// Which watcher to use (`watch_backend` in config.toml, `--watch-backend`).

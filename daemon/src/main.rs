@@ -11,6 +11,7 @@ use fsindexd::config::{Config, Paths};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use fsindexd::engine::fleet::{FleetLink, FleetSettings};
 use fsindexd::engine::reload::Reloader;
 use fsindexd::engine::{Engine, SnapshotMirror, WatchOptions};
 use fsindexd::index::Snapshot;
@@ -349,7 +350,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         snapshot: snapshot.clone(),
         events: events.clone(),
     };
-    let (store, writer) = Store::open(&paths.db, Box::new(mirror))?;
+    // With a fleet configured the writer keeps the journal it ships from.
+    let (store, writer) =
+        Store::open_with(&paths.db, Box::new(mirror), config.fleet.database.is_some())?;
     let wanted = if !args.roots.is_empty() {
         Some(args.roots.clone())
     } else if !config.roots.is_empty() {
@@ -371,6 +374,17 @@ fn run(args: Args) -> anyhow::Result<()> {
         events,
     )?;
     engine.set_hashing(Reloader::hashing(&config, args.hashing))?;
+    // The fleet link: a bad [fleet] section is reported in status, never a
+    // reason not to serve this host.
+    match FleetSettings::from_config(&config.fleet) {
+        Ok(Some(settings)) => engine.set_fleet(FleetLink::start(
+            engine.store.clone(),
+            writer.handle(),
+            settings,
+        )?),
+        Ok(None) => {}
+        Err(e) => engine.set_fleet(FleetLink::broken(engine.store.clone(), &config.fleet, e)),
+    }
     engine.set_content(fsindexd::engine::ContentSettings::from_config(
         &config,
         &args.roots,

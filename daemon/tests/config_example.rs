@@ -58,6 +58,7 @@ fn config_example_as_shipped_is_the_defaults() {
     assert!(!c.allow_remote);
     assert_eq!(c.sensitive, d.sensitive);
     assert!(c.root.is_empty() && c.root_hashing.is_empty());
+    assert_eq!(c.fleet, d.fleet);
 }
 
 #[test]
@@ -71,6 +72,7 @@ fn config_example_with_every_example_line_parses() {
     assert!(c.excludes.contains(&"node_modules".to_string()));
     assert_eq!(c.listen.as_deref(), Some("127.0.0.1:7700"));
     assert_eq!(c.watch_backend, Some(BackendKind::Poll));
+    assert!(c.fleet.database.is_some() && c.fleet.password_file.is_some());
     assert!(
         c.sensitive.block.is_some() && c.sensitive.skip.is_some() && c.sensitive.warn.is_some()
     );

@@ -136,6 +136,11 @@ pub fn find_token(token_file: Option<&Path>) -> anyhow::Result<Option<String>> {
         .map(|t| t.trim().to_owned()))
 }
 
+/// This instance's config.toml (`fsctl fleet` reads its `[fleet]`).
+pub fn default_config_file() -> PathBuf {
+    instance_file("config.toml", |d| d.config_dir())
+}
+
 /// Where this instance's daemon keeps its token (beside config.toml).
 pub fn default_token_file() -> PathBuf {
     instance_file("token", |d| d.config_dir())

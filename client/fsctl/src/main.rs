@@ -56,6 +56,8 @@ enum Command {
     Du(cmd::du::Args),
     /// Groups of byte-identical files, largest reclaimable first.
     Dupes(cmd::dupes::Args),
+    /// Every host's index in the fleet's PostgreSQL: init, search, du, dupes, hosts.
+    Fleet(cmd::fleet::Args),
     /// One entry in detail: type, sizes, times, permissions, kind, encoding, lines.
     Info(cmd::info::Args),
     /// A folder's children, from the index.
@@ -102,6 +104,7 @@ fn main() -> ExitCode {
             Command::Search(a) => cmd::search::run(&cli.global, a).await,
             Command::Du(a) => cmd::du::run(&cli.global, a).await,
             Command::Dupes(a) => cmd::dupes::run(&cli.global, a).await,
+            Command::Fleet(a) => cmd::fleet::run(&cli.global, a).await,
             Command::Verify(a) => cmd::verify::run(&cli.global, a).await,
             Command::Info(a) => cmd::info::run(&cli.global, a).await,
             Command::Ls(a) => cmd::ls::run(&cli.global, a).await,

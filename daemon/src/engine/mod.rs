@@ -16,6 +16,7 @@
 //! - `visibility`: what a caller may see, read live (`lstat`s of folders,
 //!   the caller's groups, machine-wide mode's cache of permissions).
 //! - [`reload`]: re-reading `config.toml`.
+//! - [`fleet`]: the fleet link, shipping the index into PostgreSQL.
 //!
 //! Writes go to the store's single writer; the search snapshot is kept equal
 //! to the index by the writer itself ([`SnapshotMirror`]), change by change.
@@ -23,6 +24,7 @@
 use crate::{LockOk, RwLockOk};
 mod batches;
 mod content;
+pub mod fleet;
 mod hashing;
 mod media;
 mod read;
@@ -210,6 +212,8 @@ pub struct Engine {
     /// What `lstat` said of watched folders, for callers who see only what
     /// they may (machine-wide mode).
     permissions: visibility::Permissions,
+    /// The fleet link, when `[fleet]` is configured.
+    fleet: Mutex<Option<Arc<fleet::FleetLink>>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -276,6 +280,7 @@ impl Engine {
             content: ContentRuntime::default(),
             media: MediaRuntime::default(),
             permissions: Default::default(),
+            fleet: Mutex::new(None),
             watcher,
             watch,
             events,
@@ -386,6 +391,16 @@ impl Engine {
         }
     }
 
+    /// Attaches the fleet link, for `status` and shutdown.
+    pub fn set_fleet(&self, link: Arc<fleet::FleetLink>) {
+        *self.fleet.lock_ok() = Some(link);
+    }
+
+    /// The fleet link's figures, when a fleet is configured.
+    pub fn fleet_figures(&self) -> Option<fleet::FleetFigures> {
+        self.fleet.lock_ok().as_ref().map(|l| l.figures())
+    }
+
     /// A stream of applied changes (see `Subscribe`).
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<ChangeEvent> {
         self.events.subscribe()
@@ -400,6 +415,9 @@ impl Engine {
     /// scanner to finish. Called at shutdown, before the writer closes.
     pub fn stop(&self) {
         self.cancel.store(true, Ordering::SeqCst);
+        if let Some(link) = self.fleet.lock_ok().as_ref() {
+            link.stop();
+        }
         self.jobs.lock_ok().take();
         let handle = self.scanner.lock_ok().take();
         if let Some(h) = handle {

@@ -5,7 +5,7 @@
 //! configuration stays. A valid one is applied without losing the index:
 //! roots are added and removed (a new root is scanned at once), hashing
 //! modes, content folders and the log level change in place. What needs a restart (the
-//! listen address, watch settings) is named in the answer.
+//! listen address, watch settings, the fleet) is named in the answer.
 
 use crate::LockOk;
 use std::collections::BTreeSet;
@@ -180,6 +180,7 @@ impl Reloader {
                 "log_retention_days",
                 new.log_retention_days != current.log_retention_days,
             ),
+            ("fleet", new.fleet != current.fleet),
         ];
         for (key, changed) in restart {
             if changed {

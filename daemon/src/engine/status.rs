@@ -42,6 +42,8 @@ pub struct Status {
     pub memory: MemoryFigures,
     /// Media metadata: rows by status, files read since start.
     pub media: super::MediaFigures,
+    /// The fleet link (`None`: no fleet configured).
+    pub fleet: Option<super::fleet::FleetFigures>,
 }
 
 /// Where the daemon's memory goes, in bytes (0: not measurable here).
@@ -128,6 +130,7 @@ impl Engine {
         let memory = self.memory_figures();
         Ok(Status {
             memory,
+            fleet: self.fleet_figures(),
             entries: roots.iter().map(|r| r.entries).sum(),
             // A root whose folder is gone has nothing left to do until it
             // is back: the rest of the index is ready.

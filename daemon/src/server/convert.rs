@@ -455,3 +455,17 @@ pub fn memory_status(m: &crate::engine::MemoryFigures) -> pb::MemoryStatus {
         heap_free: m.heap_free,
     }
 }
+
+pub fn fleet_status(f: &crate::engine::fleet::FleetFigures) -> pb::FleetStatus {
+    pb::FleetStatus {
+        host: f.host.clone(),
+        database: f.database.clone(),
+        connected: f.connected,
+        state: f.state.clone(),
+        lag_batches: f.lag_batches,
+        lag_secs: f.lag_secs,
+        last_error: f.last_error.clone().unwrap_or_default(),
+        rows_shipped: f.rows_shipped,
+        reconciles: f.reconciles,
+    }
+}

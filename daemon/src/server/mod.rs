@@ -283,6 +283,7 @@ impl pb::index_server::Index for IndexService {
             hashing: Some(convert::hash_status(s.hashing)),
             watch: Some(convert::watch_status(s.watch)),
             memory: Some(convert::memory_status(&s.memory)),
+            fleet: s.fleet.as_ref().map(convert::fleet_status),
         }))
     }
 

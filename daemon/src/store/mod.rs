@@ -12,6 +12,8 @@
 //! - [`hashes`]: content hashes cached for duplicate finding;
 //! - [`content`]: the content index's tables;
 //! - [`media`]: media metadata (photos, songs, videos).
+//! - [`journal`]: the fleet's journal of committed batches, and the reads
+//!   the fleet link ships from.
 //!
 //! Every mutation goes through [`Writer`]: callers send batches of [`Op`]s
 //! and the writer thread applies each batch in one transaction, keeping the
@@ -32,6 +34,7 @@ use crate::{Critical, Error};
 pub mod content;
 pub mod entries;
 pub mod hashes;
+pub mod journal;
 pub mod lookup;
 pub mod media;
 pub mod model;
@@ -88,9 +91,22 @@ pub fn unix_now() -> i64 {
 }
 
 impl Store {
-    /// Opens (or creates) the index and starts the writer thread.
+    /// Opens (or creates) the index and starts the writer thread, without
+    /// the fleet's journal.
     pub fn open(db_path: &Path, mirror: Box<dyn Mirror>) -> Result<(Arc<Store>, Writer), Critical> {
+        Store::open_with(db_path, mirror, false)
+    }
+
+    /// [`Store::open`], with the fleet's journal kept when `journal` is on
+    /// (a fleet is configured): every committed batch is also recorded in
+    /// `fleet_journal` ([`journal`]).
+    pub fn open_with(
+        db_path: &Path,
+        mirror: Box<dyn Mirror>,
+        journal: bool,
+    ) -> Result<(Arc<Store>, Writer), Critical> {
         let (conn, notice) = open::open_writer(db_path)?;
+        journal::configure(&conn, journal)?;
         let max_id = entries::max_id(&conn)?;
         let store = Arc::new(Store {
             db_path: db_path.to_owned(),
@@ -100,7 +116,7 @@ impl Store {
             relink: Mutex::new(Default::default()),
             notices: Mutex::new(notice.into_iter().collect()),
         });
-        let writer = writer::start(conn, store.clone(), mirror)?;
+        let writer = writer::start(conn, store.clone(), mirror, journal)?;
         Ok((store, writer))
     }
 

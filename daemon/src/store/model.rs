@@ -261,4 +261,7 @@ pub enum Op {
     /// Bulk work is over: checkpoint the WAL (so it does not stay large)
     /// and give the page cache back.
     Idle,
+    /// PostgreSQL has applied the fleet journal's batches up to this seq:
+    /// they are dropped.
+    FleetAcked(i64),
 }

@@ -25,6 +25,10 @@ const MIGRATIONS: &[(u32, &str)] = &[
         5,
         include_str!("../../../migrations/0005_unlisted_link_sizes.sql"),
     ),
+    (
+        8,
+        include_str!("../../../migrations/0008_fleet_journal.sql"),
+    ),
     (9, include_str!("../../../migrations/0009_media.sql")),
 ];
 

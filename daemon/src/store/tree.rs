@@ -212,6 +212,8 @@ pub(super) struct Aggregates {
     pending: HashMap<i64, Totals>,
     /// parent of each folder seen in this batch (memo for walking up).
     pub(super) parents: HashMap<i64, Option<i64>>,
+    /// Folders whose totals changed in this batch (for the fleet journal).
+    pub(super) touched: Vec<i64>,
 }
 
 impl Aggregates {
@@ -247,6 +249,7 @@ impl Aggregates {
         )?;
         for (id, d) in total {
             if !d.is_zero() {
+                self.touched.push(id);
                 upd.execute(params![
                     id,
                     d.bytes,

@@ -20,7 +20,7 @@ use super::tree::{
     Aggregates, delete_subtree, dir_totals, drop_root_entries, move_entry, unlisted_of,
 };
 use super::{Store, unix_now};
-use super::{content, hashes};
+use super::{content, hashes, journal};
 
 /// Handle to the writer thread. Dropping it (or [`Writer::close`]) flushes
 /// everything sent, checkpoints the WAL and stops the thread.
@@ -94,11 +94,12 @@ pub(super) fn start(
     conn: Connection,
     store: Arc<Store>,
     mirror: Box<dyn Mirror>,
+    journal: bool,
 ) -> std::io::Result<Writer> {
     let (tx, rx) = mpsc::sync_channel::<Vec<Op>>(8);
     let handle = std::thread::Builder::new()
         .name("fsindex-writer".into())
-        .spawn(move || writer_loop(conn, rx, store, mirror))?;
+        .spawn(move || writer_loop(conn, rx, store, mirror, journal))?;
     Ok(Writer {
         tx: Some(tx),
         handle: Some(handle),
@@ -110,6 +111,7 @@ fn writer_loop(
     rx: mpsc::Receiver<Vec<Op>>,
     store: Arc<Store>,
     mut mirror: Box<dyn Mirror>,
+    journal: bool,
 ) {
     if let Err(e) = mirror.load(&conn) {
         tracing::error!("loading the in-memory index failed: {e}");
@@ -128,7 +130,7 @@ fn writer_loop(
         let stop = batch.iter().any(|op| matches!(op, Op::Shutdown));
         let idle = batch.iter().any(|op| matches!(op, Op::Idle));
         let mut changes = Vec::new();
-        match apply_batch(&mut conn, batch, &mut acks, &mut changes) {
+        match apply_batch(&mut conn, batch, &mut acks, &mut changes, journal) {
             Ok(written) => {
                 store.rows_written.fetch_add(written, Ordering::Relaxed);
                 if !changes.is_empty() {
@@ -160,11 +162,14 @@ fn writer_loop(
 }
 
 /// Applies one batch in one transaction; returns the entry rows written.
+/// With `journal` on, the ids it touched are recorded in the fleet's
+/// journal in the same transaction.
 fn apply_batch(
     conn: &mut Connection,
     batch: Vec<Op>,
     acks: &mut Vec<mpsc::Sender<()>>,
     changes: &mut Vec<Change>,
+    journal: bool,
 ) -> Result<u64, Error> {
     let tx = conn.transaction()?;
     let mut written = 0u64;
@@ -341,14 +346,35 @@ fn apply_batch(
                     )?;
                 }
                 Op::Barrier(ack) => acks.push(ack),
+                Op::FleetAcked(seq) => journal::prune(&tx, seq)?,
                 Op::Shutdown | Op::Idle => {}
             }
         }
         agg.apply(&tx)?;
+        if journal {
+            journal::append(&tx, touched_ids(changes, std::mem::take(&mut agg.touched)))?;
+        }
     }
     tx.commit()?;
     for (reply, id) in added_roots {
         let _ = reply.send(Ok(id));
     }
     Ok(written)
+}
+
+/// The entry ids a batch's changes touched, for the fleet journal: rows
+/// written or removed, moved entries with their subtrees (their paths
+/// changed), and the folders whose totals changed.
+fn touched_ids(changes: &[Change], mut ids: Vec<i64>) -> Vec<i64> {
+    for c in changes {
+        match c {
+            Change::Upsert(row) => ids.push(row.id),
+            Change::Removed(gone) => ids.extend_from_slice(gone),
+            Change::Moved { id, subtree, .. } => {
+                ids.push(*id);
+                ids.extend_from_slice(subtree);
+            }
+        }
+    }
+    ids
 }

@@ -15,6 +15,7 @@ mod content;
 mod du;
 mod dupes;
 mod exclude;
+mod fleet;
 mod fuzz;
 mod map;
 mod mcp;

@@ -3,6 +3,7 @@
 pub mod completions;
 pub mod du;
 pub mod dupes;
+pub mod fleet;
 pub mod info;
 pub mod ls;
 pub mod man;

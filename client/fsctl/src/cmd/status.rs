@@ -74,6 +74,17 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
                     "background": h.last_pass_background,
                 })),
             })),
+            "fleet": s.fleet.as_ref().map(|f| json!({
+                "host": f.host,
+                "database": f.database,
+                "connected": f.connected,
+                "state": f.state,
+                "lag_batches": f.lag_batches,
+                "lag_secs": f.lag_secs,
+                "last_error": if f.last_error.is_empty() { None } else { Some(&f.last_error) },
+                "rows_shipped": f.rows_shipped,
+                "reconciles": f.reconciles,
+            })),
             "content": s.content.as_ref().map(|c| json!({
                 "folders": c.folders.iter().map(|f| json!({
                     "path": lossy(&f.path),
@@ -246,6 +257,26 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
             count(h.files_read),
             size(h.bytes_read),
         );
+    }
+    if let Some(f) = &s.fleet {
+        let link = if f.connected {
+            format!(
+                "connected, {}; {} batches behind ({:.1} s)",
+                f.state, f.lag_batches, f.lag_secs
+            )
+        } else {
+            format!(
+                "not connected ({}); {} batches waiting ({:.1} s)",
+                if f.last_error.is_empty() {
+                    &f.state
+                } else {
+                    &f.last_error
+                },
+                f.lag_batches,
+                f.lag_secs
+            )
+        };
+        println!("fleet    {} -> {}: {link}", f.host, f.database);
     }
     if let Some(c) = &s.content {
         for f in &c.folders {

@@ -4,6 +4,7 @@
 //!   socket), who runs it, and running `fsctl` (and gRPC) against it;
 //! - `oracles`: what fsindex should answer, from walks of its own and
 //!   GNU `find` and `du`, and readable diffs against it;
+//! - `postgres`: a real PostgreSQL server for the fleet tests;
 //! - `trees`: temp-tree builders (the awkward tree, wide trees, files with
 //!   given times, a seeded generator for random changes).
 //!
@@ -12,6 +13,7 @@
 
 mod instance;
 mod oracles;
+mod postgres;
 mod trees;
 
 use std::process::Output;
@@ -21,6 +23,7 @@ use serde_json::Value;
 
 pub use instance::*;
 pub use oracles::*;
+pub use postgres::*;
 pub use trees::*;
 
 /// The JSON objects of a `--json` command that prints one per line.

@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""The fleet on a real PostgreSQL: bulk ship, lag under churn, fleet search,
+a folder rename, disk per entry.
+
+    benches/fleet.py --tree /tmp/fsbench/t [--bins target/release] [--hosts 3]
+                     [--churn-secs 30] [--rate 1000]
+
+1. A PostgreSQL of Debian's (initdb + pg_ctl in a temp folder, 127.0.0.1,
+   default settings but for the port; run as `nobody` under root), and
+   `fsctl fleet init`.
+2. The tree is indexed once without a fleet (plus a folder `fleet-rename/`
+   of 100,000 files made for step 5), then the daemon is restarted with
+   `[fleet]` once per host name (h1, h2, ...): each start is a new epoch,
+   so each ships the whole index by COPY through the reconcile. Reported:
+   the reconcile's own time and rows/s (from the daemon's log), and start
+   to `current`.
+3. Churn: files created and deleted in one folder at --rate per second for
+   --churn-secs, while `status` is sampled every 100 ms: the lag's age
+   (seconds since the oldest unshipped batch was committed) p50/p99/max.
+4. `fsctl fleet search` over every host's rows: a selective and a common
+   term, whole answers to /dev/null, median and max of 7 runs after 2.
+5. `mv fleet-rename fleet-renamed`: time until PostgreSQL holds the new
+   path of the folder's last file.
+6. PostgreSQL's disk per entry (`pg_total_relation_size`, table and
+   indexes, over the row count).
+
+Prints Markdown. Needs postgresql (tests/setup.sh installs it).
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def pg_bin(name):
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/" + name))
+    if not versions:
+        sys.exit("PostgreSQL is not installed: run tests/setup.sh")
+    return versions[-1]
+
+
+def as_pg(cmd):
+    if os.geteuid() == 0:
+        return ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] + cmd
+    return cmd
+
+
+class Postgres:
+    def __init__(self, port):
+        self.dir = tempfile.mkdtemp(prefix="fleet-bench-pg")
+        os.chmod(self.dir, 0o755)
+        if os.geteuid() == 0:
+            shutil.chown(self.dir, "nobody", "nogroup")
+        self.data = os.path.join(self.dir, "data")
+        self.port = port
+        subprocess.run(as_pg([pg_bin("initdb"), "-D", self.data, "-U", "postgres",
+                              "-E", "UTF8", "--locale=C.UTF-8", "--auth=trust",
+                              "--no-instructions"]), check=True, capture_output=True)
+        subprocess.run(as_pg([pg_bin("pg_ctl"), "-D", self.data, "-o",
+                              f"-p {port} -k {self.dir} -c listen_addresses=127.0.0.1",
+                              "-l", os.path.join(self.dir, "log"), "-w", "start"]),
+                       check=True, capture_output=True)
+        self.url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+
+    def sql(self, q):
+        out = subprocess.run(["psql", "-X", "-A", "-t", self.url, "-c", q],
+                             check=True, capture_output=True, text=True)
+        return out.stdout.strip()
+
+    def stop(self):
+        subprocess.run(as_pg([pg_bin("pg_ctl"), "-D", self.data, "-m", "fast", "stop"]),
+                       capture_output=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+class Daemon:
+    def __init__(self, bins, home, tree):
+        self.bins, self.home, self.tree = bins, home, tree
+        self.env = dict(os.environ, FSINDEX_HOME=home, FSINDEX_NO_SPAWN="1")
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen([os.path.join(self.bins, "fsindexd"), "--root", self.tree],
+                                     env=self.env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+
+    def fsctl(self, *args, check=True):
+        return subprocess.run([os.path.join(self.bins, "fsctl"), *args], env=self.env,
+                              capture_output=True, text=True, check=check)
+
+    def status(self):
+        out = self.fsctl("status", "--json", check=False)
+        return json.loads(out.stdout) if out.returncode == 0 else None
+
+    def wait(self, cond, limit=900):
+        end = time.time() + limit
+        while time.time() < end:
+            s = self.status()
+            if s and cond(s):
+                return s
+            time.sleep(0.05)
+        sys.exit("timed out waiting for the daemon")
+
+    def stop(self):
+        if self.proc:
+            self.proc.terminate()
+            self.proc.wait()
+            self.proc = None
+
+    def log_text(self):
+        text = ""
+        for f in glob.glob(os.path.join(self.home, "logs", "*")):
+            with open(f, errors="replace") as fh:
+                text += fh.read()
+        return text
+
+
+def current(s):
+    """Every batch shipped (hashing for fleet dupes may go on)."""
+    f = s.get("fleet") or {}
+    return (s["state"] == "ready" and f.get("connected")
+            and f.get("state") in ("current", "hashing") and f.get("lag_batches") == 0)
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tree", required=True)
+    ap.add_argument("--bins", default="target/release")
+    ap.add_argument("--hosts", type=int, default=3)
+    ap.add_argument("--churn-secs", type=int, default=30)
+    ap.add_argument("--rate", type=int, default=1000)
+    ap.add_argument("--rename-files", type=int, default=100_000)
+    a = ap.parse_args()
+
+    pg = Postgres(free_port())
+    home = tempfile.mkdtemp(prefix="fleet-bench-home")
+    d = Daemon(os.path.abspath(a.bins), home, a.tree)
+    ren = os.path.join(a.tree, "fleet-rename")
+    out = []
+    try:
+        d.fsctl("fleet", "init", "--database", pg.url)
+        if not os.path.isdir(ren):
+            log(f"making {a.rename_files} files under {ren}")
+            for i in range(a.rename_files):
+                sub = os.path.join(ren, f"d{i // 1000:03}")
+                if i % 1000 == 0:
+                    os.makedirs(sub, exist_ok=True)
+                open(os.path.join(sub, f"f{i:06}"), "w").close()
+        churn_dir = os.path.join(a.tree, "fleet-churn")
+        os.makedirs(churn_dir, exist_ok=True)
+        log("indexing without a fleet")
+        t = time.time()
+        d.start()
+        s = d.wait(lambda s: s["state"] == "ready")
+        entries = s["entries"]
+        log(f"  ready in {time.time() - t:.1f} s, {entries} entries")
+        d.stop()
+
+        out.append("| host | entries | reconcile | rows/s | start to current |")
+        out.append("|---|---|---|---|---|")
+        for n in range(1, a.hosts + 1):
+            host = f"h{n}"
+            with open(os.path.join(home, "config.toml"), "w") as f:
+                f.write(f'[fleet]\ndatabase = "{pg.url}"\nhost = "{host}"\n')
+            # A host name the database has no row for: the whole index is
+            # shipped by the reconcile.
+            before = d.log_text().count("fleet: reconciled")
+            t = time.time()
+            d.start()
+            d.wait(current)
+            took = time.time() - t
+            lines = [l for l in d.log_text().splitlines() if "fleet: reconciled" in l][before:]
+            rows = int(re.search(r"rows=(\d+)", lines[-1]).group(1))
+            secs = float(re.search(r"secs=([\d.]+)", lines[-1]).group(1))
+            log(f"  {host}: {rows} rows in {secs:.1f} s")
+            out.append(f"| {host} | {entries:,} | {secs:.1f} s | {rows / secs:,.0f} | {took:.1f} s |")
+            if n < a.hosts:
+                d.stop()
+        total = int(pg.sql("SELECT count(*) FROM fsindex.entries"))
+        size = int(pg.sql("SELECT pg_total_relation_size('fsindex.entries')"))
+        heap = int(pg.sql("SELECT pg_relation_size('fsindex.entries')"))
+        out.append("")
+        out.append(f"PostgreSQL's disk: {size / total:.0f} bytes per entry with its indexes "
+                   f"({heap / total:.0f} for the rows alone), {total:,} rows, "
+                   f"{size / 2**20:,.0f} MiB.")
+
+        # 3. Lag under churn, on the last host (its daemon is running).
+        log(f"churn: {a.rate}/s for {a.churn_secs} s")
+        import threading
+        samples, stop = [], threading.Event()
+
+        def sample():
+            while not stop.is_set():
+                s = d.status()
+                if s and s.get("fleet"):
+                    samples.append(s["fleet"]["lag_secs"])
+                time.sleep(0.1)
+
+        th = threading.Thread(target=sample)
+        th.start()
+        t0 = time.time()
+        i = 0
+        while time.time() - t0 < a.churn_secs:
+            due = t0 + i / a.rate
+            now = time.time()
+            if due > now:
+                time.sleep(due - now)
+            p = os.path.join(churn_dir, f"c{i % 5000}")
+            if os.path.exists(p):
+                os.unlink(p)
+            else:
+                open(p, "w").close()
+            i += 1
+        d.wait(current, limit=120)
+        stop.set()
+        th.join()
+        out.append("")
+        out.append(f"Lag while {i / a.churn_secs:,.0f} changes/s were made for {a.churn_secs} s "
+                   f"({len(samples)} samples of `status`, 100 ms apart): the oldest unshipped "
+                   f"batch's age p50 {pct(samples, 50):.2f} s, p99 {pct(samples, 99):.2f} s, "
+                   f"max {max(samples):.2f} s.")
+
+        # 4. Fleet search.
+        out.append("")
+        out.append("| fleet search over all hosts | results | median | max |")
+        out.append("|---|---|---|---|")
+        for term in ["zanzibar", "report"]:
+            times = []
+            n_res = d.fsctl("fleet", "search", "--count", term, check=False).stdout.strip()
+            for r in range(9):
+                t = time.time()
+                subprocess.run([os.path.join(d.bins, "fsctl"), "fleet", "search", term],
+                               env=d.env, stdout=subprocess.DEVNULL, check=False)
+                if r >= 2:
+                    times.append(time.time() - t)
+            out.append(f"| `{term}` | {int(n_res):,} | {statistics.median(times) * 1000:.0f} ms "
+                       f"| {max(times) * 1000:.0f} ms |")
+
+        # 5. Rename of the 100k folder.
+        last = f"d{(a.rename_files - 1) // 1000:03}/f{a.rename_files - 1:06}"
+        new_path = os.path.join(a.tree, "fleet-renamed", last).replace("'", "''")
+        t = time.time()
+        os.rename(ren, os.path.join(a.tree, "fleet-renamed"))
+        while pg.sql(f"SELECT count(*) FROM fsindex.entries WHERE path = '{new_path}'") != "1":
+            time.sleep(0.05)
+        took = time.time() - t
+        os.rename(os.path.join(a.tree, "fleet-renamed"), ren)
+        out.append("")
+        out.append(f"Rename of a folder of {a.rename_files + a.rename_files // 1000:,} entries: "
+                   f"its last file's new path in PostgreSQL after {took:.1f} s.")
+        d.wait(current, limit=300)
+    finally:
+        d.stop()
+        pg.stop()
+        shutil.rmtree(home, ignore_errors=True)
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

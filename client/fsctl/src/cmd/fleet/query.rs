@@ -1,0 +1,618 @@
+//! The fleet's queries: search, du, dupes and hosts, in SQL over the rows
+//! the daemons ship (`migrations/fleet/`).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use serde_json::{Value, json};
+use tokio_postgres::Client;
+use tokio_postgres::types::ToSql;
+
+use crate::global::Global;
+use crate::output::{count, rfc3339, size};
+
+use super::{describe, fold};
+
+fn db(e: tokio_postgres::Error) -> anyhow::Error {
+    anyhow::anyhow!("the fleet database: {}", describe(&e))
+}
+
+fn type_name(kind: i16) -> &'static str {
+    match kind {
+        1 => "dir",
+        2 => "symlink",
+        3 => "other",
+        _ => "file",
+    }
+}
+
+/// `s` as a LIKE pattern matching itself (`\` is the escape).
+fn like_literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SearchArgs {
+    /// Terms, all of which must match; "quoted phrases" keep spaces.
+    #[arg(required = true, value_name = "QUERY")]
+    terms: Vec<String>,
+    /// At most N results; 0 means all.
+    #[arg(long, short = 'n', default_value_t = 0, value_name = "N")]
+    limit: u64,
+    /// Only this host's entries.
+    #[arg(long, value_name = "NAME")]
+    host: Option<String>,
+    /// Print only the number of matches.
+    #[arg(long, short = 'c')]
+    count: bool,
+}
+
+/// The query language's filters a fleet search does not answer yet: named
+/// so that they are refused rather than searched for as text.
+const UNSUPPORTED: &[&str] = &[
+    "size", "dm", "kind", "in", "path", "regex", "content", "taken", "camera", "width", "height",
+    "duration", "artist", "album", "title", "genre", "pages", "author", "tag",
+];
+
+/// Splits a query into terms as the daemon does: on spaces, a "quoted
+/// phrase" being one term.
+fn split_terms(args: &[String]) -> Vec<String> {
+    let text = args.join(" ");
+    let mut out = Vec::new();
+    let (mut cur, mut quoted, mut any) = (String::new(), false, false);
+    for c in text.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            c => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    out.retain(|t| !t.is_empty());
+    out
+}
+
+/// SQL conditions for a query: every term a condition on `folded` (the
+/// path relative to the root, folded as the daemon folds it).
+fn conditions(terms: &[String], params: &mut Vec<String>) -> anyhow::Result<Vec<String>> {
+    let mut conds = Vec::new();
+    let mut param = |params: &mut Vec<String>, p: String| {
+        params.push(p);
+        format!("${}", params.len() + 1) // $1 is the host filter
+    };
+    for term in terms {
+        let (neg, t) = match term.strip_prefix('!') {
+            Some(rest) if !rest.is_empty() => (true, rest),
+            _ => (false, term.as_str()),
+        };
+        let cond = if let Some((name, value)) = t.split_once(':')
+            && name.chars().all(|c| c.is_ascii_alphabetic())
+            && !name.is_empty()
+        {
+            match name {
+                "ext" => {
+                    let alts: Vec<String> = value
+                        .split(';')
+                        .filter(|e| !e.is_empty())
+                        .map(|e| {
+                            let p = param(
+                                params,
+                                format!("%.{}", like_literal(&fold(e.trim_start_matches('.')))),
+                            );
+                            format!("folded LIKE {p}")
+                        })
+                        .collect();
+                    if alts.is_empty() {
+                        bail!("ext: give an extension, e.g. ext:pdf or ext:jpg;png");
+                    }
+                    format!("(kind <> 1 AND ({}))", alts.join(" OR "))
+                }
+                n if UNSUPPORTED.contains(&n) => bail!(
+                    "{n}: is not answered by the fleet yet: fleet search takes plain terms, \
+                     !term, a|b and ext:"
+                ),
+                _ => plain(t, params, &mut param)?,
+            }
+        } else {
+            plain(t, params, &mut param)?
+        };
+        conds.push(if neg { format!("NOT {cond}") } else { cond });
+    }
+    Ok(conds)
+}
+
+fn plain(
+    t: &str,
+    params: &mut Vec<String>,
+    param: &mut impl FnMut(&mut Vec<String>, String) -> String,
+) -> anyhow::Result<String> {
+    if t.contains(['*', '?']) {
+        bail!(
+            "{t}: wildcards are not answered by the fleet yet: fleet search takes plain terms, !term, a|b and ext:"
+        );
+    }
+    let alts: Vec<String> = t
+        .split('|')
+        .filter(|a| !a.is_empty())
+        .map(|a| {
+            let p = param(params, format!("%{}%", like_literal(&fold(a))));
+            format!("folded LIKE {p}")
+        })
+        .collect();
+    if alts.is_empty() {
+        bail!("{t}: an empty term");
+    }
+    Ok(format!("({})", alts.join(" OR ")))
+}
+
+pub async fn search(g: &Global, client: &Client, a: &SearchArgs) -> anyhow::Result<ExitCode> {
+    let terms = split_terms(&a.terms);
+    if terms.is_empty() {
+        bail!("empty query: give at least one term");
+    }
+    let mut params = Vec::new();
+    let conds = conditions(&terms, &mut params)?;
+    // A root's own folder has an empty relative path: no term matches it,
+    // as in the daemon.
+    let filter = format!(
+        "octet_length(rel) > 0 AND ($1::text IS NULL OR host = $1) AND {}",
+        conds.join(" AND ")
+    );
+    let mut args: Vec<&(dyn ToSql + Sync)> = vec![&a.host];
+    for p in &params {
+        args.push(p);
+    }
+    if a.count {
+        let n: i64 = client
+            .query_one(
+                &format!("SELECT count(*) FROM fsindex.entries WHERE {filter}"),
+                &args,
+            )
+            .await
+            .map_err(db)?
+            .get(0);
+        if g.json {
+            println!("{}", json!({ "total": n }));
+        } else {
+            println!("{n}");
+        }
+        return Ok(if n > 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
+    let limit = if a.limit == 0 {
+        String::new()
+    } else {
+        format!(" LIMIT {}", a.limit)
+    };
+    let rows = client
+        .query(
+            &format!(
+                "SELECT host, path, name, kind, size, mtime_ns FROM fsindex.entries WHERE {filter} ORDER BY host, path{limit}"
+            ),
+            &args,
+        )
+        .await
+        .map_err(db)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for r in &rows {
+        let (host, path): (&str, &str) = (r.get(0), r.get(1));
+        if g.json {
+            let name: &[u8] = r.get(2);
+            let v = json!({
+                "host": host,
+                "path": path,
+                "name": String::from_utf8_lossy(name),
+                "type": type_name(r.get(3)),
+                "size": r.get::<_, i64>(4),
+                "mtime": rfc3339(r.get(5)),
+            });
+            writeln!(out, "{v}")?;
+        } else {
+            writeln!(out, "{host}:{path}")?;
+        }
+    }
+    out.flush()?;
+    Ok(if rows.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DuArgs {
+    /// HOST:PATH, a folder (or file) on one host; none: every host's roots.
+    #[arg(value_name = "HOST:PATH")]
+    target: Option<String>,
+    /// How many of the largest entries to show (0: all).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    top: u32,
+    /// Rank and show by apparent size (st_size, as du -b) instead of allocated bytes.
+    #[arg(long)]
+    apparent: bool,
+}
+
+/// du's figures of one entry.
+#[derive(Clone, Debug, Default)]
+struct Usage {
+    path: String,
+    kind: i16,
+    bytes: i64,
+    apparent: i64,
+    files: i64,
+    dirs: i64,
+    incomplete: bool,
+}
+
+impl Usage {
+    fn json(&self, host: &str, depth: u32) -> Value {
+        json!({
+            "host": host,
+            "path": self.path,
+            "type": type_name(self.kind),
+            "bytes": self.bytes,
+            "apparent_bytes": self.apparent,
+            "files": self.files,
+            "dirs": self.dirs,
+            "incomplete": self.incomplete,
+            "depth": depth,
+            "excluded": false,
+        })
+    }
+}
+
+const USAGE_COLUMNS: &str =
+    "id, path, kind, size, blocks, nlink, t_bytes, t_apparent, t_files, t_dirs, t_incomplete";
+
+/// An entry's own figures: a folder's subtree totals (multi-link files
+/// left out, as the host keeps them), a file's own sizes.
+fn usage_of(r: &tokio_postgres::Row) -> (i64, Usage) {
+    let kind: i16 = r.get(2);
+    let u = if kind == 1 {
+        Usage {
+            path: r.get(1),
+            kind,
+            bytes: r.get::<_, Option<i64>>(6).unwrap_or(0),
+            apparent: r.get::<_, Option<i64>>(7).unwrap_or(0),
+            files: r.get::<_, Option<i64>>(8).unwrap_or(0),
+            dirs: r.get::<_, Option<i64>>(9).unwrap_or(0),
+            incomplete: r.get::<_, Option<i64>>(10).unwrap_or(0) > 0,
+        }
+    } else {
+        Usage {
+            path: r.get(1),
+            kind,
+            bytes: r.get::<_, i64>(4) * 512,
+            apparent: r.get(3),
+            files: 1,
+            dirs: 0,
+            incomplete: false,
+        }
+    };
+    (r.get(0), u)
+}
+
+pub async fn du(g: &Global, client: &Client, a: &DuArgs) -> anyhow::Result<ExitCode> {
+    let Some(target) = &a.target else {
+        return du_roots(g, client).await;
+    };
+    let Some((host, path)) = target.split_once(':') else {
+        bail!("{target}: give HOST:PATH, e.g. nas:/srv/photos");
+    };
+    let mut path = path.to_owned();
+    while path.len() > 1 && path.ends_with('/') {
+        path.pop();
+    }
+    let row = client
+        .query_opt(
+            &format!("SELECT {USAGE_COLUMNS} FROM fsindex.entries WHERE host = $1 AND path = $2"),
+            &[&host, &path],
+        )
+        .await
+        .map_err(db)?
+        .ok_or_else(|| anyhow::anyhow!("{host}:{path} is not in the fleet"))?;
+    let (id, mut total) = usage_of(&row);
+    let mut children: Vec<Usage> = Vec::new();
+    if total.kind == 1 {
+        let prefix = if path == "/" {
+            "/".to_owned()
+        } else {
+            format!("{path}/")
+        };
+        let kids = client
+            .query(
+                &format!(
+                    "SELECT {USAGE_COLUMNS} FROM fsindex.entries WHERE host = $1 AND parent_id = $2"
+                ),
+                &[&host, &id],
+            )
+            .await
+            .map_err(db)?;
+        let mut by_name: HashMap<String, usize> = HashMap::new();
+        for k in &kids {
+            let (_, u) = usage_of(k);
+            let name = u.path[prefix.len().min(u.path.len())..].to_owned();
+            by_name.insert(name, children.len());
+            children.push(u);
+        }
+        // Files with several links, each inode once per folder measured.
+        let links = client
+            .query(
+                "SELECT path, dev, ino, blocks, size FROM fsindex.entries
+                 WHERE host = $1 AND nlink > 1 AND kind <> 1 AND path LIKE $2",
+                &[&host, &format!("{}%", like_literal(&prefix))],
+            )
+            .await
+            .map_err(db)?;
+        let mut seen_total = HashSet::new();
+        let mut seen_child: HashMap<usize, HashSet<(i64, i64)>> = HashMap::new();
+        for l in &links {
+            let (p, dev, ino, blocks, sz): (&str, i64, i64, i64, i64) =
+                (l.get(0), l.get(1), l.get(2), l.get(3), l.get(4));
+            if seen_total.insert((dev, ino)) {
+                total.bytes += blocks * 512;
+                total.apparent += sz;
+                total.files += 1;
+            }
+            let first = p[prefix.len()..].split('/').next().unwrap_or_default();
+            if let Some(&i) = by_name.get(first)
+                && children[i].kind == 1
+                && seen_child.entry(i).or_default().insert((dev, ino))
+            {
+                children[i].bytes += blocks * 512;
+                children[i].apparent += sz;
+                children[i].files += 1;
+            }
+        }
+    }
+    let key = |u: &Usage| if a.apparent { u.apparent } else { u.bytes };
+    children.sort_by(|x, y| key(y).cmp(&key(x)).then_with(|| x.path.cmp(&y.path)));
+    let children_total = children.len();
+    if a.top > 0 {
+        children.truncate(a.top as usize);
+    }
+    if g.json {
+        let mut v = total.json(host, 0);
+        v["children"] = Value::Array(children.iter().map(|c| c.json(host, 1)).collect());
+        v["children_total"] = json!(children_total);
+        println!("{v}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:>10}  {host}:{}  ({} files, {} folders)",
+        size(key(&total) as u64),
+        total.path,
+        count(total.files as u64),
+        count(total.dirs as u64)
+    );
+    for c in &children {
+        println!("{:>10}  {}", size(key(c) as u64), c.path);
+    }
+    if children_total > children.len() {
+        eprintln!(
+            "({} more; --top 0 shows them all)",
+            children_total - children.len()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every host's roots, one line each.
+async fn du_roots(g: &Global, client: &Client) -> anyhow::Result<ExitCode> {
+    let rows = client
+        .query(
+            &format!(
+                "SELECT {USAGE_COLUMNS}, host FROM fsindex.entries WHERE parent_id IS NULL ORDER BY host, path"
+            ),
+            &[],
+        )
+        .await
+        .map_err(db)?;
+    for r in &rows {
+        let host: &str = r.get(11);
+        let (_, mut u) = usage_of(r);
+        let links = client
+            .query(
+                "SELECT DISTINCT ON (dev, ino) blocks, size FROM fsindex.entries
+                 WHERE host = $1 AND nlink > 1 AND kind <> 1 AND path LIKE $2",
+                &[
+                    &host,
+                    &format!(
+                        "{}%",
+                        like_literal(&format!("{}/", u.path.trim_end_matches('/')))
+                    ),
+                ],
+            )
+            .await
+            .map_err(db)?;
+        for l in &links {
+            u.bytes += l.get::<_, i64>(0) * 512;
+            u.apparent += l.get::<_, i64>(1);
+            u.files += 1;
+        }
+        if g.json {
+            println!("{}", u.json(host, 0));
+        } else {
+            println!("{:>10}  {host}:{}", size(u.bytes as u64), u.path);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DupesArgs {
+    /// Only files at least this many bytes.
+    #[arg(long, default_value_t = 1, value_name = "BYTES")]
+    min_size: i64,
+}
+
+pub async fn dupes(g: &Global, client: &Client, a: &DupesArgs) -> anyhow::Result<ExitCode> {
+    let rows = client
+        .query(
+            "SELECT size, hash, host, path, dev, ino, blocks FROM fsindex.entries e
+             WHERE kind = 0 AND size >= $1 AND hash IS NOT NULL AND (size, hash) IN (
+               SELECT size, hash FROM fsindex.entries
+               WHERE kind = 0 AND size >= $1 AND hash IS NOT NULL
+               GROUP BY size, hash HAVING count(DISTINCT (host, dev, ino)) > 1)
+             ORDER BY size DESC, hash, host, path",
+            &[&a.min_size.max(1)],
+        )
+        .await
+        .map_err(db)?;
+    // (size, hash) -> copy (host, dev, ino) -> (paths, allocated bytes)
+    type Copies = BTreeMap<(String, i64, i64), (Vec<String>, i64)>;
+    let mut groups: Vec<((i64, Vec<u8>), Copies)> = Vec::new();
+    for r in &rows {
+        let key = (r.get::<_, i64>(0), r.get::<_, Vec<u8>>(1));
+        if groups.last().is_none_or(|(k, _)| *k != key) {
+            groups.push((key, BTreeMap::new()));
+        }
+        let copies = &mut groups.last_mut().expect("pushed").1;
+        let host: String = r.get(2);
+        let c = copies
+            .entry((host.clone(), r.get(4), r.get(5)))
+            .or_insert_with(|| (Vec::new(), r.get::<_, i64>(6) * 512));
+        c.0.push(format!("{host}:{}", r.get::<_, &str>(3)));
+    }
+    let mut lines: Vec<(i64, Value, String)> = Vec::new();
+    for ((sz, hash), copies) in &groups {
+        let n = copies.len() as i64;
+        let reclaimable = sz * (n - 1);
+        let most = copies.values().map(|c| c.1).max().unwrap_or(0);
+        let allocated: i64 = copies.values().map(|c| c.1).sum::<i64>() - most;
+        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        let copies_json: Vec<Vec<&String>> =
+            copies.values().map(|c| c.0.iter().collect()).collect();
+        let hosts: Vec<&str> = {
+            let mut h: Vec<&str> = copies.keys().map(|k| k.0.as_str()).collect();
+            h.dedup();
+            h
+        };
+        let v = json!({
+            "size": sz,
+            "hash": hex,
+            "hosts": hosts,
+            "paths": copies.values().flat_map(|c| c.0.iter()).collect::<Vec<_>>(),
+            "copies": copies_json,
+            "reclaimable_bytes": reclaimable,
+            "reclaimable_allocated_bytes": allocated,
+        });
+        let text = format!(
+            "{} x {} copies, {} reclaimable  {}\n{}",
+            size(*sz as u64),
+            n,
+            size(reclaimable as u64),
+            &hex[..16.min(hex.len())],
+            copies
+                .values()
+                .map(|c| format!("    {}", c.0.join("  (hard links: ")))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        lines.push((reclaimable, v, text));
+    }
+    lines.sort_by_key(|l| std::cmp::Reverse(l.0));
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for (i, (_, v, text)) in lines.iter().enumerate() {
+        if g.json {
+            writeln!(out, "{v}")?;
+        } else {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            writeln!(out, "{text}")?;
+        }
+    }
+    out.flush()?;
+    if !g.json {
+        eprintln!("{} groups", count(lines.len() as u64));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn hosts(g: &Global, client: &Client) -> anyhow::Result<ExitCode> {
+    let rows = client
+        .query(
+            "SELECT h.host, h.epoch, h.seq, extract(epoch FROM h.shipped_at)::float8, h.batch_ns,
+                    (SELECT count(*) FROM fsindex.entries e WHERE e.host = h.host),
+                    (SELECT count(*) FROM fsindex.entries e WHERE e.host = h.host AND e.parent_id IS NULL)
+             FROM fsindex.hosts h ORDER BY h.host",
+            &[],
+        )
+        .await
+        .map_err(db)?;
+    for r in &rows {
+        let (host, epoch, seq): (&str, i64, i64) = (r.get(0), r.get(1), r.get(2));
+        let shipped = (r.get::<_, f64>(3) * 1e9) as i64;
+        let (entries, roots): (i64, i64) = (r.get(5), r.get(6));
+        if g.json {
+            println!(
+                "{}",
+                json!({
+                    "host": host,
+                    "entries": entries,
+                    "roots": roots,
+                    "epoch": epoch,
+                    "seq": seq,
+                    "shipped_at": rfc3339(shipped),
+                })
+            );
+        } else {
+            println!(
+                "{host}  {} entries in {} roots, batch {seq}, last shipped {}",
+                count(entries as u64),
+                roots,
+                rfc3339(shipped)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_split_like_the_daemon() {
+        let t = split_terms(&["tax 2025".into(), "\"total due\"".into()]);
+        assert_eq!(t, ["tax", "2025", "total due"]);
+    }
+
+    #[test]
+    fn like_patterns_are_literal() {
+        assert_eq!(like_literal("50%_a\\b"), "50\\%\\_a\\\\b");
+    }
+
+    #[test]
+    fn unsupported_filters_are_refused() {
+        let mut p = Vec::new();
+        let e = conditions(&["size:>1mb".into()], &mut p).unwrap_err();
+        assert!(e.to_string().contains("not answered by the fleet"));
+        let c = conditions(&["ext:PDF;jpg".into(), "!Draft".into()], &mut p).unwrap();
+        assert_eq!(c.len(), 2);
+        assert!(p.contains(&"%.pdf".to_owned()) && p.contains(&"%draft%".to_owned()));
+    }
+}

@@ -1,0 +1,398 @@
+//! The link's statements in PostgreSQL: the host's `(epoch, seq)`, a
+//! journal run applied in one transaction, and the reconcile through a
+//! staging table. Rows go in by binary `COPY`.
+
+use std::pin::pin;
+use std::sync::Arc;
+
+use tokio_postgres::binary_copy::BinaryCopyInWriter;
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Client, Transaction};
+
+use crate::index::fold::fold_bytes;
+use crate::store::Store;
+use crate::store::journal::{self, FleetRow, JournalBatch};
+
+use super::SCHEMA_VERSION;
+
+/// The columns of `fsindex.entries`, in `COPY` order, and their types.
+const COLUMNS: &str = "host, id, parent_id, root, rel, path, folded, name, kind, size, blocks, \
+     mtime_ns, dev, ino, nlink, mode, flags, t_bytes, t_apparent, t_files, t_dirs, t_incomplete, hash";
+const TYPES: &[Type] = &[
+    Type::TEXT,
+    Type::INT8,
+    Type::INT8,
+    Type::TEXT,
+    Type::BYTEA,
+    Type::TEXT,
+    Type::TEXT,
+    Type::BYTEA,
+    Type::INT2,
+    Type::INT8,
+    Type::INT8,
+    Type::INT8,
+    Type::INT8,
+    Type::INT8,
+    Type::INT8,
+    Type::INT4,
+    Type::INT4,
+    Type::INT8,
+    Type::INT8,
+    Type::INT8,
+    Type::INT8,
+    Type::INT8,
+    Type::BYTEA,
+];
+
+/// A database error in one line: PostgreSQL's own message where it sent
+/// one (a wrong password: "password authentication failed for user ..."),
+/// else the client's ("error connecting to server: Connection refused").
+pub(super) fn describe(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!("{}: {}", db.severity(), db.message());
+    }
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        let more = s.to_string();
+        if !msg.contains(&more) {
+            msg = format!("{msg}: {more}");
+        }
+        src = s.source();
+    }
+    msg
+}
+
+/// Fails unless `fsctl fleet init` made the schema this daemon writes.
+pub(super) async fn check_schema(client: &Client) -> Result<(), String> {
+    let row = client
+        .query_opt(
+            "SELECT MAX(version) FROM fsindex.schema_version WHERE to_regclass('fsindex.schema_version') IS NOT NULL",
+            &[],
+        )
+        .await;
+    let version: Option<i32> = match row {
+        Ok(r) => r.and_then(|r| r.get(0)),
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => None,
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::INVALID_SCHEMA_NAME) => None,
+        Err(e) => return Err(describe(&e)),
+    };
+    match version {
+        None => Err("the database has no fleet schema: run `fsctl fleet init`".into()),
+        Some(v) if v < SCHEMA_VERSION => Err(format!(
+            "the fleet schema is at version {v}, this daemon needs {SCHEMA_VERSION}: run `fsctl fleet init`"
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// The host's `(epoch, seq)` in PostgreSQL, if it has shipped before.
+pub(super) async fn host_state(
+    client: &Client,
+    host: &str,
+) -> Result<Option<(i64, i64)>, tokio_postgres::Error> {
+    Ok(client
+        .query_opt(
+            "SELECT epoch, seq FROM fsindex.hosts WHERE host = $1",
+            &[&host],
+        )
+        .await?
+        .map(|r| (r.get(0), r.get(1))))
+}
+
+/// Display form of a path as bytes.
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Writes rows into a `COPY ... FROM STDIN BINARY` sink.
+async fn copy_rows(
+    tx: &Transaction<'_>,
+    table: &str,
+    host: &str,
+    rows: &mut tokio::sync::mpsc::Receiver<Vec<FleetRow>>,
+) -> Result<u64, tokio_postgres::Error> {
+    let sink = tx
+        .copy_in(&format!("COPY {table} ({COLUMNS}) FROM STDIN BINARY"))
+        .await?;
+    let mut writer = pin!(BinaryCopyInWriter::new(sink, TYPES));
+    while let Some(chunk) = rows.recv().await {
+        for r in chunk {
+            let e = &r.row;
+            let mut full = r.root.clone();
+            if !r.rel.is_empty() {
+                if !full.ends_with(b"/") {
+                    full.push(b'/');
+                }
+                full.extend_from_slice(&r.rel);
+            }
+            let (root, path) = (lossy(&r.root), lossy(&full));
+            let folded = lossy(&fold_bytes(&r.rel));
+            let (kind, size, blocks) = (e.kind as u8 as i16, e.size as i64, e.blocks as i64);
+            let (dev, ino, nlink) = (e.dev as i64, e.ino as i64, e.nlink as i64);
+            let (mode, flags) = (e.mode as i32, e.flags as i32);
+            let t = r.totals;
+            let (tb, ta, tf, td, ti) = (
+                t.map(|t| t.bytes),
+                t.map(|t| t.apparent),
+                t.map(|t| t.files),
+                t.map(|t| t.dirs),
+                t.map(|t| t.incomplete),
+            );
+            let values: [&(dyn ToSql + Sync); 23] = [
+                &host,
+                &e.id,
+                &e.parent_id,
+                &root,
+                &r.rel,
+                &path,
+                &folded,
+                &e.name,
+                &kind,
+                &size,
+                &blocks,
+                &e.mtime_ns,
+                &dev,
+                &ino,
+                &nlink,
+                &mode,
+                &flags,
+                &tb,
+                &ta,
+                &tf,
+                &td,
+                &ti,
+                &r.hash,
+            ];
+            writer.as_mut().write(&values).await?;
+        }
+    }
+    writer.finish().await
+}
+
+/// Reads rows off the index on a blocking thread, in chunks, while the
+/// caller copies them: the daemon never holds a whole snapshot in memory.
+fn spawn_reader<F>(f: F) -> tokio::sync::mpsc::Receiver<Vec<FleetRow>>
+where
+    F: FnOnce(&dyn Fn(Vec<FleetRow>) -> bool) + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<FleetRow>>(4);
+    tokio::task::spawn_blocking(move || {
+        let send = |chunk: Vec<FleetRow>| tx.blocking_send(chunk).is_ok();
+        f(&send);
+    });
+    rx
+}
+
+/// Applies a run of journal batches after `seq` in one transaction: the
+/// touched rows are replaced by their current ones (or dropped), and the
+/// host's `seq` advances to the run's last. Returns the rows written.
+/// Batches PostgreSQL already holds (a run repeated after a lost
+/// acknowledgement) are skipped.
+pub(super) async fn apply(
+    client: &mut Client,
+    store: &Arc<Store>,
+    host: &str,
+    seq: i64,
+    batches: &[JournalBatch],
+) -> Result<u64, tokio_postgres::Error> {
+    let last = batches.last().map_or(seq, |b| b.seq);
+    let oldest_ns = batches.first().map_or(0, |b| b.at_ns);
+    let mut ids: Vec<i64> = batches.iter().flat_map(|b| b.ids.iter().copied()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let tx = client.transaction().await?;
+    let held: i64 = tx
+        .query_one(
+            "SELECT seq FROM fsindex.hosts WHERE host = $1 FOR UPDATE",
+            &[&host],
+        )
+        .await?
+        .get(0);
+    if held >= last {
+        tx.rollback().await?;
+        return Ok(0);
+    }
+    tx.execute(
+        "DELETE FROM fsindex.entries WHERE host = $1 AND id = ANY($2)",
+        &[&host, &ids],
+    )
+    .await?;
+    let st = store.clone();
+    let mut rows = spawn_reader(move |send| {
+        for chunk in ids.chunks(4096) {
+            match st.read(|c| journal::rows_of(c, chunk)) {
+                Ok((found, _gone)) => {
+                    if !send(found) {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("fleet: reading rows to ship: {e}");
+                    return;
+                }
+            }
+        }
+    });
+    let written = copy_rows(&tx, "fsindex.entries", host, &mut rows).await?;
+    tx.execute(
+        "UPDATE fsindex.hosts SET seq = $2, shipped_at = now(), batch_ns = $3 WHERE host = $1",
+        &[&host, &last, &oldest_ns],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(written)
+}
+
+/// Reconciles the host's rows with a snapshot of the whole index: the
+/// snapshot goes into a staging table; rows that differ, and rows no
+/// longer in the index, are dropped; staged rows not there are inserted;
+/// the host's `(epoch, seq)` becomes the snapshot's. One transaction, so
+/// readers see the old rows or the new, never a mix. Returns the seq the
+/// snapshot stands at and the rows written; `None` when the index could not
+/// be read (nothing changed there).
+pub(super) async fn reconcile(
+    client: &mut Client,
+    store: &Arc<Store>,
+    host: &str,
+) -> Result<Option<(i64, u64)>, tokio_postgres::Error> {
+    let tx = client.transaction().await?;
+    // One reconcile per host at a time (two daemons claiming one name
+    // would otherwise interleave).
+    tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&host])
+        .await?;
+    tx.batch_execute(
+        "CREATE TEMP TABLE staging (LIKE fsindex.entries INCLUDING DEFAULTS) ON COMMIT DROP",
+    )
+    .await?;
+    let st = store.clone();
+    let (seq_tx, seq_rx) = tokio::sync::oneshot::channel();
+    let mut rows = spawn_reader(move |send| {
+        let mut chunk = Vec::with_capacity(4096);
+        let mut open = true;
+        let out = st.read(|c| {
+            journal::snapshot(c, |r| {
+                if open {
+                    chunk.push(r);
+                    if chunk.len() == 4096 {
+                        open = send(std::mem::take(&mut chunk));
+                    }
+                }
+                Ok(())
+            })
+        });
+        if open && !chunk.is_empty() {
+            send(chunk);
+        }
+        let _ = seq_tx.send(out);
+    });
+    copy_rows(&tx, "staging", host, &mut rows).await?;
+    let (epoch, seq) = match seq_rx.await {
+        Ok(Ok(at)) => (at.epoch, at.last),
+        Ok(Err(e)) => {
+            tracing::warn!("fleet: reading the index to reconcile: {e}");
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        Err(_) => {
+            tx.rollback().await?;
+            return Ok(None);
+        }
+    };
+    tx.batch_execute("ANALYZE staging").await?;
+    tx.execute(
+        "DELETE FROM fsindex.entries e WHERE e.host = $1 AND NOT EXISTS (
+           SELECT 1 FROM staging s WHERE s.id = e.id AND ROW(s.*) IS NOT DISTINCT FROM ROW(e.*))",
+        &[&host],
+    )
+    .await?;
+    let written = tx
+        .execute(
+            "INSERT INTO fsindex.entries SELECT s.* FROM staging s WHERE NOT EXISTS (
+               SELECT 1 FROM fsindex.entries e WHERE e.host = s.host AND e.id = s.id)",
+            &[],
+        )
+        .await?;
+    tx.execute(
+        "INSERT INTO fsindex.hosts (host, epoch, seq, shipped_at) VALUES ($1, $2, $3, now())
+         ON CONFLICT (host) DO UPDATE SET epoch = $2, seq = $3, shipped_at = now()",
+        &[&host, &epoch, &seq],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Some((seq, written)))
+}
+
+/// The file sizes some other file in the fleet also has: the only sizes
+/// fleet dupes may need a hash for (one pass over the size index).
+pub(super) async fn shared_sizes(client: &Client) -> Result<Vec<i64>, tokio_postgres::Error> {
+    Ok(client
+        .query(
+            "SELECT size FROM fsindex.entries WHERE kind = 0 AND size > 0
+             GROUP BY size HAVING count(DISTINCT (host, dev, ino)) > 1",
+            &[],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}
+
+/// This host's files of `sizes` with no hash yet, after entry id `after`,
+/// at most `limit`, by id.
+pub(super) async fn hashes_wanted(
+    client: &Client,
+    host: &str,
+    sizes: &[i64],
+    after: i64,
+    limit: i64,
+) -> Result<Vec<i64>, tokio_postgres::Error> {
+    Ok(client
+        .query(
+            "SELECT id FROM fsindex.entries
+             WHERE host = $1 AND id > $3 AND kind = 0 AND hash IS NULL AND size = ANY($2)
+             ORDER BY id LIMIT $4",
+            &[&host, &sizes, &after, &limit],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}
+
+/// Writes hashes onto this host's rows, in one statement, where the row is
+/// still the one hashed (same inode, size and mtime).
+pub(super) async fn put_hashes(
+    client: &Client,
+    host: &str,
+    hashes: &[(FleetRow, Vec<u8>)],
+) -> Result<(), tokio_postgres::Error> {
+    let ids: Vec<i64> = hashes.iter().map(|(r, _)| r.row.id).collect();
+    let inos: Vec<i64> = hashes.iter().map(|(r, _)| r.row.ino as i64).collect();
+    let sizes: Vec<i64> = hashes.iter().map(|(r, _)| r.row.size as i64).collect();
+    let mtimes: Vec<i64> = hashes.iter().map(|(r, _)| r.row.mtime_ns).collect();
+    let hs: Vec<&[u8]> = hashes.iter().map(|(_, h)| h.as_slice()).collect();
+    client
+        .execute(
+            "UPDATE fsindex.entries e SET hash = u.hash
+             FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::bytea[])
+                  AS u(id, ino, size, mtime_ns, hash)
+             WHERE e.host = $1 AND e.id = u.id AND e.ino = u.ino AND e.size = u.size
+               AND e.mtime_ns = u.mtime_ns",
+            &[&host, &ids, &inos, &sizes, &mtimes, &hs],
+        )
+        .await?;
+    Ok(())
+}
+
+/// A token that changes whenever any host ships (its count of hosts and
+/// the last time one shipped).
+pub(super) async fn fleet_generation(client: &Client) -> Result<String, tokio_postgres::Error> {
+    Ok(client
+        .query_one(
+            "SELECT count(*)::text || '/' || coalesce(max(shipped_at)::text, '') FROM fsindex.hosts",
+            &[],
+        )
+        .await?
+        .get(0))
+}
