@@ -20,6 +20,51 @@ pub fn trash(paths: &[Vec<u8>]) -> Result<(), String> {
     trash::delete_all(&list).map_err(|e| format!("cannot move to the trash: {e}"))
 }
 
+/// Puts back what [`trash`] moved (each path's latest item in the trash),
+/// where the platform's trash can be read (the freedesktop spec, the
+/// Recycle Bin); returns how many came back.
+pub fn untrash(paths: &[Vec<u8>]) -> Result<usize, String> {
+    #[cfg(any(
+        target_os = "windows",
+        all(
+            unix,
+            not(target_os = "macos"),
+            not(target_os = "ios"),
+            not(target_os = "android")
+        )
+    ))]
+    {
+        let wanted: Vec<PathBuf> = paths.iter().map(|p| os_path(p)).collect();
+        let mut chosen: Vec<trash::TrashItem> = Vec::new();
+        let items = trash::os_limited::list().map_err(|e| format!("cannot read the trash: {e}"))?;
+        for w in &wanted {
+            if let Some(item) = items
+                .iter()
+                .filter(|i| i.original_path() == *w)
+                .max_by_key(|i| i.time_deleted)
+            {
+                chosen.push(item.clone());
+            }
+        }
+        let n = chosen.len();
+        trash::os_limited::restore_all(chosen).map_err(|e| format!("cannot put back: {e}"))?;
+        Ok(n)
+    }
+    #[cfg(not(any(
+        target_os = "windows",
+        all(
+            unix,
+            not(target_os = "macos"),
+            not(target_os = "ios"),
+            not(target_os = "android")
+        )
+    )))]
+    {
+        let _ = paths;
+        Err("put it back from the Trash in the Finder".into())
+    }
+}
+
 /// Renames `path` to `new_name` in its folder; returns the new path. A
 /// name that is empty, has a `/`, or is taken is refused (nothing is ever
 /// replaced).

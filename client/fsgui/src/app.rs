@@ -144,6 +144,8 @@ pub struct App {
     done: Arc<Mutex<Vec<Done>>>,
     /// The question asked, if any.
     pub dialog: Option<Dialog>,
+    /// What the last move to the trash moved ("Undo" puts it back).
+    pub last_trashed: Option<Vec<Vec<u8>>>,
     pub notice: Option<Notice>,
     /// Give the query box the focus (and select its text) next frame.
     pub(crate) focus_query: bool,
@@ -234,6 +236,7 @@ impl App {
             dry_run: options.dry_run,
             done: Arc::default(),
             dialog: None,
+            last_trashed: None,
             notice: None,
             focus_query: true,
             select_query: false,
@@ -284,6 +287,7 @@ impl App {
                 self.dupes.trashed(&d.trashed);
                 let gone = &d.trashed;
                 self.search.selection.retain(|p| !gone.contains(p));
+                self.last_trashed = Some(d.trashed.clone());
             }
             if d.error {
                 self.fail(d.text);
@@ -707,6 +711,24 @@ impl App {
                 });
             }
         }
+    }
+
+    /// Puts back what the last move to the trash moved.
+    pub fn undo_trash(&mut self) {
+        let Some(paths) = self.last_trashed.take() else {
+            return;
+        };
+        self.in_background(move || match crate::actions::untrash(&paths) {
+            Ok(n) => Done {
+                text: format!("put {n} back from the trash"),
+                ..Done::default()
+            },
+            Err(e) => Done {
+                text: e,
+                error: true,
+                ..Done::default()
+            },
+        });
     }
 
     /// Asks to move the copies chosen in Duplicates to the trash.

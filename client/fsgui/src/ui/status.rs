@@ -66,14 +66,25 @@ impl App {
                     ui.label("⟳ connecting to fsindexd…");
                 }
             }
+            let mut undo = false;
             if let Some(n) = &self.notice {
+                let can_undo = self.last_trashed.is_some();
                 ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+                    if can_undo && !n.error {
+                        undo = ui
+                            .small_button("Undo")
+                            .on_hover_text("Put it back")
+                            .clicked();
+                    }
                     if n.error {
                         ui.colored_label(ui.visuals().error_fg_color, format!("⚠ {}", n.text));
                     } else {
                         ui.label(&n.text);
                     }
                 });
+            }
+            if undo {
+                self.undo_trash();
             }
         });
     }

@@ -138,6 +138,22 @@ fn trash_from_the_results_asks_then_uses_the_freedesktop_trash() {
     });
     assert_eq!(shown_paths(h.state()), [q2.to_string_lossy()]);
     assert!(h.query_by_label_contains("to the trash").is_some());
+
+    // Undo puts it back, from the trash.
+    h.get_by_role_and_label(Role::Button, "Undo").click();
+    steps(&mut h, 3);
+    eventually(Duration::from_secs(10), "report-q1.pdf back", || {
+        q1.exists()
+    });
+    assert_eq!(std::fs::read(&q1).unwrap(), b"q1");
+    assert!(trashed(&trash).is_empty(), "still in the trash");
+    settle(&mut h, "both rows again", |a| {
+        a.search.results.total == 2 && a.settled()
+    });
+    assert!(
+        h.query_by_label_contains("put 1 back from the trash")
+            .is_some()
+    );
 }
 
 #[test]

@@ -157,7 +157,10 @@ fn a_cjk_name_is_on_screen_under_xvfb() {
             .filter(|&(x, y)| lum(x, y).abs_diff(background) > 60)
             .count();
         assert!(
-            ink >= 6,
+            // A 京 or 都 fills about 85% of the middle of its box (52-53 of
+            // 61 pixels here); a missing glyph's box, hollow, or its edge
+            // crossing it, at most a quarter.
+            ink >= 25,
             "{ch} at {rect:?} (em {em}) has {ink} pixels of ink in {}: drawn as an empty box? ({NO_FONT})",
             png.display()
         );
