@@ -394,6 +394,7 @@ impl Engine {
                 status: "ok".into(),
                 detail: String::new(),
                 text: Some(e.text),
+                encoding: e.encoding,
                 truncated: e.truncated,
                 at,
             },
@@ -409,6 +410,7 @@ impl Engine {
                     status: f.reason().into(),
                     detail: f.detail(),
                     text: None,
+                    encoding: String::new(),
                     truncated: false,
                     at,
                 }
@@ -419,7 +421,11 @@ impl Engine {
 
     /// The text of one file: in-process for plain text, in the sandboxed
     /// child for documents.
-    fn extract(&self, path: &Path, kind: TextKind) -> Result<fsindex_extract::Extracted, Failure> {
+    pub(super) fn extract(
+        &self,
+        path: &Path,
+        kind: TextKind,
+    ) -> Result<fsindex_extract::Extracted, Failure> {
         let max_text_bytes = self.content.settings.read_ok().max_text_bytes;
         let pool = self.content.pool.get_or_init(|| {
             let mut config = fsindex_extract::SandboxConfig::default();

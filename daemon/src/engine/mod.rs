@@ -15,6 +15,8 @@
 //!   reports.
 //! - `visibility`: what a caller may see, read live (`lstat`s of folders,
 //!   the caller's groups, machine-wide mode's cache of permissions).
+//! - `text`: a file's text, a page at a time (ReadText): from the content
+//!   index's stored text, or extracted on the spot; the sensitive tiers.
 //! - [`reload`]: re-reading `config.toml`.
 //!
 //! Writes go to the store's single writer; the search snapshot is kept equal
@@ -29,6 +31,7 @@ pub mod reload;
 mod roots;
 mod status;
 mod sync;
+mod text;
 mod visibility;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
@@ -39,6 +42,7 @@ pub use read::{
 };
 use roots::default_root;
 pub use status::{HashFigures, MemoryFigures, Status, WatchFigures};
+pub use text::{TextArgs, TextPage, TextSource};
 pub use visibility::{View, caller_from_peer};
 
 use std::collections::HashMap;

@@ -423,3 +423,18 @@ pub fn memory_status(m: &crate::engine::MemoryFigures) -> pb::MemoryStatus {
         heap_free: m.heap_free,
     }
 }
+
+/// A page of a file's text (ReadText).
+pub fn text_page(p: crate::engine::TextPage) -> pb::ReadTextResponse {
+    pb::ReadTextResponse {
+        path: crate::platform::bytes::vec(&p.path),
+        text: p.text,
+        offset: p.offset,
+        total_bytes: p.total_bytes,
+        truncated: p.truncated,
+        format: p.format,
+        encoding: p.encoding,
+        source: p.source.name().into(),
+        sensitive: p.sensitive,
+    }
+}

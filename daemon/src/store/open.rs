@@ -25,6 +25,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
         5,
         include_str!("../../../migrations/0005_unlisted_link_sizes.sql"),
     ),
+    (6, include_str!("../../../migrations/0006_content_text.sql")),
 ];
 
 /// The newest schema this binary knows.
