@@ -44,6 +44,14 @@ if [ ! -f examples/node/node_modules/@grpc/grpc-js/package.json ]; then
   npm ci --prefix examples/node --no-audit --no-fund --loglevel=error
 fi
 
+# Document writers for the tests of reading what files say
+# (tests/tests/e2e/read_text.rs, tests/make_documents.py): python-docx,
+# odfpy and reportlab, pinned in tests/requirements-documents.txt.
+if ! python3 -c 'import docx, odf.opendocument, reportlab' 2>/dev/null; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+    -r tests/requirements-documents.txt
+fi
+
 # The official MCP clients the e2e tests drive `fsctl mcp` with
 # (tests/tests/e2e/mcp_clients.rs): the Inspector CLI (Node; 0.15.0, the
 # last release whose engines admit Node 20) into tests/mcp-clients

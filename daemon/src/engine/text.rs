@@ -89,6 +89,9 @@ fn no_text(path: &Path, f: &Failure) -> Error {
                 "{p}: cannot read its text: the file looks damaged ({f})"
             ))
         }
+        Failure::Binary | Failure::Unsupported => Error::Precondition(format!(
+            "{p}: not a text file or document ({f}); it has no text to read"
+        )),
         _ => Error::Precondition(format!("{p}: cannot read its text: {f}")),
     }
 }

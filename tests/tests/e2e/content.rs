@@ -373,7 +373,7 @@ fn failed_of(folder: &Value) -> BTreeMap<String, u64> {
 /// Waits until the worker has nothing queued under `folder` and has
 /// reported at least `files` files (indexed or failed); returns that
 /// folder's status entry (the caller asserts the exact figures).
-fn settled(inst: &Instance, folder: &Path, files: u64) -> Value {
+pub(super) fn settled(inst: &Instance, folder: &Path, files: u64) -> Value {
     let mut last = Value::Null;
     let ok = poll_until(SETTLE, || {
         last = inst.status();

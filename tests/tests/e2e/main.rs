@@ -22,6 +22,7 @@ mod mcp_clients;
 mod mcp_names;
 mod mcp_robust;
 mod query;
+mod read_text;
 mod restart;
 mod search;
 mod security;

@@ -477,6 +477,48 @@ impl Ctx {
         .map_err(|s| self.daemon_error(raw, s))
     }
 
+    /// The whole text of a file as the daemon reads it (ReadText, paged),
+    /// at most `max` bytes of it: the first answer, its `text` the
+    /// concatenation of the pages.
+    pub async fn read_text(
+        &self,
+        path: &Path,
+        allow_sensitive: bool,
+        max: u64,
+    ) -> Result<pb::ReadTextResponse, tonic::Status> {
+        let bytes = path_bytes(path);
+        let mut whole: Option<pb::ReadTextResponse> = None;
+        let mut offset = 0;
+        loop {
+            let page = self
+                .rpc(|mut c| {
+                    let path = bytes.clone();
+                    async move {
+                        c.read_text(pb::ReadTextRequest {
+                            path,
+                            offset,
+                            length: 1 << 20,
+                            allow_sensitive,
+                        })
+                        .await
+                        .map(tonic::Response::into_inner)
+                    }
+                })
+                .await?;
+            let got = page.text.len() as u64;
+            offset = page.offset + got;
+            let done = got == 0 || offset >= page.total_bytes || offset >= max;
+            match whole.as_mut() {
+                None => whole = Some(page),
+                Some(w) => w.text.push_str(&page.text),
+            }
+            if done {
+                // `done` is set on the first page at the latest.
+                return whole.ok_or_else(|| tonic::Status::internal("no page"));
+            }
+        }
+    }
+
     /// A folder's children, sorted as asked.
     pub async fn list(
         &self,
