@@ -14,7 +14,9 @@ use serde_json::{Value, json};
 
 use super::content::settled;
 use super::mcp_clients::{answer, sdk_session};
-use crate::util::{Instance, Runner, grpc, text, write_file};
+use std::time::Duration;
+
+use crate::util::{Instance, Runner, grpc, poll_until, text, write_file};
 
 /// One document of the test tree: where, and the paragraphs it holds.
 struct Doc {
@@ -401,4 +403,50 @@ fn a_damaged_document_gets_a_clear_error_and_the_daemon_lives() {
         cat_json(inst, &[&tree.join(INVOICE.rel).display().to_string()])["format"],
         "pdf"
     );
+}
+
+// An index made before the content index kept text (schema 5) upgrades
+// itself: migration 0006 marks every content row stale, the worker reads
+// the content folders once more, and the text is then served from the
+// index again.
+#[test]
+fn an_index_from_before_stored_text_upgrades_and_reads_its_documents_again() {
+    let mut s = setup();
+    let lease = s.tree.join(LEASE.rel).display().to_string();
+    assert_eq!(cat_json(&s.inst, &[&lease])["source"], "index");
+    s.inst.stop();
+    // Back to schema 5: no content_text table, 0004's trigger.
+    let db = rusqlite::Connection::open(s.inst.db()).unwrap();
+    db.execute_batch(
+        "DROP TRIGGER content_gone;
+         DROP TABLE content_text;
+         CREATE TRIGGER content_gone AFTER DELETE ON entries WHEN old.kind = 0 BEGIN
+             DELETE FROM content_fts WHERE rowid = old.id;
+             DELETE FROM content_state WHERE entry_id = old.id;
+             DELETE FROM content_queue WHERE entry_id = old.id;
+         END;
+         DELETE FROM schema_version WHERE version >= 6;",
+    )
+    .unwrap();
+    drop(db);
+    s.inst.start();
+    // The three documents and the damaged one are read again (the rows
+    // are there all along, so the count of files read says it).
+    let mut last = Value::Null;
+    let read_again = poll_until(Duration::from_secs(60), || {
+        last = s.inst.status()["content"].clone();
+        last["extracted"] == 4
+    });
+    assert!(read_again, "not read again: {last:#}");
+    settled(&s.inst, &s.tree.join("docs"), 4);
+    let got = cat_json(&s.inst, &[&lease]);
+    assert_eq!(
+        (&got["text"], &got["source"]),
+        (&json!(joined(&LEASE)), &json!("index"))
+    );
+    let db = rusqlite::Connection::open(s.inst.db()).unwrap();
+    let version: u32 = db
+        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 6);
 }
