@@ -495,6 +495,7 @@ async fn search(
         sync: false,
         reverse: params.reverse,
         offset,
+        snippets: None,
     };
     let answer = async {
         let mut stream = client.search(req).await?.into_inner();

@@ -438,11 +438,22 @@ impl Engine {
         pool.extract(path, kind)
     }
 
-    /// Re-reads one file's text for a snippet (the index keeps no text).
-    pub(super) fn text_of(&self, path: &Path) -> Option<String> {
-        let name = path.file_name()?.as_encoded_bytes();
-        let kind = fsindex_extract::kind_for_name(name)?;
-        self.extract(path, kind).ok().map(|e| e.text)
+    /// The snippet of entry `id` for `words`, cut from the text the content
+    /// index keeps: the text that matched, and no file is opened for it.
+    /// Empty when the index holds no text for it (a row made before
+    /// migration 0006 that the worker has not read again yet).
+    pub(super) fn snippet_of(&self, id: u32, words: &[&str]) -> String {
+        match self.store.read(|c| content::text(c, id as i64)) {
+            Ok(Some(t)) => {
+                crate::queries::snippet::snippet(&t.text, words, crate::queries::snippet::WIDTH)
+                    .unwrap_or_default()
+            }
+            Ok(None) => String::new(),
+            Err(e) => {
+                tracing::warn!(id, "reading stored text for a snippet failed: {e}");
+                String::new()
+            }
+        }
     }
 
     /// Recounts the figures `status` shows, per content folder.

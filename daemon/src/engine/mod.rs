@@ -37,8 +37,8 @@ mod visibility;
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
 pub use read::{
-    ChunkSink, Heard, ListOrder, Listed, Rescan, RescanProgress, SearchArgs, SearchHead,
-    SearchPage, Subscription, Taken, UsageArgs,
+    ChunkSink, DEFAULT_SNIPPETS, Heard, ListOrder, Listed, MAX_SNIPPETS, Rescan, RescanProgress,
+    SearchArgs, SearchHead, SearchPage, Subscription, Taken, UsageArgs,
 };
 use roots::default_root;
 pub use status::{HashFigures, MemoryFigures, Status, WatchFigures};
@@ -707,6 +707,7 @@ mod tests {
                 offset: 0,
                 limit: usize::MAX,
                 sync: false,
+                snippets: 0,
             };
             let page = engine.search(args, view).unwrap();
             let paths: Vec<PathBuf> = page

@@ -1,7 +1,7 @@
 //! Snippets: the passage of a file's text that best shows why it matched a
-//! `content:` query, the words marked `**like this**`. The content index
-//! keeps no text (a contentless FTS5 table), so the text is read again for
-//! the few results that show a snippet.
+//! `content:` query, the words marked `**like this**`, cut from the text
+//! the content index keeps (`content_text`): no file is opened or parsed
+//! again for it.
 //!
 //! Words are compared as the index compares them: case-insensitively and
 //! without accents (`resume` marks `Résumé`).

@@ -145,6 +145,9 @@ impl From<pb::SearchRequest> for SearchArgs {
             // 0 means all.
             limit: usize::try_from(r.limit).unwrap_or(usize::MAX),
             sync: r.sync,
+            snippets: r.snippets.map_or(crate::engine::DEFAULT_SNIPPETS, |n| {
+                (n as usize).min(crate::engine::MAX_SNIPPETS)
+            }),
         }
     }
 }

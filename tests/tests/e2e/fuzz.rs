@@ -389,6 +389,7 @@ fn valid_request(method: &str, rng: &mut Rng, pools: &Pools) -> Vec<u8> {
             sync: rng.chance(3),
             reverse: rng.chance(50),
             offset: any_u64(rng),
+            snippets: rng.chance(50).then(|| any_u32(rng)),
         }
         .encode_to_vec(),
         "DiskUsage" => pb::DiskUsageRequest {

@@ -278,7 +278,12 @@ pub async fn find_files(ctx: &Ctx, p: FindParams) -> Outcome {
     let sort = sort_order(p.sort_by);
     let fp = ("find_files", query.clone(), sort as i32);
     let pg = page(p.cursor.as_deref(), p.limit, 100, 1000, &fp)?;
-    let (total, entries) = ctx.search(query.clone(), sort, pg.offset, pg.limit).await?;
+    // Each result of a page carries its passage for content: words (a
+    // page is at most 1000; the byte budget cuts it further).
+    let snippets = u32::try_from(pg.limit).unwrap_or(u32::MAX);
+    let (total, entries) = ctx
+        .search_with_snippets(query.clone(), sort, pg.offset, pg.limit, snippets)
+        .await?;
     let results: Vec<FoundEntry> = entries.iter().map(FoundEntry::from_pb).collect();
     found_page(ctx, query, pg, total, results, &fp, "matches")
 }
