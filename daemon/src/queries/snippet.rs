@@ -33,11 +33,78 @@ fn words(s: &str) -> Vec<String> {
 /// The best passage of `text` for `queries` (each a word or a phrase), at
 /// most about `width` characters, the matching words marked; `None` when no
 /// word of the queries occurs.
+///
+/// A text may be megabytes and folding every character of it costs
+/// milliseconds, so when every word is ASCII the words are first found
+/// with a byte-level search (case-insensitive, whole words) and only the
+/// passage around the best place is folded; the full pass is the fallback
+/// (a word with accents, or a place the quick search misjudged).
 pub fn snippet(text: &str, queries: &[&str], width: usize) -> Option<String> {
     let wanted: Vec<String> = queries.iter().flat_map(|q| words(q)).collect();
     if wanted.is_empty() {
         return None;
     }
+    if text.len() > 4 * width
+        && let Some(s) = quick(text, &wanted, width)
+    {
+        return Some(s);
+    }
+    full(text, &wanted, width)
+}
+
+/// [`snippet`] through a byte-level search for ASCII words: the passage
+/// around the window of `width` bytes holding the most distinct words.
+fn quick(text: &str, wanted: &[String], width: usize) -> Option<String> {
+    if !wanted.iter().all(|w| w.is_ascii()) {
+        return None;
+    }
+    let alternatives: Vec<String> = wanted.iter().map(|w| regex::escape(w)).collect();
+    let re = regex::bytes::RegexBuilder::new(&format!(r"\b(?:{})\b", alternatives.join("|")))
+        .case_insensitive(true)
+        .unicode(false)
+        .build()
+        .ok()?;
+    // (start, which word): the first thousand places are plenty to choose from.
+    let hits: Vec<(usize, usize)> = re
+        .find_iter(text.as_bytes())
+        .take(1000)
+        .filter_map(|m| {
+            let w = &text.as_bytes()[m.range()];
+            let k = wanted
+                .iter()
+                .position(|x| x.as_bytes().eq_ignore_ascii_case(w))?;
+            Some((m.start(), k))
+        })
+        .collect();
+    let mut best: Option<(usize, usize)> = None; // (distinct, start)
+    for (a, &(start, _)) in hits.iter().enumerate() {
+        let mut seen = std::collections::HashSet::new();
+        for &(s, k) in &hits[a..] {
+            if s - start > width {
+                break;
+            }
+            seen.insert(k);
+        }
+        if best.is_none_or(|(n, _)| seen.len() > n) {
+            best = Some((seen.len(), start));
+        }
+    }
+    let (_, at) = best?;
+    // The passage around it, on character boundaries, marked by the full pass.
+    let from = text.floor_char_boundary(at.saturating_sub(width));
+    let to = text.ceil_char_boundary((at + 2 * width).min(text.len()));
+    let mut s = full(&text[from..to], wanted, width)?;
+    if from > 0 && !s.starts_with('…') {
+        s.insert(0, '…');
+    }
+    if to < text.len() && !s.ends_with('…') {
+        s.push('…');
+    }
+    Some(s)
+}
+
+/// [`snippet`] over every word of `text`.
+fn full(text: &str, wanted: &[String], width: usize) -> Option<String> {
     // Each word of the text: its byte span in `text` and its folded form.
     let mut spans: Vec<(usize, usize, usize)> = Vec::new(); // (start, end, wanted index + 1 or 0)
     let mut start = None;
@@ -144,6 +211,31 @@ mod tests {
             "…please find the Résumé attached. **Total** **due**: 1,240.00"
         );
         assert_eq!(snippet(text, &["invoice"], 160), None);
+    }
+
+    #[test]
+    fn a_long_text_gives_the_snippet_the_full_pass_gives() {
+        // The quick search finds the place; the passage is the same as
+        // folding all of the text would give, whatever the case.
+        let filler = "lorem ipsum dolor sit amet ".repeat(2000);
+        let text = format!(
+            "{filler}The DEPRECATED call, deprecated since 2.0, and the undeprecated one. {filler}"
+        );
+        let wanted = vec!["deprecated".to_owned()];
+        let quick = snippet(&text, &["deprecated"], WIDTH).unwrap();
+        assert_eq!(Some(quick.clone()), full(&text, &wanted, WIDTH));
+        assert!(
+            quick.contains("**DEPRECATED** call, **deprecated** since"),
+            "{quick}"
+        );
+        assert!(quick.starts_with('…') && quick.ends_with('…'), "{quick}");
+        // Accents: the full pass answers.
+        let text = format!("{filler} a Résumé here {filler}");
+        let s = snippet(&text, &["resume"], WIDTH).unwrap();
+        assert!(s.contains("**Résumé**"), "{s}");
+        // Only inside a longer word: no snippet.
+        let text = format!("{filler} undeprecated {filler}");
+        assert_eq!(snippet(&text, &["deprecated"], WIDTH), None);
     }
 
     #[test]

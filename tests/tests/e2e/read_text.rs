@@ -171,6 +171,8 @@ fn mcp_reads_docx_pdf_and_odt_text_equal_to_what_was_written() {
         {"call": "read_text_file", "arguments": {"path": p(&LOOSE)}},
         {"call": "read_text_file", "arguments": {"path": p(&LEASE), "head": 1}},
         {"call": "read_text_file", "arguments": {"path": p(&REVIEW), "tail": 2}},
+        // Found by what it says: the passage comes with the result.
+        {"call": "find_files", "arguments": {"query": "content:\"notice period\""}},
     ]);
     let lines = sdk_session(inst, tree, &[], 32 << 10, &[], &steps);
     let got = |nth: usize| &answer(&lines, "read_text_file", nth)["structured"];
@@ -205,6 +207,14 @@ fn mcp_reads_docx_pdf_and_odt_text_equal_to_what_was_written() {
     assert_eq!(
         (head["startLine"].as_u64(), head["endLine"].as_u64()),
         (Some(1), Some(1))
+    );
+    let found = &answer(&lines, "find_files", 0)["structured"]["results"];
+    assert_eq!(found.as_array().map(Vec::len), Some(1), "{found:#}");
+    assert_eq!(found[0]["path"], p(&LEASE));
+    let snippet = found[0]["snippet"].as_str().unwrap_or_default();
+    assert!(
+        snippet.contains("The **notice** **period** is three months"),
+        "{snippet:?}"
     );
     let tail = got(5);
     assert_eq!(
