@@ -59,17 +59,26 @@ fn quick(text: &str, wanted: &[String], width: usize) -> Option<String> {
         return None;
     }
     let alternatives: Vec<String> = wanted.iter().map(|w| regex::escape(w)).collect();
-    let re = regex::bytes::RegexBuilder::new(&format!(r"\b(?:{})\b", alternatives.join("|")))
+    let re = regex::bytes::RegexBuilder::new(&alternatives.join("|"))
         .case_insensitive(true)
         .unicode(false)
         .build()
         .ok()?;
+    // A word ends where a letter or digit does not follow, as the index
+    // splits words: `_` separates (regex's `\b` would not), and a byte of a
+    // non-ASCII character does not (the full pass judges those).
+    let bytes = text.as_bytes();
+    let joins = |b: u8| b.is_ascii_alphanumeric() || b >= 0x80;
     // (start, which word): the first thousand places are plenty to choose from.
     let hits: Vec<(usize, usize)> = re
-        .find_iter(text.as_bytes())
+        .find_iter(bytes)
+        .filter(|m| {
+            (m.start() == 0 || !joins(bytes[m.start() - 1]))
+                && bytes.get(m.end()).is_none_or(|&b| !joins(b))
+        })
         .take(1000)
         .filter_map(|m| {
-            let w = &text.as_bytes()[m.range()];
+            let w = &bytes[m.range()];
             let k = wanted
                 .iter()
                 .position(|x| x.as_bytes().eq_ignore_ascii_case(w))?;
@@ -233,6 +242,14 @@ mod tests {
         let text = format!("{filler} a Résumé here {filler}");
         let s = snippet(&text, &["resume"], WIDTH).unwrap();
         assert!(s.contains("**Résumé**"), "{s}");
+        // `_` separates words, as in the index.
+        let text = format!("{filler} IF_TYPE_ETHERNET_CSMACD {filler}");
+        let quick = snippet(&text, &["ethernet"], WIDTH).unwrap();
+        assert_eq!(
+            Some(quick.clone()),
+            full(&text, &["ethernet".to_owned()], WIDTH)
+        );
+        assert!(quick.contains("IF_TYPE_**ETHERNET**_CSMACD"), "{quick}");
         // Only inside a longer word: no snippet.
         let text = format!("{filler} undeprecated {filler}");
         assert_eq!(snippet(&text, &["deprecated"], WIDTH), None);
