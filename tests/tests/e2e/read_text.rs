@@ -173,6 +173,7 @@ fn mcp_reads_docx_pdf_and_odt_text_equal_to_what_was_written() {
         {"call": "read_text_file", "arguments": {"path": p(&REVIEW), "tail": 2}},
         // Found by what it says: the passage comes with the result.
         {"call": "find_files", "arguments": {"query": "content:\"notice period\""}},
+        {"call": "search_files", "arguments": {"path": tree.display().to_string(), "pattern": "**/*", "content": "notice period"}},
     ]);
     let lines = sdk_session(inst, tree, &[], 32 << 10, &[], &steps);
     let got = |nth: usize| &answer(&lines, "read_text_file", nth)["structured"];
@@ -216,6 +217,9 @@ fn mcp_reads_docx_pdf_and_odt_text_equal_to_what_was_written() {
         snippet.contains("The **notice** **period** is three months"),
         "{snippet:?}"
     );
+    let globbed = &answer(&lines, "search_files", 0)["structured"];
+    assert_eq!(globbed["paths"], json!([p(&LEASE)]), "{globbed:#}");
+    assert_eq!(globbed["snippets"][0], found[0]["snippet"], "{globbed:#}");
     let tail = got(5);
     assert_eq!(
         tail["content"].as_str().unwrap().trim_end(),

@@ -75,7 +75,7 @@ impl FsIndexServer {
 
     #[tool(
         title = "Search files by path glob",
-        description = "Recursively find files and folders whose path relative to `path` matches a glob ('*.ext' in the folder itself, '**/*.ext' at any depth), answered from the index. Returns full paths.",
+        description = "Recursively find files and folders whose path relative to `path` matches a glob ('*.ext' in the folder itself, '**/*.ext' at any depth), answered from the index. Returns full paths. With `content`, only files whose text holds those words (PDF and Office included, in folders with content search on), each with the passage that matched.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<GlobPage>()
     )]
