@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the test suite runs besides cargo: GNU du/find and friends as
 # oracles, the real programs of the workloads tests, jq for the MCP smoke
-# test, cargo-nextest, the pinned Python and Node gRPC packages of the
-# client tests, and the official MCP clients (Inspector CLI, Python SDK).
+# test, Xvfb and fonts for fsgui's window tests, cargo-nextest, the pinned
+# Python and Node gRPC packages of the client tests, and the official MCP
+# clients (Inspector CLI, Python SDK).
 # Idempotent and quick when everything is there; the README's test command
 # and .ci/run both start with it.
 set -euo pipefail
@@ -25,6 +26,20 @@ for tool in git rsync tar sed jq python3 node npm; do
     esac
   fi
 done
+# fsgui's window tests (client/fsgui/tests/window): Xvfb with Mesa's software
+# OpenGL, xdotool and ImageMagick for the real window, and small system fonts
+# for the names in every script it draws: CJK (fonts-wqy-microhei, 5 MB,
+# rather than fonts-noto-cjk's 90), Arabic and Hebrew (DejaVu), Devanagari
+# (Lohit), Thai (Loma), colour emoji (Noto).
+for pkg in xvfb xauth libgl1-mesa-dri libgl1 libegl1 xdotool imagemagick \
+  libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6 fontconfig \
+  fonts-wqy-microhei fonts-dejavu-core fonts-lohit-deva fonts-tlwg-loma-otf fonts-noto-color-emoji; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+done
+# Media metadata oracles (tests/tests/e2e/media.rs): ImageMagick makes the
+# photos, exiftool tags them and reads them back.
+command -v convert >/dev/null 2>&1 || need_apt+=(imagemagick)
+command -v exiftool >/dev/null 2>&1 || need_apt+=(libimage-exiftool-perl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=
   [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -50,6 +65,11 @@ fi
 if ! python3 -c 'import docx, odf.opendocument, reportlab' 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
     -r tests/requirements-documents.txt
+fi
+
+# mutagen tags the media test's songs and reads them back.
+if ! python3 -c 'import mutagen' 2>/dev/null; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'mutagen==1.48.1'
 fi
 
 # The official MCP clients the e2e tests drive `fsctl mcp` with

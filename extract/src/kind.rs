@@ -34,9 +34,14 @@ pub enum Kind {
     Rtf,
     /// A mail message: headers Subject, From, To, Cc, Date, then text parts.
     Eml,
+    /// A photo, song or video's metadata (never chosen by
+    /// [`kind_for_name`]: the daemon asks for it by
+    /// [`crate::media::media_kind_for_name`]); the text is
+    /// [`crate::media::Media::encode`]'s lines.
+    Media,
 }
 
-const ALL: [Kind; 14] = [
+const ALL: [Kind; 15] = [
     Kind::Text,
     Kind::MaybeText,
     Kind::Markdown,
@@ -51,6 +56,7 @@ const ALL: [Kind; 14] = [
     Kind::Odp,
     Kind::Rtf,
     Kind::Eml,
+    Kind::Media,
 ];
 
 impl Kind {
@@ -71,6 +77,7 @@ impl Kind {
             Kind::Odp => "odp",
             Kind::Rtf => "rtf",
             Kind::Eml => "eml",
+            Kind::Media => "media",
         }
     }
 
@@ -89,6 +96,7 @@ impl Kind {
             Kind::Odt | Kind::Ods | Kind::Odp => "odf",
             Kind::Rtf => "rtf",
             Kind::Eml => "eml",
+            Kind::Media => "media",
         }
     }
 
@@ -106,6 +114,7 @@ impl Kind {
             }
             Kind::Rtf => formats::rtf::VERSION,
             Kind::Eml => formats::mail::VERSION,
+            Kind::Media => crate::media::VERSION,
         }
     }
 
@@ -119,6 +128,7 @@ impl Kind {
             Kind::Odt | Kind::Ods | Kind::Odp => "UTF-8 (OpenDocument XML)",
             Kind::Rtf => "RTF (code page and \\u escapes)",
             Kind::Eml => "MIME (each part's charset)",
+            Kind::Media => "media metadata (EXIF, tags, headers)",
             Kind::Text | Kind::MaybeText | Kind::Markdown | Kind::Html | Kind::Xml => "UTF-8",
         }
     }

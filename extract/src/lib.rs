@@ -26,6 +26,7 @@
 pub mod decode;
 pub mod formats;
 pub mod kind;
+pub mod media;
 pub mod open;
 pub mod outcome;
 pub mod sandbox;
@@ -44,6 +45,16 @@ use std::path::Path;
 /// that may die), and use an [`Extractor`] for the rest. Re-extracting a file
 /// on demand (the daemon's snippets) is the same call.
 pub fn extract_file(path: &Path, kind: Kind, limits: &Limits) -> Result<Extracted, Failure> {
+    if kind == Kind::Media {
+        return media::read_media(path).map(|m| Extracted {
+            text: m.encode(),
+            truncated: false,
+            kind,
+            extractor: kind.extractor(),
+            version: kind.version(),
+            encoding: kind.decoding().to_owned(),
+        });
+    }
     let max_size = if kind.is_document() {
         limits.max_document_file
     } else {

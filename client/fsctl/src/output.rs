@@ -129,3 +129,98 @@ pub fn type_name(t: i32) -> &'static str {
         EntryType::File | EntryType::Unspecified => "file",
     }
 }
+
+/// A media file's metadata as JSON (`fsctl info --json`'s `media`, MCP's
+/// `media`): `status`, then each field only where known; `camel` names the
+/// fields as MCP does (`cameraMake`), else as the CLI contract
+/// (`camera_make`).
+pub fn media_json(m: &fsindex_proto::v1::MediaInfo, camel: bool) -> serde_json::Value {
+    let mut v = serde_json::Map::new();
+    let mut put = |snake: &str, camel_name: &str, x: Option<serde_json::Value>| {
+        if let Some(x) = x {
+            v.insert(if camel { camel_name } else { snake }.to_owned(), x);
+        }
+    };
+    use serde_json::json;
+    put("status", "status", Some(json!(m.status)));
+    put("taken", "taken", m.taken.as_ref().map(|x| json!(x)));
+    put(
+        "camera_make",
+        "cameraMake",
+        m.camera_make.as_ref().map(|x| json!(x)),
+    );
+    put(
+        "camera_model",
+        "cameraModel",
+        m.camera_model.as_ref().map(|x| json!(x)),
+    );
+    put("width", "width", m.width.map(|x| json!(x)));
+    put("height", "height", m.height.map(|x| json!(x)));
+    put("duration_ms", "durationMs", m.duration_ms.map(|x| json!(x)));
+    put("artist", "artist", m.artist.as_ref().map(|x| json!(x)));
+    put("album", "album", m.album.as_ref().map(|x| json!(x)));
+    put("title", "title", m.title.as_ref().map(|x| json!(x)));
+    put("track", "track", m.track.map(|x| json!(x)));
+    put("year", "year", m.year.map(|x| json!(x)));
+    put("genre", "genre", m.genre.as_ref().map(|x| json!(x)));
+    put("gps_lat", "gpsLat", m.gps_lat.map(|x| json!(x)));
+    put("gps_lon", "gpsLon", m.gps_lon.map(|x| json!(x)));
+    serde_json::Value::Object(v)
+}
+
+/// A media file's metadata as `label  value` lines for people.
+pub fn media_lines(m: &fsindex_proto::v1::MediaInfo) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if m.status != "ok" {
+        out.push(("media", format!("not read ({})", m.status)));
+        return out;
+    }
+    if let Some(t) = &m.taken {
+        out.push(("taken", t.replace('T', " ")));
+    }
+    // "Canon" + "Canon EOS 80D" reads as "Canon EOS 80D".
+    let camera = match (&m.camera_make, &m.camera_model) {
+        (Some(make), Some(model)) if model.to_lowercase().starts_with(&make.to_lowercase()) => {
+            Some(model.clone())
+        }
+        (Some(make), Some(model)) => Some(format!("{make} {model}")),
+        (a, b) => a.clone().or_else(|| b.clone()),
+    };
+    if let Some(c) = camera {
+        out.push(("camera", c));
+    }
+    if let (Some(w), Some(h)) = (m.width, m.height) {
+        out.push(("dimensions", format!("{w} x {h}")));
+    }
+    if let Some(ms) = m.duration_ms {
+        let s = ms / 1000;
+        out.push((
+            "duration",
+            if s >= 3600 {
+                format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+            } else {
+                format!("{}:{:02}", s / 60, s % 60)
+            },
+        ));
+    }
+    for (label, v) in [
+        ("artist", &m.artist),
+        ("album", &m.album),
+        ("title", &m.title),
+        ("genre", &m.genre),
+    ] {
+        if let Some(v) = v {
+            out.push((label, v.clone()));
+        }
+    }
+    if let Some(t) = m.track {
+        out.push(("track", t.to_string()));
+    }
+    if let Some(y) = m.year {
+        out.push(("year", y.to_string()));
+    }
+    if let (Some(lat), Some(lon)) = (m.gps_lat, m.gps_lon) {
+        out.push(("gps", format!("{lat:.6}, {lon:.6}")));
+    }
+    out
+}

@@ -35,6 +35,48 @@ pub enum Action {
     CopyName,
     /// Every selected path, one per line.
     CopyList,
+    /// Asks, then moves to the platform's trash.
+    Trash,
+    /// Asks for the new name (one path).
+    Rename,
+    /// Asks for the program.
+    OpenWith,
+    /// The Search view, with the query `in:FOLDER` (the path's folder, or
+    /// the folder itself).
+    SearchIn,
+}
+
+/// A question the window is asking (a modal dialog).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dialog {
+    /// Move these to the trash? `from_dupes`: copies chosen in Duplicates.
+    Trash {
+        paths: Vec<Vec<u8>>,
+        from_dupes: bool,
+    },
+    /// The new name, and why the last one was refused.
+    Rename {
+        path: Vec<u8>,
+        name: String,
+        error: Option<String>,
+    },
+    /// The program to open with.
+    OpenWith {
+        paths: Vec<Vec<u8>>,
+        program: String,
+    },
+}
+
+/// A preview and the path it is of.
+pub type PathPreview = (Vec<u8>, crate::preview::Preview);
+
+/// What a helper thread reports when its action is done.
+#[derive(Clone, Debug, Default)]
+struct Done {
+    text: String,
+    error: bool,
+    /// Paths now in the trash.
+    trashed: Vec<Vec<u8>>,
 }
 
 /// How the window starts.
@@ -48,7 +90,8 @@ pub struct Options {
     pub view: View,
     /// Where history and saved searches live (`None`: not kept).
     pub settings_path: Option<PathBuf>,
-    /// Record open/reveal instead of asking the desktop (tests).
+    /// Record open/reveal instead of asking the desktop (tests); trash,
+    /// rename and "open with" are done for real.
     pub dry_run: bool,
 }
 
@@ -71,6 +114,15 @@ impl Options {
 pub struct Notice {
     pub text: String,
     pub at: Instant,
+    /// A failure: shown in the error colour, and longer.
+    pub error: bool,
+}
+
+impl Notice {
+    /// How long it stays in the status bar.
+    pub fn lasts(&self) -> Duration {
+        Duration::from_secs(if self.error { 20 } else { 6 })
+    }
 }
 
 pub struct App {
@@ -88,8 +140,10 @@ pub struct App {
     /// Actions done, newest last (what dry-run mode records).
     pub actions: Vec<(Action, Vec<Vec<u8>>)>,
     dry_run: bool,
-    /// Set by helper threads (open, reveal) when they fail.
-    notices: Arc<Mutex<Vec<String>>>,
+    /// Set by helper threads (open, reveal, trash) when they are done.
+    done: Arc<Mutex<Vec<Done>>>,
+    /// The question asked, if any.
+    pub dialog: Option<Dialog>,
     pub notice: Option<Notice>,
     /// Give the query box the focus (and select its text) next frame.
     pub(crate) focus_query: bool,
@@ -100,6 +154,30 @@ pub struct App {
     pub dupes_stale: bool,
     pub(crate) expanded_groups: std::collections::BTreeSet<usize>,
     pub frames: u64,
+    /// A daemon answered at least once (a later failure is a loss).
+    connected_once: bool,
+    /// The results epoch the table last showed (a new one scrolls to the top).
+    pub(crate) shown_epoch: u64,
+    /// Put the query box's text cursor at the end next frame.
+    pub(crate) query_cursor_to_end: bool,
+    /// Give the dialog's text box the focus next frame.
+    pub(crate) focus_dialog: bool,
+    /// Changes arrived while the daemon scanned, not yet followed.
+    changes_held: bool,
+    /// Where the treemap was drawn in the last frame (tests check the
+    /// layout at small sizes).
+    pub du_map_rect: Option<egui::Rect>,
+    /// The preview pane is open (Search view, where the window is wide
+    /// enough).
+    pub preview_shown: bool,
+    /// The preview shown, and the path it is of.
+    pub preview: Option<PathPreview>,
+    /// The path whose preview was asked for last.
+    preview_asked: Option<Vec<u8>>,
+    /// Where the loading thread leaves its answer.
+    preview_slot: Arc<Mutex<Option<PathPreview>>>,
+    /// The thumbnail's texture, by path.
+    pub(crate) preview_texture: Option<(Vec<u8>, egui::TextureHandle)>,
 }
 
 impl std::fmt::Debug for App {
@@ -122,7 +200,16 @@ impl App {
     /// Starts with an egui context to wake.
     pub fn start_with(options: Options, ctx: &egui::Context) -> std::io::Result<App> {
         let ctx = ctx.clone();
-        App::start(options, Arc::new(move || ctx.request_repaint()))
+        App::start(
+            options,
+            Arc::new(move |after| {
+                if after.is_zero() {
+                    ctx.request_repaint();
+                } else {
+                    ctx.request_repaint_after(after);
+                }
+            }),
+        )
     }
 
     /// An app whose requests go to [`App::outbox`] (reducer tests).
@@ -145,7 +232,8 @@ impl App {
             outbox: Vec::new(),
             actions: Vec::new(),
             dry_run: options.dry_run,
-            notices: Arc::default(),
+            done: Arc::default(),
+            dialog: None,
             notice: None,
             focus_query: true,
             select_query: false,
@@ -153,6 +241,17 @@ impl App {
             dupes_stale: false,
             expanded_groups: Default::default(),
             frames: 0,
+            connected_once: false,
+            shown_epoch: 0,
+            query_cursor_to_end: false,
+            focus_dialog: false,
+            du_map_rect: None,
+            changes_held: false,
+            preview_shown: true,
+            preview: None,
+            preview_asked: None,
+            preview_slot: Arc::default(),
+            preview_texture: None,
         };
         if let Some(q) = options.query {
             let r = app.search.set_query(&q);
@@ -175,20 +274,42 @@ impl App {
         while let Some(reply) = self.backend.as_ref().and_then(Backend::try_recv) {
             self.apply(reply);
         }
-        let failed: Vec<String> = self
-            .notices
+        let done: Vec<Done> = self
+            .done
             .lock()
             .map(|mut n| std::mem::take(&mut *n))
             .unwrap_or_default();
-        for text in failed {
-            self.say(text);
+        for d in done {
+            if !d.trashed.is_empty() {
+                self.dupes.trashed(&d.trashed);
+                let gone = &d.trashed;
+                self.search.selection.retain(|p| !gone.contains(p));
+            }
+            if d.error {
+                self.fail(d.text);
+            } else {
+                self.say(d.text);
+            }
         }
     }
 
     /// One reply: the reducers of every view.
     pub fn apply(&mut self, reply: Reply) {
         match reply {
-            Reply::Connection(r) => self.connection = Some(r),
+            Reply::Connection(Ok(())) => {
+                let was_lost = matches!(self.connection, Some(Err(_))) && self.connected_once;
+                self.connection = Some(Ok(()));
+                self.connected_once = true;
+                if was_lost {
+                    self.reconnected();
+                }
+            }
+            Reply::Connection(Err(e)) => {
+                if matches!(self.connection, Some(Ok(()))) {
+                    self.went_away(&e);
+                }
+                self.connection = Some(Err(e));
+            }
             Reply::Rows {
                 generation,
                 offset,
@@ -204,25 +325,77 @@ impl App {
             Reply::SearchFailed {
                 generation,
                 message,
-            } => self.search.apply_error(generation, &message),
-            Reply::Status(Ok(s)) => {
+                invalid,
+            } => self.search.apply_error(generation, &message, invalid),
+            Reply::Status(s) => {
                 // Only a scan seen ending replaced the index under the rows
                 // (a first status that is already ready changes nothing).
                 let was_scanning = self.status.as_ref().is_some_and(|o| o.state != "ready");
                 let ready = s.state == "ready";
                 self.status = Some(s);
                 self.connection = Some(Ok(()));
-                if was_scanning && ready {
-                    // A finished scan replaced the index wholesale.
+                if (was_scanning && ready) || std::mem::take(&mut self.changes_held) {
+                    // A finished scan replaced the index wholesale; or
+                    // changes were held back while scanning (see `changed`).
                     self.changed();
                 }
                 self.open_du_root();
             }
-            Reply::Status(Err(e)) => self.connection = Some(Err(e)),
             Reply::DiskUsage { generation, answer } => self.du.apply(generation, answer),
             Reply::Dupes { generation, event } => self.dupes.apply(generation, event),
-            Reply::Changed { .. } => self.changed(),
+            Reply::Changed { .. } => {
+                // While the daemon scans, changes stream in all the time:
+                // the list follows at the status poll's pace (a second),
+                // not every 100 ms, so a scan does not keep the window busy.
+                let scanning = self.status.as_ref().is_some_and(|s| s.state != "ready");
+                if scanning {
+                    self.changes_held = true;
+                } else {
+                    self.changed();
+                }
+            }
         }
+    }
+
+    /// The daemon went away: what was asked of it will not be answered;
+    /// the rows shown are marked out of date.
+    fn went_away(&mut self, why: &str) {
+        self.search.went_away(why);
+        self.du.loading = false;
+        self.du_stale = true;
+        if self.dupes.running {
+            self.dupes.running = false;
+            self.dupes.error = Some(why.to_owned());
+        }
+        // The next status is a new daemon's: a scan it starts is its own.
+        self.status = None;
+        self.say(format!("{why}; reconnecting…"));
+    }
+
+    /// A daemon answers again: the query and the view shown are asked for
+    /// anew (a duplicate search cut short runs again; a finished one is
+    /// marked as possibly out of date).
+    fn reconnected(&mut self) {
+        let r = self.search.rerun();
+        self.send(r);
+        self.du_stale = true;
+        if self.view == View::DiskUsage {
+            self.open_du_root();
+            self.refresh_du();
+        }
+        if self.dupes.error.is_some() {
+            let r = self.dupes.start();
+            self.send(r);
+        } else if self.dupes.started() {
+            self.dupes_stale = true;
+        }
+        let what = match self.view {
+            View::Search if !self.search.query.trim().is_empty() => "; the search was run again",
+            View::DiskUsage => "; disk usage was asked for again",
+            View::Duplicates if self.dupes.running => "; the duplicate search runs again",
+            _ => "",
+        };
+        self.say(format!("reconnected to fsindexd{what}"));
     }
 
     /// The index changed: the list follows; the other views refresh when shown.
@@ -292,6 +465,16 @@ impl App {
         self.notice = Some(Notice {
             text: text.into(),
             at: Instant::now(),
+            error: false,
+        });
+    }
+
+    /// A failure, shown in the error colour until read (longer than news).
+    pub(crate) fn fail(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            at: Instant::now(),
+            error: true,
         });
     }
 
@@ -314,7 +497,7 @@ impl App {
         });
     }
 
-    fn save_settings(&mut self) {
+    pub(crate) fn save_settings(&mut self) {
         if let Some(p) = &self.settings_path
             && let Err(e) = self.settings.save(p)
         {
@@ -355,24 +538,185 @@ impl App {
                 if self.dry_run {
                     return;
                 }
-                let notices = self.notices.clone();
                 // The desktop may take a while (D-Bus, a cold file manager):
                 // never on the UI thread.
-                std::thread::spawn(move || {
-                    for p in paths {
-                        let path = os_path(&p);
+                self.in_background(move || {
+                    let mut failed = Vec::new();
+                    for p in &paths {
+                        let path = os_path(p);
                         let r = match action {
-                            Action::Open => opener::open(&path),
-                            _ => opener::reveal(&path),
+                            Action::Open => crate::actions::open(&path),
+                            _ => opener::reveal(&path).map_err(|e| e.to_string()),
                         };
-                        if let Err(e) = r
-                            && let Ok(mut n) = notices.lock()
-                        {
-                            n.push(format!("{}: {e}", path.display()));
+                        if let Err(e) = r {
+                            failed.push(format!("cannot open {}: {e}", path.display()));
                         }
+                    }
+                    match failed.len() {
+                        0 => Done::default(),
+                        _ => Done {
+                            text: failed.join("; "),
+                            error: true,
+                            ..Done::default()
+                        },
                     }
                 });
             }
+            Action::Trash => {
+                self.dialog = Some(Dialog::Trash {
+                    paths,
+                    from_dupes: false,
+                });
+            }
+            Action::Rename => {
+                let path = paths[0].clone();
+                let at = path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+                self.dialog = Some(Dialog::Rename {
+                    name: lossy(&path[at..]),
+                    path,
+                    error: None,
+                });
+                self.focus_dialog = true;
+            }
+            Action::OpenWith => {
+                self.dialog = Some(Dialog::OpenWith {
+                    program: self.settings.open_with.first().cloned().unwrap_or_default(),
+                    paths,
+                });
+                self.focus_dialog = true;
+            }
+            Action::SearchIn => {
+                let folder = &paths[0];
+                let q = crate::actions::search_in(folder);
+                self.view = View::Search;
+                self.type_query(&q);
+                self.focus_query = true;
+                self.query_cursor_to_end = true;
+            }
+        }
+    }
+
+    /// The preview follows the selected row: a new path is loaded on a
+    /// thread (the window is woken when it is there).
+    pub(crate) fn follow_preview(&mut self, ctx: &egui::Context) {
+        if let Some(p) = self.preview_slot.lock().ok().and_then(|mut s| s.take())
+            && Some(&p.0) == self.preview_asked.as_ref()
+        {
+            self.preview = Some(p);
+        }
+        let Some(row) = self.search.selected_row() else {
+            self.preview = None;
+            self.preview_asked = None;
+            return;
+        };
+        if self.preview_asked.as_ref() == Some(&row.path) {
+            return;
+        }
+        let path = row.path.clone();
+        let folder = row.kind.is_folder();
+        self.preview_asked = Some(path.clone());
+        let words = crate::backend::query_words(&self.search.results.params.query);
+        let slot = self.preview_slot.clone();
+        let ctx = ctx.clone();
+        std::thread::spawn(move || {
+            let p = crate::preview::load(&os_path(&path), &words, folder);
+            if let Ok(mut s) = slot.lock() {
+                *s = Some((path, p));
+            }
+            ctx.request_repaint();
+        });
+    }
+
+    /// Runs `work` on a thread of its own; what it returns is shown (and
+    /// applied) at the next frame.
+    fn in_background(&self, work: impl FnOnce() -> Done + Send + 'static) {
+        let done = self.done.clone();
+        std::thread::spawn(move || {
+            let d = work();
+            if (!d.text.is_empty() || !d.trashed.is_empty())
+                && let Ok(mut list) = done.lock()
+            {
+                list.push(d);
+            }
+        });
+    }
+
+    /// The user said yes to the dialog's question.
+    pub fn confirm(&mut self) {
+        let Some(dialog) = self.dialog.take() else {
+            return;
+        };
+        match dialog {
+            Dialog::Trash { paths, from_dupes } => {
+                if from_dupes {
+                    self.dupes.discard.clear();
+                }
+                self.in_background(move || match crate::actions::trash(&paths) {
+                    Ok(()) => Done {
+                        text: match paths.len() {
+                            1 => {
+                                format!("moved {} to the trash", String::from_utf8_lossy(&paths[0]))
+                            }
+                            n => format!("moved {n} items to the trash"),
+                        },
+                        error: false,
+                        trashed: paths,
+                    },
+                    Err(e) => Done {
+                        text: e,
+                        error: true,
+                        ..Done::default()
+                    },
+                });
+            }
+            Dialog::Rename { path, name, .. } => match crate::actions::rename(&path, &name) {
+                Ok(to) => {
+                    if let Some(sel) = self.search.selection.iter_mut().find(|p| **p == path) {
+                        *sel = to;
+                    }
+                    self.say(format!("renamed to “{}”", name.trim()));
+                }
+                Err(e) => {
+                    self.dialog = Some(Dialog::Rename {
+                        path,
+                        name,
+                        error: Some(e),
+                    });
+                    self.focus_dialog = true;
+                }
+            },
+            Dialog::OpenWith { paths, program } => {
+                let program = program.trim().to_owned();
+                if program.is_empty() {
+                    self.dialog = Some(Dialog::OpenWith { paths, program });
+                    return;
+                }
+                if self.settings.remember_program(&program) {
+                    self.save_settings();
+                }
+                // Run even in dry-run mode: the program is the user's (or
+                // the test's) own choice, not the desktop's.
+                self.actions.push((Action::OpenWith, paths.clone()));
+                self.in_background(move || match crate::actions::open_with(&program, &paths) {
+                    Ok(()) => Done::default(),
+                    Err(e) => Done {
+                        text: e,
+                        error: true,
+                        ..Done::default()
+                    },
+                });
+            }
+        }
+    }
+
+    /// Asks to move the copies chosen in Duplicates to the trash.
+    pub fn trash_chosen_copies(&mut self) {
+        let paths = self.dupes.discard_paths();
+        if !paths.is_empty() {
+            self.dialog = Some(Dialog::Trash {
+                paths,
+                from_dupes: true,
+            });
         }
     }
 
@@ -384,6 +728,7 @@ impl App {
                 !self.search.loading()
                     && (self.search.query.trim().is_empty()
                         || self.search.error.is_some()
+                        || self.search.outdated.is_some()
                         || self.search.results.generation == self.search.generation())
             }
             View::DiskUsage => self.du.answer.is_some() && !self.du.loading,
@@ -391,12 +736,12 @@ impl App {
         }
     }
 
-    /// Drops a notice after a few seconds.
+    /// Drops a notice after a few seconds (a failure after longer).
     pub(crate) fn expire_notice(&mut self) {
         if self
             .notice
             .as_ref()
-            .is_some_and(|n| n.at.elapsed() > Duration::from_secs(6))
+            .is_some_and(|n| n.at.elapsed() > n.lasts())
         {
             self.notice = None;
         }
@@ -437,14 +782,14 @@ mod tests {
         let mut a = app();
         assert!(matches!(&a.outbox[0], Request::Search { params, .. } if params.query == "tax"));
         a.outbox.clear();
-        a.apply(Reply::Status(Ok(StatusInfo {
+        a.apply(Reply::Status(StatusInfo {
             state: "ready".into(),
             roots: vec![RootInfo {
                 path: b"/data".to_vec(),
                 ..RootInfo::default()
             }],
             ..StatusInfo::default()
-        })));
+        }));
         // Already ready at the first status: nothing to refresh; du is not
         // asked for until shown.
         assert!(
@@ -473,10 +818,10 @@ mod tests {
     }
 
     fn status(state: &str) -> Reply {
-        Reply::Status(Ok(StatusInfo {
+        Reply::Status(StatusInfo {
             state: state.into(),
             ..StatusInfo::default()
-        }))
+        })
     }
 
     #[test]
@@ -502,6 +847,32 @@ mod tests {
         a.apply(status("ready"));
         assert!(matches!(a.outbox[..], [Request::Search { new: true, .. }]));
         assert!(a.dupes_stale);
+    }
+
+    #[test]
+    fn while_scanning_changes_are_followed_at_the_status_polls_pace() {
+        let mut a = app();
+        let Request::Search { generation, .. } = a.outbox[0].clone() else {
+            panic!()
+        };
+        a.apply(Reply::Rows {
+            generation,
+            offset: 0,
+            total: 1,
+            elapsed_us: 1,
+            rows: Vec::new(),
+        });
+        a.apply(status("scanning"));
+        a.outbox.clear();
+        for _ in 0..10 {
+            a.apply(Reply::Changed { events: 50 });
+        }
+        assert!(a.outbox.is_empty(), "no refresh per change batch");
+        a.apply(status("scanning"));
+        assert!(matches!(a.outbox[..], [Request::Search { new: true, .. }]));
+        a.outbox.clear();
+        a.apply(status("scanning"));
+        assert!(a.outbox.is_empty(), "nothing new, nothing asked");
     }
 
     #[test]

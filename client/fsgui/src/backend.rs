@@ -7,6 +7,11 @@
 //! What runs here besides the requests: a status poll (every second while
 //! scanning, every few seconds once ready) and a Subscribe stream whose
 //! events are coalesced into [`Reply::Changed`].
+//!
+//! A connection lasts until the daemon goes away: the end of the Subscribe
+//! stream (a daemon that shuts down ends it) or a failed status poll. Then
+//! [`Reply::Connection`] says why, and the thread calls again every
+//! [`RECONNECT`] until a daemon answers; the window re-runs what it shows.
 
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -17,14 +22,23 @@ use fsindex_proto::v1 as pb;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::AbortHandle;
 
-/// Called after every reply: wakes the UI (egui's `request_repaint`).
-pub type Wake = Arc<dyn Fn() + Send + Sync>;
+/// Called after every reply: wakes the UI within the given time (egui's
+/// `request_repaint_after`; zero: at once).
+pub type Wake = Arc<dyn Fn(Duration) + Send + Sync>;
+
+/// How late a reply nobody is waiting on may be painted: status polls,
+/// hashing progress and change notices wake the window at most this often
+/// together (egui merges wake-ups within the delay into one frame), so a
+/// daemon busy scanning or hashing never keeps it drawing continuously.
+pub const BACKGROUND_WAKE: Duration = Duration::from_millis(100);
 
 /// Children asked for per disk-usage folder: the bars and the treemap show
 /// this many, the rest is one "N more" line.
 pub const DU_TOP: u32 = 2000;
 /// How long change events are gathered before one refresh is asked for.
 const CHANGE_COALESCE: Duration = Duration::from_millis(100);
+/// How often a lost daemon is called again.
+pub const RECONNECT: Duration = Duration::from_secs(1);
 
 /// How the search results are ordered (the daemon sorts).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -124,6 +138,8 @@ pub struct Row {
     pub mtime_ns: i64,
     /// Matches a WARN-tier sensitive pattern.
     pub sensitive: bool,
+    /// Byte ranges of `name` the query's words match (highlighted).
+    pub marks: Vec<std::ops::Range<usize>>,
 }
 
 impl Row {
@@ -142,8 +158,63 @@ impl Row {
             size: e.size,
             mtime_ns: e.mtime_ns,
             sensitive: e.sensitive,
+            marks: Vec::new(),
         }
     }
+}
+
+/// The plain words of a query, lowercased, as a name may contain them:
+/// filters (`ext:`, `size:`), negations and regexes are left out, `a|b`
+/// gives both, quotes and wildcards are dropped.
+pub fn query_words(query: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for term in query.split_whitespace() {
+        if term.starts_with('!') || term.contains(':') || term.starts_with('@') {
+            continue;
+        }
+        for alt in term.split('|') {
+            for part in alt.split(['*', '?', '"']) {
+                if !part.is_empty() {
+                    words.push(part.to_lowercase());
+                }
+            }
+        }
+    }
+    words
+}
+
+/// Byte ranges of `name` where any of `words` occurs, compared as the
+/// daemon compares (case folded), merged and in order.
+pub fn name_marks(name: &str, words: &[String]) -> Vec<std::ops::Range<usize>> {
+    if words.is_empty() {
+        return Vec::new();
+    }
+    // The lowercase name, and for each of its bytes the original char's
+    // range (lowercasing may change lengths).
+    let mut lower = String::with_capacity(name.len());
+    let mut origin: Vec<std::ops::Range<usize>> = Vec::with_capacity(name.len());
+    for (i, c) in name.char_indices() {
+        for l in c.to_lowercase() {
+            let before = lower.len();
+            lower.push(l);
+            origin.extend((before..lower.len()).map(|_| i..i + c.len_utf8()));
+        }
+    }
+    let mut marks: Vec<std::ops::Range<usize>> = Vec::new();
+    for w in words {
+        for (at, m) in lower.match_indices(w.as_str()) {
+            marks.push(origin[at].start..origin[at + m.len() - 1].end);
+        }
+    }
+    marks.sort_by_key(|r| r.start);
+    let mut merged: Vec<std::ops::Range<usize>> = Vec::new();
+    for r in marks {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    merged
 }
 
 /// Disk usage of one path, as `fsctl du` counts it.
@@ -319,12 +390,14 @@ pub enum Reply {
         elapsed_us: u64,
         rows: Vec<Row>,
     },
-    /// The daemon refused a search (a malformed query), or it failed.
+    /// The daemon refused a search (`invalid`: a malformed query), or it
+    /// failed (the daemon went away).
     SearchFailed {
         generation: u64,
         message: String,
+        invalid: bool,
     },
-    Status(Result<StatusInfo, String>),
+    Status(StatusInfo),
     DiskUsage {
         generation: u64,
         answer: Result<DuAnswer, String>,
@@ -359,10 +432,23 @@ struct Out {
 }
 
 impl Out {
-    /// False once the UI is gone.
+    /// False once the UI is gone. What the user waits for (rows, a
+    /// refusal, the connection) is painted at once; the rest within
+    /// [`BACKGROUND_WAKE`].
     fn send(&self, r: Reply) -> bool {
+        let now = matches!(
+            r,
+            Reply::Rows { .. }
+                | Reply::SearchFailed { .. }
+                | Reply::Connection(_)
+                | Reply::DiskUsage { .. }
+                | Reply::Dupes {
+                    event: DupesEvent::Done(_),
+                    ..
+                }
+        );
         let ok = self.tx.send(r).is_ok();
-        (self.wake)();
+        (self.wake)(if now { Duration::ZERO } else { BACKGROUND_WAKE });
         ok
     }
 }
@@ -393,27 +479,62 @@ impl Backend {
     }
 }
 
+/// Connects, serves requests until the connection is lost, and connects
+/// again, for as long as the window lives. The daemon is started only by
+/// the first connection (when `spawn`): one the user stopped is not
+/// brought back behind their back; the window waits for the next one.
 async fn serve(target: Target, spawn: bool, mut requests: UnboundedReceiver<Request>, out: Out) {
-    let client = loop {
-        match fsindex_client::connect_or_spawn(&target, spawn).await {
-            Ok(c) => break c,
-            Err(e) => {
-                if !out.send(Reply::Connection(Err(format!("{e:#}")))) {
+    let mut spawn = spawn;
+    loop {
+        let client = loop {
+            match fsindex_client::connect_or_spawn(&target, spawn).await {
+                Ok(c) => break c,
+                Err(e) => {
+                    if !out.send(Reply::Connection(Err(format!("{e:#}")))) {
+                        return;
+                    }
+                    tokio::time::sleep(RECONNECT).await;
+                }
+            }
+        };
+        spawn = false;
+        out.send(Reply::Connection(Ok(())));
+        match session(client, &mut requests, &out).await {
+            Some(why) => {
+                if !out.send(Reply::Connection(Err(why))) {
                     return;
                 }
-                tokio::time::sleep(Duration::from_secs(2)).await;
             }
+            // The window is gone.
+            None => return,
         }
-    };
-    out.send(Reply::Connection(Ok(())));
+    }
+}
+
+/// One connection: requests served until the daemon goes away (its
+/// Subscribe stream ends, or a status poll fails: `Some(why)`) or the
+/// window does (`None`).
+async fn session(
+    client: Client,
+    requests: &mut UnboundedReceiver<Request>,
+    out: &Out,
+) -> Option<String> {
+    let (lost_tx, mut lost) = unbounded_channel::<String>();
     let background = [
-        tokio::spawn(poll_status(client.clone(), out.clone())).abort_handle(),
-        tokio::spawn(watch_changes(client.clone(), out.clone())).abort_handle(),
+        tokio::spawn(poll_status(client.clone(), out.clone(), lost_tx.clone())).abort_handle(),
+        tokio::spawn(watch_changes(client.clone(), out.clone(), lost_tx)).abort_handle(),
     ];
     let mut searches: Vec<AbortHandle> = Vec::new();
     let mut du: Option<AbortHandle> = None;
     let mut dupes: Option<AbortHandle> = None;
-    while let Some(req) = requests.recv().await {
+    let why = loop {
+        let req = tokio::select! {
+            req = requests.recv() => match req {
+                Some(r) => r,
+                None => break None,
+            },
+            why = lost.recv() => break Some(why.unwrap_or_else(|| "the connection ended".into())),
+        };
         match req {
             Request::Search {
                 generation,
@@ -453,10 +574,11 @@ async fn serve(target: Target, spawn: bool, mut requests: UnboundedReceiver<Requ
                 dupes = Some(tokio::spawn(task).abort_handle());
             }
         }
-    }
+    };
     for h in background.iter().chain(&searches).chain(&du).chain(&dupes) {
         h.abort();
     }
+    why
 }
 
 /// `in:~/x` becomes absolute (the daemon does not know the caller's home),
@@ -497,13 +619,18 @@ async fn search(
         offset,
         snippets: None,
     };
+    let words = query_words(&params.query);
     let answer = async {
         let mut stream = client.search(req).await?.into_inner();
         let (mut total, mut elapsed_us, mut rows) = (0, 0, Vec::new());
         while let Some(chunk) = stream.message().await? {
             total = chunk.total;
             elapsed_us = chunk.elapsed_us;
-            rows.extend(chunk.entries.into_iter().map(Row::from_entry));
+            rows.extend(chunk.entries.into_iter().map(|e| {
+                let mut row = Row::from_entry(e);
+                row.marks = name_marks(&row.name, &words);
+                row
+            }));
         }
         Ok::<_, tonic::Status>((total, elapsed_us, rows))
     };
@@ -518,6 +645,7 @@ async fn search(
         Err(status) => Reply::SearchFailed {
             generation,
             message: status.message().to_owned(),
+            invalid: status.code() == tonic::Code::InvalidArgument,
         },
     });
 }
@@ -604,51 +732,100 @@ async fn duplicates(mut client: Client, out: Out, generation: u64) {
     }
 }
 
-async fn poll_status(mut client: Client, out: Out) {
+/// The status every second while scanning, every few once ready; a poll
+/// that fails means the daemon is gone (`lost`). Only a status that
+/// differs from the last is sent: an idle daemon wakes the window for
+/// nothing (a frame of the duplicates view with hundreds of groups costs
+/// a quarter of a second of CPU under llvmpipe in a debug build).
+async fn poll_status(mut client: Client, out: Out, lost: UnboundedSender<String>) {
+    let mut last: Option<StatusInfo> = None;
     loop {
         let answer = client
             .status(pb::StatusRequest::default())
             .await
-            .map(|r| StatusInfo::from_proto(r.into_inner()))
-            .map_err(|s| s.message().to_owned());
-        let ready = answer.as_ref().is_ok_and(|s| s.state == "ready");
-        if !out.send(Reply::Status(answer)) {
-            return;
-        }
+            .map(|r| StatusInfo::from_proto(r.into_inner()));
+        let ready = match answer {
+            Ok(s) => {
+                let ready = s.state == "ready";
+                if last.as_ref() != Some(&s) {
+                    last = Some(s.clone());
+                    if !out.send(Reply::Status(s)) {
+                        return;
+                    }
+                }
+                ready
+            }
+            Err(s) => {
+                let _ = lost.send(gone(&s));
+                return;
+            }
+        };
         let wait = if ready { 3 } else { 1 };
         tokio::time::sleep(Duration::from_secs(wait)).await;
     }
 }
 
+/// Why the daemon is unreachable, in a user's words.
+fn gone(s: &tonic::Status) -> String {
+    let msg = s.message();
+    if s.code() == tonic::Code::Unavailable || msg.is_empty() {
+        format!(
+            "fsindexd went away ({})",
+            if msg.is_empty() {
+                "connection closed"
+            } else {
+                msg
+            }
+        )
+    } else {
+        msg.to_owned()
+    }
+}
+
 /// Subscribes to every change; a burst of events becomes one
 /// [`Reply::Changed`] per [`CHANGE_COALESCE`] (a steady stream still
-/// refreshes every period: a ceiling, not only a debounce).
-async fn watch_changes(mut client: Client, out: Out) {
-    loop {
-        if let Ok(r) = client.subscribe(pb::SubscribeRequest::default()).await {
-            let mut stream = r.into_inner();
-            'events: while let Ok(Some(ev)) = stream.message().await {
-                if ev.kind == pb::ChangeKind::Subscribed as i32 {
-                    continue;
-                }
-                let mut events = 1;
-                let until = tokio::time::Instant::now() + CHANGE_COALESCE;
-                loop {
-                    match tokio::time::timeout_at(until, stream.message()).await {
-                        Ok(Ok(Some(_))) => events += 1,
-                        Ok(_) => {
-                            out.send(Reply::Changed { events });
-                            break 'events;
-                        }
-                        Err(_) => break,
-                    }
-                }
-                if !out.send(Reply::Changed { events }) {
-                    return;
-                }
-            }
+/// refreshes every period: a ceiling, not only a debounce). The stream
+/// lives as long as the daemon: its end (the daemon ends every stream when
+/// it shuts down) means the daemon is gone (`lost`).
+async fn watch_changes(mut client: Client, out: Out, lost: UnboundedSender<String>) {
+    let mut stream = match client.subscribe(pb::SubscribeRequest::default()).await {
+        Ok(r) => r.into_inner(),
+        Err(s) => {
+            let _ = lost.send(gone(&s));
+            return;
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
+    };
+    let ended = |r: Result<Option<pb::ChangeEvent>, tonic::Status>| match r {
+        Err(s) => gone(&s),
+        Ok(_) => "fsindexd went away (it ended the change stream)".to_owned(),
+    };
+    loop {
+        let ev = match stream.message().await {
+            Ok(Some(ev)) => ev,
+            other => {
+                let _ = lost.send(ended(other));
+                return;
+            }
+        };
+        if ev.kind == pb::ChangeKind::Subscribed as i32 {
+            continue;
+        }
+        let mut events = 1;
+        let until = tokio::time::Instant::now() + CHANGE_COALESCE;
+        let end = loop {
+            match tokio::time::timeout_at(until, stream.message()).await {
+                Ok(Ok(Some(_))) => events += 1,
+                Ok(other) => break Some(other),
+                Err(_) => break None,
+            }
+        };
+        if !out.send(Reply::Changed { events }) {
+            return;
+        }
+        if let Some(other) = end {
+            let _ = lost.send(ended(other));
+            return;
+        }
     }
 }
 
@@ -678,6 +855,17 @@ mod tests {
         assert_eq!((top.folder.as_str(), top.kind), ("/", RowKind::Folder));
         assert_eq!(RowKind::of(1, ".bashrc"), RowKind::File);
         assert_eq!(RowKind::of(1, "a.TAR.GZ"), RowKind::Archive);
+    }
+
+    #[test]
+    fn the_query_words_are_marked_in_names() {
+        let w = query_words("Tax ext:pdf !draft 2025|2024 \"w2\" *.jpg size:>1mb");
+        assert_eq!(w, ["tax", "2025", "2024", "w2", ".jpg"]);
+        assert_eq!(name_marks("2025_TAX_return.pdf", &w), [0..4, 5..8]);
+        // Overlapping words make one mark; non-ASCII keeps char bounds.
+        let w = query_words("ärg rger");
+        assert_eq!(name_marks("ÄRGER.txt", &w), vec![(0..6)]);
+        assert!(name_marks("notes", &query_words("content:x")).is_empty());
     }
 
     #[test]

@@ -14,6 +14,8 @@ pub struct DuModel {
     pub loading: bool,
     pub answer: Option<DuAnswer>,
     pub error: Option<String>,
+    /// The child the keyboard is on (an index into the answer's children).
+    pub cursor: Option<usize>,
 }
 
 impl DuModel {
@@ -21,6 +23,7 @@ impl DuModel {
     pub fn open(&mut self, root: &[u8], path: &[u8]) -> Vec<Request> {
         self.root = root.to_vec();
         self.path = Some(path.to_vec());
+        self.cursor = None;
         self.reload()
     }
 
@@ -84,6 +87,24 @@ impl DuModel {
     }
 
     /// Up one level (not above the root).
+    /// Up/Down: the cursor moves over the children shown.
+    pub fn move_cursor(&mut self, delta: i64) {
+        let n = self.answer.as_ref().map_or(0, |a| a.children.len());
+        if n == 0 {
+            return;
+        }
+        self.cursor = Some(match self.cursor {
+            None if delta < 0 => n - 1,
+            None => 0,
+            Some(c) => (c as i64 + delta).clamp(0, n as i64 - 1) as usize,
+        });
+    }
+
+    /// The child under the cursor.
+    pub fn selected(&self) -> Option<&Usage> {
+        self.answer.as_ref()?.children.get(self.cursor?)
+    }
+
     pub fn up(&mut self) -> Vec<Request> {
         let crumbs = self.breadcrumb();
         match crumbs.len() {

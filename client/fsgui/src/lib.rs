@@ -11,15 +11,22 @@
 //!   called by eframe (the binary) and by the kittest harness (the tests)
 //!   alike.
 //! - [`treemap`]: the squarified layout of the disk-usage view.
+//! - [`fonts`]: the system's fonts for scripts egui's own lack.
+//! - [`preview`]: the selected row's text passage or thumbnail, without egui.
+//! - [`actions`]: trash, rename, open, open with: what the window does to
+//!   files, without egui.
 
+pub mod actions;
 pub mod app;
 pub mod backend;
 pub mod bench;
 pub mod du;
 pub mod dupes;
+pub mod fonts;
+pub mod preview;
 pub mod search;
 pub mod settings;
 pub mod treemap;
 pub mod ui;
 
-pub use app::{Action, App, Options, View};
+pub use app::{Action, App, Dialog, Options, View};

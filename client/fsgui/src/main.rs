@@ -182,6 +182,8 @@ fn main() -> ExitCode {
             .with_app_id("fsgui")
             .with_inner_size([args.size.0, args.size.1])
             .with_min_inner_size([480.0, 320.0]),
+        // fsgui installs the system's fonts itself (fsgui::fonts).
+        system_font_fallback: false,
         ..Default::default()
     };
     let failed: Arc<Mutex<Option<String>>> = Arc::default();
@@ -214,6 +216,7 @@ fn main() -> ExitCode {
         "fsgui",
         native,
         Box::new(move |cc| {
+            fsgui::fonts::install(&cc.egui_ctx)?;
             let mut app = App::start_with(options, &cc.egui_ctx)?;
             app.show(view);
             Ok(Box::new(Window {

@@ -127,6 +127,14 @@ pub struct SearchModel {
     pub query: String,
     pub sort: SortKey,
     pub reverse: bool,
+    /// Keep the order for every query (otherwise a new query starts in
+    /// relevance order).
+    pub pinned: bool,
+    /// The query the order was chosen for: edits at its end keep the order,
+    /// another query goes back to relevance.
+    sorted_for: String,
+    /// Where a Shift+click range starts (the last plain or Ctrl click).
+    anchor: Option<u64>,
     /// The newest generation asked for, and why.
     generation: u64,
     started: Option<Started>,
@@ -134,6 +142,9 @@ pub struct SearchModel {
     pub results: Results,
     /// The last answer was an error for the current query.
     pub error: Option<QueryError>,
+    /// The rows shown are from before a failure (the daemon went away,
+    /// a search failed): why. Cleared by the next answer.
+    pub outdated: Option<String>,
     /// Rows drawn in the last frame (first, last), for paging and Page Up/Down.
     visible: Option<(u64, u64)>,
     /// Selected rows by path (they survive refreshes); the last is the
@@ -159,14 +170,36 @@ impl SearchModel {
     /// table.
     pub fn set_query(&mut self, query: &str) -> Vec<Request> {
         self.query = query.to_owned();
+        if !self.pinned && self.sort != SortKey::Relevance && !self.same_query(query) {
+            self.sort = SortKey::Relevance;
+            self.reverse = false;
+        }
         self.restart()
     }
 
-    /// A column header was clicked: that order, or the same one reversed.
+    /// `query` is the one the order was chosen for, edited at its end
+    /// (a word added, a typo taken back), not a new one.
+    fn same_query(&self, query: &str) -> bool {
+        let (new, old) = (query.trim(), self.sorted_for.trim());
+        !new.is_empty() && (new.starts_with(old) || old.starts_with(new))
+    }
+
+    /// An order chosen (a header, the relevance button).
     pub fn set_sort(&mut self, sort: SortKey, reverse: bool) -> Vec<Request> {
         self.sort = sort;
         self.reverse = reverse;
+        self.sorted_for = self.query.clone();
         self.restart()
+    }
+
+    /// A column header was clicked: that order, then reversed, then back
+    /// to relevance.
+    pub fn header_clicked(&mut self, key: SortKey) -> Vec<Request> {
+        match (self.sort == key, self.reverse) {
+            (false, _) => self.set_sort(key, false),
+            (true, false) => self.set_sort(key, true),
+            (true, true) => self.set_sort(SortKey::Relevance, false),
+        }
     }
 
     fn params(&self) -> SearchParams {
@@ -264,6 +297,7 @@ impl SearchModel {
             };
             self.results.insert(offset, rows);
             self.error = None;
+            self.outdated = None;
             match started {
                 Started::NewQuery { at } => {
                     self.selection.clear();
@@ -306,19 +340,54 @@ impl SearchModel {
         }
     }
 
-    /// The daemon refused the newest request: a malformed query is shown,
-    /// the last good rows stay.
-    pub fn apply_error(&mut self, generation: u64, message: &str) {
+    /// The daemon refused the newest request (`invalid`: a malformed
+    /// query, shown with its bad part) or the search failed (the rows
+    /// shown are marked out of date); the last good rows stay either way.
+    pub fn apply_error(&mut self, generation: u64, message: &str, invalid: bool) {
         if generation != self.generation {
             if generation == self.results.generation {
                 // A page failed (the daemon went away): ask again later.
                 self.results.requested.clear();
+                if !invalid {
+                    self.outdated = Some(message.to_owned());
+                }
             }
             return;
         }
         self.started = None;
         self.stale = false;
-        self.error = Some(QueryError::new(self.query.trim(), message));
+        if invalid {
+            self.error = Some(QueryError::new(self.query.trim(), message));
+        } else {
+            self.outdated = Some(message.to_owned());
+        }
+    }
+
+    /// The daemon went away: whatever was asked for will not be answered,
+    /// and the rows shown are out of date until [`SearchModel::rerun`].
+    pub fn went_away(&mut self, why: &str) {
+        self.started = None;
+        self.stale = false;
+        self.results.requested.clear();
+        if !self.results.params.query.is_empty() || !self.query.trim().is_empty() {
+            self.outdated = Some(why.to_owned());
+        }
+    }
+
+    /// A daemon answers again: ask for the query in the box anew, keeping
+    /// the scroll position and the selection when the rows shown are that
+    /// query's.
+    pub fn rerun(&mut self) -> Vec<Request> {
+        self.outdated = None;
+        self.started = None;
+        self.results.requested.clear();
+        if self.query.trim().is_empty() {
+            return Vec::new();
+        }
+        if self.error.is_none() && self.results.params == self.params() {
+            return self.refresh();
+        }
+        self.restart()
     }
 
     /// The table drew rows `first..=last` (or none): fetch what is missing
@@ -394,6 +463,7 @@ impl SearchModel {
         let Some(path) = self.results.row(index).map(|r| r.path.clone()) else {
             return;
         };
+        self.anchor = Some(index);
         if toggle {
             if let Some(at) = self.selection.iter().position(|p| *p == path) {
                 self.selection.remove(at);
@@ -405,6 +475,39 @@ impl SearchModel {
         }
         self.selection.push(path);
         self.cursor = Some(index);
+    }
+
+    /// Shift+click: the rows from the anchor (the last click) to `index`
+    /// are the selection (with Ctrl, added to it). Rows of pages not held
+    /// (far from the view) cannot be named, so a range stops at what is
+    /// loaded: the pages in view and one either side.
+    pub fn click_range(&mut self, index: u64, add: bool) {
+        let anchor = self.anchor.or(self.cursor).unwrap_or(index);
+        let (a, b) = (anchor.min(index), anchor.max(index));
+        if !add {
+            self.selection.clear();
+        }
+        for i in a..=b {
+            if let Some(r) = self.results.row(i)
+                && !self.selection.contains(&r.path)
+            {
+                self.selection.push(r.path.clone());
+            }
+        }
+        // The clicked row is the cursor; the anchor stays for the next range.
+        if let Some(r) = self.results.row(index) {
+            let p = r.path.clone();
+            self.selection.retain(|x| *x != p);
+            self.selection.push(p);
+        }
+        self.anchor = Some(anchor);
+        self.cursor = Some(index);
+    }
+
+    /// Home and End: the first or the last row.
+    pub fn cursor_to_end(&mut self, end: bool) {
+        let total = self.results.total as i64;
+        self.move_cursor(if end { total } else { -total });
     }
 
     /// Arrow keys and Page Up/Down: move the cursor by `delta` rows.
@@ -419,6 +522,7 @@ impl SearchModel {
             Some(c) => (c as i64 + delta).clamp(0, total as i64 - 1) as u64,
         };
         self.cursor = Some(to);
+        self.anchor = Some(to);
         self.selection = self
             .results
             .row(to)
@@ -471,6 +575,7 @@ mod tests {
                 size: i,
                 mtime_ns: 0,
                 sensitive: false,
+                marks: Vec::new(),
             })
             .collect()
     }
@@ -509,7 +614,7 @@ mod tests {
         let g = search_of(&m.set_query("report")[0]).0;
         m.apply_rows(g, 0, 2, 5, rows(0, 2));
         let g = search_of(&m.set_query("report foo:bar")[0]).0;
-        m.apply_error(g, "unknown filter `foo:` in `foo:bar`; filters: ...");
+        m.apply_error(g, "unknown filter `foo:` in `foo:bar`; filters: ...", true);
         let e = m.error.clone().unwrap();
         assert_eq!(&e.query[e.bad.clone().unwrap()], "foo:bar");
         assert_eq!(m.results.total, 2);
@@ -593,6 +698,96 @@ mod tests {
         m.move_cursor(-100);
         assert_eq!(m.cursor, Some(0));
         assert_eq!(m.selected_paths(), vec![b"/r/f0".to_vec()]);
+    }
+
+    #[test]
+    fn rows_from_before_the_daemon_went_away_are_marked_until_the_rerun() {
+        let mut m = SearchModel::default();
+        let g = search_of(&m.set_query("f")[0]).0;
+        m.apply_rows(g, 0, 500, 5, rows(0, PAGE));
+        m.click(3, false);
+        // A keystroke while the daemon is away: its answer never comes.
+        let g2 = search_of(&m.set_query("f1")[0]).0;
+        m.went_away("fsindexd went away");
+        assert!(!m.busy(), "nothing is on its way");
+        assert_eq!(m.outdated.as_deref(), Some("fsindexd went away"));
+        assert_eq!(m.results.total, 500, "the rows stay, marked");
+        // A failed search is not a malformed query.
+        m.apply_error(g2, "transport error", false);
+        assert!(m.error.is_none());
+        // Reconnected: the box's query is asked for anew.
+        let r = m.rerun();
+        let (g3, off, _, new) = search_of(&r[0]);
+        assert!(g3 > g2 && off == 0 && new);
+        assert!(m.outdated.is_none());
+        m.apply_rows(g3, 0, 111, 5, rows(0, 111));
+        assert_eq!(m.results.params.query, "f1");
+        // The rows shown were the box's query: the pages in view again,
+        // scroll and selection kept.
+        m.click(5, false);
+        m.went_away("gone");
+        let r = m.rerun();
+        let (g4, ..) = search_of(&r[0]);
+        m.apply_rows(g4, 0, 111, 5, rows(0, 111));
+        assert_eq!(m.selected_row().unwrap().name, "f5");
+    }
+
+    #[test]
+    fn an_order_lasts_for_edits_of_its_query_then_goes_back_to_relevance() {
+        let mut m = SearchModel::default();
+        m.set_query("report");
+        let r = m.header_clicked(SortKey::Size);
+        assert!(matches!(&r[0], Request::Search { params, .. }
+            if params.sort == SortKey::Size && !params.reverse));
+        m.header_clicked(SortKey::Size);
+        assert!(m.reverse);
+        // A word added, a letter taken back: the same query, same order.
+        m.set_query("report 2025");
+        m.set_query("report 202");
+        assert_eq!((m.sort, m.reverse), (SortKey::Size, true));
+        // Another query (Ctrl+L and typing replaces the text): relevance.
+        let r = m.set_query("alpha");
+        assert!(matches!(&r[0], Request::Search { params, .. }
+            if params.sort == SortKey::Relevance));
+        // The third click on a header is relevance again.
+        m.header_clicked(SortKey::Name);
+        m.header_clicked(SortKey::Name);
+        m.header_clicked(SortKey::Name);
+        assert_eq!((m.sort, m.reverse), (SortKey::Relevance, false));
+        // Pinned: kept for every query, even an emptied box.
+        m.header_clicked(SortKey::Mtime);
+        m.pinned = true;
+        m.set_query("");
+        m.set_query("beta");
+        assert_eq!(m.sort, SortKey::Mtime);
+    }
+
+    #[test]
+    fn shift_click_selects_a_range_and_home_end_go_to_the_ends() {
+        let mut m = SearchModel::default();
+        let g = search_of(&m.set_query("f")[0]).0;
+        m.apply_rows(g, 0, 50, 5, rows(0, 50));
+        m.click(10, false);
+        m.click_range(13, false);
+        let names = |m: &SearchModel| -> Vec<String> {
+            m.selection
+                .iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect()
+        };
+        assert_eq!(names(&m), ["/r/f10", "/r/f11", "/r/f12", "/r/f13"]);
+        assert_eq!(m.cursor, Some(13));
+        // From the same anchor, upwards: the range replaces the last one.
+        m.click_range(8, false);
+        assert_eq!(names(&m), ["/r/f9", "/r/f10", "/r/f8"]);
+        // Ctrl+Shift adds a range.
+        m.click(20, true);
+        m.click_range(21, true);
+        assert_eq!(m.selection.len(), 5);
+        m.cursor_to_end(true);
+        assert_eq!((m.cursor, names(&m)), (Some(49), vec!["/r/f49".to_owned()]));
+        m.cursor_to_end(false);
+        assert_eq!(m.cursor, Some(0));
     }
 
     #[test]

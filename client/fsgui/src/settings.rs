@@ -17,6 +17,11 @@ pub struct Settings {
     pub history: Vec<String>,
     /// Queries saved by the user, in the order saved.
     pub saved: Vec<String>,
+    /// Programs files were opened with ("Open with…"), newest first.
+    pub open_with: Vec<String>,
+    /// "light" or "dark" once chosen with the toggle; unset: egui's default
+    /// (the system's, where the platform reports one).
+    pub theme: Option<String>,
 }
 
 impl Settings {
@@ -47,6 +52,18 @@ impl Settings {
         let tmp = path.with_extension("toml.tmp");
         std::fs::write(&tmp, text)?;
         std::fs::rename(tmp, path)
+    }
+
+    /// Puts a program at the top of the "Open with…" list. Returns whether
+    /// it changed.
+    pub fn remember_program(&mut self, program: &str) -> bool {
+        if self.open_with.first().is_some_and(|p| p == program) {
+            return false;
+        }
+        self.open_with.retain(|p| p != program);
+        self.open_with.insert(0, program.to_owned());
+        self.open_with.truncate(10);
+        true
     }
 
     /// Puts a query at the top of the history. Returns whether it changed.

@@ -148,6 +148,7 @@ impl Engine {
                 .name("fsindex-content".into())
                 .spawn(move || e.content_loop())?;
         }
+        self.start_media()?;
         self.content_due();
         Ok(())
     }
@@ -156,6 +157,7 @@ impl Engine {
     pub(super) fn content_due(&self) {
         *self.content.due.lock_ok() = true;
         self.content.wake.notify_one();
+        self.media_due();
     }
 
     /// The folders with content on or off, roots added with `--content`

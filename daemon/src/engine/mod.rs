@@ -26,22 +26,26 @@ use crate::{LockOk, RwLockOk};
 mod batches;
 mod content;
 mod hashing;
+mod media;
 mod read;
 pub mod reload;
 mod roots;
 mod status;
+mod subscribe;
 mod sync;
 mod text;
 mod visibility;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
+pub use media::{MediaFigures, MediaRuntime, taken_seconds};
 pub use read::{
-    ChunkSink, DEFAULT_SNIPPETS, Heard, ListOrder, Listed, MAX_SNIPPETS, Rescan, RescanProgress,
-    SearchArgs, SearchHead, SearchPage, Subscription, Taken, UsageArgs,
+    ChunkSink, DEFAULT_SNIPPETS, ListOrder, Listed, MAX_SNIPPETS, Rescan, RescanProgress,
+    SearchArgs, SearchHead, SearchPage, Taken, UsageArgs,
 };
 use roots::default_root;
 pub use status::{HashFigures, MemoryFigures, Status, WatchFigures};
+pub use subscribe::{Heard, REVEAL_CAP, Subscription};
 pub use text::{TextArgs, TextPage, TextSource};
 pub use visibility::{View, caller_from_peer};
 
@@ -205,6 +209,8 @@ pub struct Engine {
     pub hashing: Hashing,
     /// Content search: where it is on, the worker's counters.
     pub content: ContentRuntime,
+    /// Media metadata: the worker's counters.
+    pub media: MediaRuntime,
     /// What `lstat` said of watched folders, for callers who see only what
     /// they may (machine-wide mode).
     permissions: visibility::Permissions,
@@ -272,6 +278,7 @@ impl Engine {
             scanner: Mutex::new(None),
             hashing: Hashing::default(),
             content: ContentRuntime::default(),
+            media: MediaRuntime::default(),
             permissions: Default::default(),
             watcher,
             watch,

@@ -7,7 +7,7 @@
 
 use super::visibility::{self, View};
 use super::*;
-use crate::index::{ChangeKind, fold};
+use crate::index::fold;
 use crate::queries::access;
 use crate::queries::browse;
 use crate::queries::dupes::Report as Duplicates;
@@ -371,6 +371,14 @@ impl Engine {
                 let mut info = self.store.read(|c| crate::queries::browse::stat(c, path))?;
                 add_live(path, &mut info, true);
                 info.sensitive = v == Verdict::Warn;
+                if let Some(row) = info
+                    .row
+                    .as_ref()
+                    .filter(|r| r.kind == crate::store::Kind::File)
+                    && !info.sensitive
+                {
+                    info.media = self.current_media(row.id, path)?;
+                }
                 Ok(info)
             }
         }
@@ -431,6 +439,10 @@ impl Engine {
                         .read(|c| crate::store::content::matching(c, words))?,
                 })
             })?;
+        }
+        if query.has_media() {
+            let rows = self.store.read(crate::store::media::all_ok)?;
+            query.resolve_media(|t| Ok(crate::queries::media::hits(&rows, t)))?;
         }
         let reader = view.as_ref().map(|v| v.caller.clone());
         let rules = self.rules();
@@ -737,6 +749,16 @@ impl Engine {
             if !visibility::may(&v.caller, &p, access::R) {
                 info.encoding.clear();
                 info.lines = -1;
+                // What a file says about itself is for those who may read it.
+                info.media = None;
+            }
+            // Where a photo was taken is for its owner (and root) only.
+            if v.caller.uid != info.uid
+                && v.caller.uid != 0
+                && let Some(m) = info.media.as_mut()
+            {
+                m.media.gps_lat = None;
+                m.media.gps_lon = None;
             }
             let id = info.row.as_ref().map(|r| r.id);
             if let (Some(u), Some(id)) = (info.usage.as_mut(), id) {
@@ -798,74 +820,6 @@ impl Engine {
     }
 }
 
-/// What a subscriber hears next.
-#[derive(Debug)]
-pub enum Heard {
-    Change(crate::index::ChangeEvent),
-    /// The subscriber fell behind and this many changes were dropped: said
-    /// rather than pretending nothing happened.
-    Missed(u64),
-}
-
-/// Changes under a path, as one caller may see them (Subscribe RPC).
-#[derive(Debug)]
-pub struct Subscription {
-    rx: tokio::sync::broadcast::Receiver<crate::index::ChangeEvent>,
-    prefix: Option<PathBuf>,
-    /// A filtered caller's view and when it was made: permissions change,
-    /// so what is learnt of folders is kept a second.
-    view: Option<(View, Instant)>,
-}
-
-impl Subscription {
-    /// The next change this subscriber may see; `None` once the daemon
-    /// stops.
-    pub async fn next(&mut self) -> Option<Heard> {
-        use tokio::sync::broadcast::error::RecvError;
-        loop {
-            let mut e = match self.rx.recv().await {
-                Ok(e) => e,
-                Err(RecvError::Lagged(n)) => return Some(Heard::Missed(n)),
-                Err(RecvError::Closed) => return None,
-            };
-            let under = |p: &[u8]| {
-                self.prefix
-                    .as_ref()
-                    .is_none_or(|pre| crate::platform::bytes::path(p).starts_with(pre))
-            };
-            if !under(&e.path) && !under(&e.from) {
-                continue;
-            }
-            if let Some((v, since)) = self.view.as_mut() {
-                if since.elapsed() > Duration::from_secs(1) {
-                    *v = View::new(v.caller.clone());
-                    *since = Instant::now();
-                }
-                // A rename across what the caller may see is, for the
-                // caller, a creation or a deletion.
-                let to = v.sees(&e.path);
-                if e.kind == ChangeKind::Renamed && !e.from.is_empty() {
-                    match (v.sees(&e.from), to) {
-                        (true, true) => {}
-                        (false, true) => {
-                            e.kind = ChangeKind::Created;
-                            e.from.clear();
-                        }
-                        (true, false) => {
-                            e.kind = ChangeKind::Deleted;
-                            e.path = std::mem::take(&mut e.from);
-                        }
-                        (false, false) => continue,
-                    }
-                } else if !to {
-                    continue;
-                }
-            }
-            return Some(Heard::Change(e));
-        }
-    }
-}
-
 /// A rescan under way: its progress, and its end.
 #[derive(Debug)]
 pub struct Rescan {
@@ -904,21 +858,6 @@ impl Rescan {
 }
 
 impl Engine {
-    /// Changes under `path` (everything when empty) that this caller may
-    /// see, from now on.
-    pub fn subscribe_seen(&self, path: &[u8], view: Option<View>) -> Result<Subscription, Error> {
-        let prefix = if path.is_empty() {
-            None
-        } else {
-            Some(absolute(path)?)
-        };
-        Ok(Subscription {
-            rx: self.subscribe(),
-            prefix,
-            view: view.map(|v| (v, Instant::now())),
-        })
-    }
-
     /// Rescans `path` (every root when empty), as this caller may name it.
     pub fn rescan_seen(&self, path: &[u8], mut view: Option<View>) -> Result<Rescan, Error> {
         let p = seen_optional(&mut view, path)?;

@@ -40,6 +40,8 @@ pub struct Status {
     pub extracted: u64,
     pub extract_failed: u64,
     pub memory: MemoryFigures,
+    /// Media metadata: rows by status, files read since start.
+    pub media: super::MediaFigures,
 }
 
 /// Where the daemon's memory goes, in bytes (0: not measurable here).
@@ -158,6 +160,7 @@ impl Engine {
             fts_bytes: self.store.read(crate::store::content::fts_bytes)?,
             extracted: self.content.extracted.load(Ordering::Relaxed),
             extract_failed: self.content.failed.load(Ordering::Relaxed),
+            media: self.media_status()?,
         })
     }
 }

@@ -114,6 +114,44 @@ pub fn closed_under(
     let Ok(top) = u32::try_from(id) else {
         return Ok(Vec::new());
     };
+    let found = with_opens(snapshot, top, view, known, |opens| {
+        access::closed_folders(snapshot, top, path, opens)
+    });
+    access::closed_figures(conn, found)
+}
+
+/// The folders at or below folder `top` that the caller can open, each
+/// with every folder between it and `top`: a bit per id. (`top`'s own
+/// parents are the caller's to check.)
+pub fn open_folders(
+    snapshot: &Snapshot,
+    top: u32,
+    view: &View,
+    known: Option<(&Permissions, &Watcher)>,
+) -> Vec<u64> {
+    let mut open = Vec::new();
+    with_opens(snapshot, top, view, known, |opens| {
+        snapshot.walk_folders(top, &mut |dir, parent| {
+            let o = opens(dir, parent);
+            if o {
+                set_bit(&mut open, dir);
+            }
+            o
+        })
+    });
+    open
+}
+
+/// Hands `walk` the answer to "may the caller open this folder?" for the
+/// folders of a walk down from `top` (each asked after its parent, with
+/// it), from `known` where it can vouch for them, else from a live `lstat`.
+fn with_opens<R>(
+    snapshot: &Snapshot,
+    top: u32,
+    view: &View,
+    known: Option<(&Permissions, &Watcher)>,
+    walk: impl FnOnce(&mut dyn FnMut(u32, Option<u32>) -> bool) -> R,
+) -> R {
     let mut session = known.and_then(|(p, w)| p.session(w, snapshot));
     // Bit per id: a folder gone into is trusted (see `Session::look`):
     // only a trusted folder's subfolders may be answered from the cache.
@@ -134,7 +172,7 @@ pub fn closed_under(
         }
         above = ok;
     }
-    let found = access::closed_folders(snapshot, top, path, &mut |dir, parent| {
+    let found = walk(&mut |dir, parent| {
         let (meta, trust) = match session.as_mut() {
             Some(s) => {
                 let up = parent.map_or(above, |p| bit(&trusted, p));
@@ -151,7 +189,7 @@ pub fn closed_under(
     if let Some(s) = session {
         s.finish();
     }
-    access::closed_figures(conn, found)
+    found
 }
 
 /// What `lstat` says of a folder, as far as permission goes.
@@ -216,7 +254,7 @@ struct Cached {
     roots: HashMap<u32, (u64, u64)>,
 }
 
-fn bit(v: &[u64], i: u32) -> bool {
+pub fn bit(v: &[u64], i: u32) -> bool {
     v.get(i as usize / 64)
         .is_some_and(|w| w >> (i % 64) & 1 == 1)
 }

@@ -4,7 +4,7 @@
 //! grows. Read-only views of single entries serve the queries.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{RwLock, RwLockReadGuard};
 
 use rusqlite::Connection;
@@ -926,6 +926,46 @@ impl Snapshot {
         while let Some(d) = stack.pop() {
             for c in children.remove(&d).unwrap_or_default() {
                 if visit(c, Some(d)) {
+                    stack.push(c);
+                }
+            }
+        }
+    }
+
+    /// Visits every entry below folder `top` (not `top` itself), each after
+    /// its parent: `visit(entry, parent)` says, for a folder, whether to go
+    /// into it. Like [`walk_folders`](Self::walk_folders), one pass over
+    /// `top`'s id range while ids run parents-first.
+    pub fn walk_below(&self, top: u32, visit: &mut dyn FnMut(u32, u32) -> bool) {
+        const DIR: u8 = Kind::Dir as u8;
+        if self.kind.get(top as usize) != Some(&DIR) {
+            return;
+        }
+        if self.ordered {
+            let mut entered: HashSet<u32> = HashSet::from([top]);
+            for j in top + 1..=self.hi_of(top) {
+                let k = self.kind[j as usize];
+                let p = self.parent.get(j as usize);
+                if k == HOLE || !entered.contains(&p) {
+                    continue;
+                }
+                if visit(j, p) && k == DIR {
+                    entered.insert(j);
+                }
+            }
+            return;
+        }
+        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (j, &k) in self.kind.iter().enumerate() {
+            let p = self.parent.get(j);
+            if k != HOLE && p != NO_PARENT {
+                children.entry(p).or_default().push(j as u32);
+            }
+        }
+        let mut stack = vec![top];
+        while let Some(d) = stack.pop() {
+            for c in children.remove(&d).unwrap_or_default() {
+                if visit(c, d) && self.kind[c as usize] == DIR {
                     stack.push(c);
                 }
             }

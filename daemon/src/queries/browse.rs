@@ -34,6 +34,9 @@ pub struct Info {
     /// A SKIP-tier entry, which the index does not hold: asked for by its
     /// exact path, it is described from a live lstat (no folder usage).
     pub skip_tier: bool,
+    /// What a photo, song or video says about itself, when read for the
+    /// file as it is now (the engine fills it in).
+    pub media: Option<crate::store::media::MediaRow>,
 }
 
 fn kind_name(k: KindClass) -> &'static str {

@@ -18,6 +18,7 @@
 //! | `regex:^IMG_\d{4}\.jpg$` | the name matches (case-insensitive) |
 //! | `case:README` | the relative path contains it, case-sensitively |
 //! | `content:invoice`, `content:"total due"` | the file's text holds the words, in that order (folders with content on) |
+//! | `taken:2019`, `camera:canon`, `width:>3000`, `duration:>3min`, `artist:`, ... | media metadata (see [`super::media`]) |
 //!
 //! Every term is folded (NFC + full case folding) once, here. A malformed
 //! query is refused with one line that quotes the bad part.
@@ -37,7 +38,7 @@ pub const MAX_TERM_BYTES: usize = 4096;
 /// At most this many `*` and `?` in one wildcard pattern.
 pub const MAX_WILDCARDS: usize = 32;
 
-const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case: content:";
+const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case: content: taken: camera: width: height: duration: artist: album: title: genre:";
 
 /// One test on an entry.
 #[derive(Clone, Debug)]
@@ -73,6 +74,11 @@ pub enum Item {
     /// What `Content` resolves to: the files that match, with their bm25
     /// scores (lower is better).
     ContentHits(std::sync::Arc<ContentHits>),
+    /// A test on media metadata (`taken:`, `camera:`, ...); the engine
+    /// resolves it against the media table.
+    Media(super::media::MediaTest),
+    /// What `Media` resolves to: the files that pass.
+    MediaHits(std::sync::Arc<std::collections::HashSet<u32>>),
     Not(Box<Item>),
 }
 
@@ -208,6 +214,41 @@ impl Query {
             }
         }
         score
+    }
+
+    /// True when some item reads media metadata.
+    pub fn has_media(&self) -> bool {
+        fn reads(i: &Item) -> bool {
+            match i {
+                Item::Media(_) => true,
+                Item::Not(inner) => reads(inner),
+                _ => false,
+            }
+        }
+        self.groups.iter().flatten().any(reads)
+    }
+
+    /// Replaces media tests with the files that pass them, using `find`.
+    pub fn resolve_media(
+        &mut self,
+        mut find: impl FnMut(&super::media::MediaTest) -> Result<std::collections::HashSet<u32>, Error>,
+    ) -> Result<(), Error> {
+        type Find<'a> = dyn FnMut(&super::media::MediaTest) -> Result<std::collections::HashSet<u32>, Error>
+            + 'a;
+        fn walk(item: &mut Item, find: &mut Find<'_>) -> Result<(), Error> {
+            match item {
+                Item::Media(t) => *item = Item::MediaHits(std::sync::Arc::new(find(t)?)),
+                Item::Not(inner) => walk(inner, find)?,
+                _ => {}
+            }
+            Ok(())
+        }
+        for g in &mut self.groups {
+            for item in g {
+                walk(item, &mut find)?;
+            }
+        }
+        Ok(())
     }
 
     /// Replaces `in:` paths with entries, using `resolve`.
@@ -458,6 +499,7 @@ fn parse_filter(name: &str, value: &str, whole: &str, now: &jiff::Zoned) -> Resu
             }
             Ok(Item::Content(value.to_owned()))
         }
+        m if super::media::FILTERS.contains(&m) => super::media::parse(m, value, whole, now),
         _ => Err(Error::InvalidQuery(format!(
             "unknown filter `{name}:` in `{whole}`; filters: {FILTERS} (quote it, \"{whole}\", to search for the text)"
         ))),
@@ -632,7 +674,11 @@ fn ns(z: &jiff::Zoned) -> i64 {
         .clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
-fn parse_date_filter(value: &str, whole: &str, now: &jiff::Zoned) -> Result<Item, Error> {
+pub(crate) fn parse_date_filter(
+    value: &str,
+    whole: &str,
+    now: &jiff::Zoned,
+) -> Result<Item, Error> {
     let bad = || {
         Error::InvalidQuery(format!(
             "bad date `{value}` in `{whole}`: use today, yesterday, thisweek, lastweek, thismonth, lastmonth, thisyear, lastyear, 2025, 2025-03, 2025-03-14, a range 2025-01..2025-03, or >2025-06-01"

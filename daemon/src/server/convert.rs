@@ -271,7 +271,39 @@ pub fn stat(path: std::path::PathBuf, info: browse::Info) -> Result<pb::StatResp
         target: info.target,
         sensitive: info.sensitive,
         skip_tier: info.skip_tier,
+        media: info.media.map(media_info),
     })
+}
+
+pub fn media_info(row: crate::store::media::MediaRow) -> pb::MediaInfo {
+    let m = row.media;
+    pb::MediaInfo {
+        status: row.status,
+        taken: m.taken,
+        camera_make: m.camera_make,
+        camera_model: m.camera_model,
+        width: m.width,
+        height: m.height,
+        duration_ms: m.duration_ms,
+        artist: m.artist,
+        album: m.album,
+        title: m.title,
+        track: m.track,
+        year: m.year,
+        genre: m.genre,
+        gps_lat: m.gps_lat,
+        gps_lon: m.gps_lon,
+    }
+}
+
+pub fn media_status(f: crate::engine::MediaFigures) -> pb::MediaStatus {
+    pb::MediaStatus {
+        rows: f.rows.into_iter().collect(),
+        read: f.read,
+        failed: f.failed,
+        queued: f.queued,
+        busy: f.busy,
+    }
 }
 
 pub fn difference(d: Difference) -> pb::Difference {

@@ -37,7 +37,16 @@ pub struct IndexService {
     /// How long a stream waits for a client that takes nothing before it
     /// is cut off (see [`outbox`]).
     patience: Duration,
+    /// Unary queries running at once (see [`IndexService::blocking`]).
+    running: Arc<tokio::sync::Semaphore>,
 }
+
+/// At most this many unary queries run at once, per core (at least 4, at
+/// most 64 in all); the rest wait their turn. Without a bound, 500 clients
+/// asking `du --all --top 0` at once had 500 threads each build a
+/// whole-tree answer, and the memory of the peak (what the allocator keeps
+/// of it afterwards included) grew with them.
+const QUERIES_PER_CORE: usize = 2;
 
 impl IndexService {
     pub fn new(engine: Arc<Engine>) -> Self {
@@ -48,6 +57,10 @@ impl IndexService {
             listen: String::new(),
             stopping: tokio::sync::watch::channel(false).1,
             patience: outbox::SLOW_READER,
+            running: Arc::new(tokio::sync::Semaphore::new(
+                (QUERIES_PER_CORE * std::thread::available_parallelism().map_or(1, |n| n.get()))
+                    .clamp(4, 64),
+            )),
         }
     }
 
@@ -119,16 +132,22 @@ impl IndexService {
         }
     }
 
-    /// Runs `f` on the blocking pool with the engine.
+    /// Runs `f` on the blocking pool with the engine, once one of the
+    /// turns [`QUERIES_PER_CORE`] allows is free.
     async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Engine) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Status> {
         let engine = self.engine.clone();
-        tokio::task::spawn_blocking(move || f(&engine))
-            .await
-            .map_err(|e| Status::internal(e.to_string()))?
-            .map_err(Status::from)
+        // Never closed, so this waits for a turn and then has one.
+        let turn = self.running.clone().acquire_owned().await;
+        tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            f(&engine)
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+        .map_err(Status::from)
     }
 }
 
@@ -239,6 +258,7 @@ impl pb::index_server::Index for IndexService {
         let s = self.blocking(move |e| e.status(view)).await?;
         Ok(Response::new(pb::StatusResponse {
             content: Some(convert::content_status(&s)),
+            media: Some(convert::media_status(s.media.clone())),
             version: env!("CARGO_PKG_VERSION").into(),
             protocol: pb::Protocol::V1 as i32,
             state: if s.ready { "ready" } else { "scanning" }.into(),
@@ -482,6 +502,12 @@ impl pb::index_server::Index for IndexService {
                     Heard::Missed(n) => pb::ChangeEvent {
                         kind: pb::ChangeKind::Missed as i32,
                         missed: n,
+                        ..Default::default()
+                    },
+                    Heard::Reread(path) => pb::ChangeEvent {
+                        kind: pb::ChangeKind::Reread as i32,
+                        path,
+                        r#type: pb::EntryType::Dir as i32,
                         ..Default::default()
                     },
                 };

@@ -10,7 +10,8 @@
 //! - [`entries`]: typed reads of `entries` for the rest of the daemon;
 //! - [`lookup`]: roots, and an absolute path's entry;
 //! - [`hashes`]: content hashes cached for duplicate finding;
-//! - [`content`]: the content index's tables.
+//! - [`content`]: the content index's tables;
+//! - [`media`]: media metadata (photos, songs, videos).
 //!
 //! Every mutation goes through [`Writer`]: callers send batches of [`Op`]s
 //! and the writer thread applies each batch in one transaction, keeping the
@@ -32,6 +33,7 @@ pub mod content;
 pub mod entries;
 pub mod hashes;
 pub mod lookup;
+pub mod media;
 pub mod model;
 pub mod open;
 pub mod scan_reads;

@@ -254,6 +254,10 @@ pub enum Op {
     DropContent(Vec<i64>),
     /// A root's content flag (`fsctl roots add PATH --content`).
     SetRootContent { root_id: i64, on: bool },
+    /// Media metadata read from files: their rows replace the old ones.
+    PutMedia(Vec<super::media::MediaRow>),
+    /// Files whose media rows go (no longer media files, or sensitive).
+    DropMedia(Vec<i64>),
     /// Bulk work is over: checkpoint the WAL (so it does not stay large)
     /// and give the page cache back.
     Idle,

@@ -328,6 +328,12 @@ fn apply_batch(
                 }
                 Op::QueueContent(ids) => content::queue(&tx, &ids)?,
                 Op::DropContent(ids) => content::drop(&tx, &ids)?,
+                Op::PutMedia(rows) => {
+                    for row in &rows {
+                        super::media::put(&tx, row)?;
+                    }
+                }
+                Op::DropMedia(ids) => super::media::drop(&tx, &ids)?,
                 Op::SetRootContent { root_id, on } => {
                     tx.execute(
                         "UPDATE roots SET content=?2 WHERE id=?1",

@@ -34,5 +34,7 @@ pub fn extract(
         }
         Kind::Rtf => rtf::extract(file, size, sink),
         Kind::Eml => mail::extract(file, size, sink),
+        // Media is read from a path by `crate::media`, never as text.
+        Kind::Media => Err(Failure::Unsupported),
     }
 }

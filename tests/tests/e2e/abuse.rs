@@ -193,3 +193,61 @@ fn the_daemon_allows_32_calls_at_once_per_connection() {
     assert_eq!(limit, 32);
     inst.stop();
 }
+
+/// Threads of the daemon, from `/proc`.
+fn threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |d| d.count())
+}
+
+/// Forty clients asking for a whole-tree answer at once do not get forty
+/// threads each building one: unary queries take turns, at most two per
+/// core (at least 4) at a time, so the peak memory of a burst is bounded by
+/// the core count, not by the clients; and every client is answered.
+#[test]
+fn forty_whole_tree_queries_at_once_take_turns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    for d in 0..20 {
+        let dir = tree.join(format!("d{d:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..500 {
+            std::fs::write(dir.join(format!("f{f:04}")), b"x").unwrap();
+        }
+    }
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.start();
+    let pid = inst.daemon_pid().unwrap();
+    let idle = threads(pid);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let turns = (2 * cores).clamp(4, 64);
+    let top = tree.to_string_lossy().into_owned();
+    let clients: Vec<_> = (0..40)
+        .map(|_| {
+            inst.fsctl_cmd(&["du", &top, "--all", "--top", "0", "--json"])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut most = idle;
+    let mut clients = clients;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !clients.is_empty() {
+        most = most.max(threads(pid));
+        clients.retain_mut(|c| match c.try_wait().unwrap() {
+            Some(st) => {
+                assert!(st.success(), "a client failed: {st}");
+                false
+            }
+            None => true,
+        });
+        assert!(Instant::now() < deadline, "40 du calls took over 2 minutes");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The blocking pool's threads: at most one per turn, plus what else
+    // the daemon may start meanwhile (a scan's or trim's thread).
+    assert!(
+        most <= idle + turns + 4,
+        "{most} threads at the peak, {idle} idle, {turns} turns"
+    );
+}

@@ -692,7 +692,7 @@ fn fuzz_tree(tmp: &Path) -> (PathBuf, PathBuf) {
 /// Runs `cases` seeded cases against the instance; returns the failures,
 /// each with what reproduces it, and the outcomes by method and code.
 fn run_cases(
-    inst: &Instance,
+    socket: &Path,
     pools: &Pools,
     seed: u64,
     cases: usize,
@@ -702,7 +702,7 @@ fn run_cases(
         .enable_all()
         .build()
         .unwrap();
-    let socket = inst.home.join("fsindexd.sock");
+    let socket = socket.to_owned();
     rt.block_on(async {
         let mut channel = unix_channel(socket.clone()).await;
         let mut rng = Rng(seed);
@@ -749,6 +749,20 @@ fn run_cases(
     })
 }
 
+/// Says what a run of cases got, and fails with every wrong answer.
+fn settle(what: &str, started: Instant, failures: &[String], seen: &BTreeMap<String, usize>) {
+    eprintln!(
+        "{what} in {:.1} s, by method and answer: {seen:#?}",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} wrong answers:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 fn preview(body: &[u8]) -> String {
     let head: Vec<String> = body.iter().take(48).map(|b| format!("{b:02x}")).collect();
     format!(
@@ -776,17 +790,8 @@ fn every_rpc_answers_arbitrary_requests_cleanly_and_the_daemon_lives() {
     let seed = env_u64("FUZZ_SEED", 0x005E_EDF5_1DE7);
     let cases = env_u64("FUZZ_CASES", 1500) as usize;
     let started = Instant::now();
-    let (failures, seen) = run_cases(&inst, &pools, seed, cases);
-    eprintln!(
-        "{cases} cases in {:.1} s, by method and answer: {seen:#?}",
-        started.elapsed().as_secs_f64()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} wrong answers:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    let (failures, seen) = run_cases(&inst.home.join("fsindexd.sock"), &pools, seed, cases);
+    settle(&format!("{cases} cases"), started, &failures, &seen);
     // The same daemon answers, in full, and the index is still whole.
     let status = inst.status();
     assert_eq!(status["pid"], pid, "the daemon that took the cases answers");
@@ -797,6 +802,83 @@ fn every_rpc_answers_arbitrary_requests_cleanly_and_the_daemon_lives() {
     );
     assert_eq!(inst.search0(&["w2.pdf"]).len(), 2);
     inst.stop();
+}
+
+/// The same cases from a user who is not the daemon's owner, against a
+/// machine-wide daemon (`--system`), where every answer is also filtered by
+/// what that user may see: the cases run in a copy of this test binary
+/// started as `nobody` ([`fuzz_as_client`]), so the daemon sees that
+/// user's credentials on its socket.
+#[test]
+fn a_machine_wide_daemon_answers_a_users_arbitrary_requests_cleanly() {
+    let Some((t, _)) = crate::security::system_tree() else {
+        return;
+    };
+    let (tree, outside) = fuzz_tree(t.path());
+    let (inst, visitor) = crate::security::start_system(t.path(), &tree);
+    let pid = inst.status()["pid"].clone();
+    // The test binary, where `nobody` may run it.
+    let exe = visitor.runner.bin("e2e-fuzz");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    let cases = env_u64("FUZZ_CASES", 1500) / 2;
+    let out = visitor
+        .runner
+        .command(&exe)
+        .args([
+            "fuzz::fuzz_as_client",
+            "--exact",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("FUZZ_CLIENT_SOCKET", inst.home.join("fsindexd.sock"))
+        .env("FUZZ_CLIENT_TREE", &tree)
+        .env("FUZZ_CLIENT_OUTSIDE", &outside)
+        .env("FUZZ_CASES", cases.to_string())
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("as uid 65534"),
+        "the cases did not run: {said}"
+    );
+    assert_eq!(
+        inst.status()["pid"],
+        pid,
+        "the daemon that took the cases answers"
+    );
+}
+
+/// The client side of [`a_machine_wide_daemon_answers_a_users_arbitrary_requests_cleanly`]:
+/// does nothing unless that test started it.
+#[test]
+fn fuzz_as_client() {
+    let Some(socket) = std::env::var_os("FUZZ_CLIENT_SOCKET") else {
+        return;
+    };
+    let path = |k: &str| PathBuf::from(std::env::var_os(k).unwrap());
+    let pools = pools(&path("FUZZ_CLIENT_TREE"), &path("FUZZ_CLIENT_OUTSIDE"));
+    let seed = env_u64("FUZZ_SEED", 0x005E_EDF5_1DE7) ^ 0xA11CE;
+    let cases = env_u64("FUZZ_CASES", 750) as usize;
+    let started = Instant::now();
+    let (failures, seen) = run_cases(Path::new(&socket), &pools, seed, cases);
+    settle(
+        &format!("{cases} cases as uid {}", uid()),
+        started,
+        &failures,
+        &seen,
+    );
+}
+
+/// This process's uid (its `/proc` folder is owned by it).
+fn uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid())
 }
 
 /// What the fuzzing found, one assertion each, over one connection that
@@ -870,6 +952,28 @@ fn requests_the_fuzzing_broke_get_clean_answers() {
                 pb::DuplicatesRequest {
                     path: long.clone(),
                     ..Default::default()
+                }
+                .encode_to_vec(),
+            ),
+            // An hour's run found these two answering OK after 4-13 s:
+            // the scanner (and every watch update with it) looked at each
+            // of the 40,000 folders above the path, each `lstat` walking
+            // the path part by part.
+            (
+                "Rescan",
+                true,
+                pb::RescanRequest {
+                    path: long.clone(),
+                    wait: true,
+                }
+                .encode_to_vec(),
+            ),
+            (
+                "Verify",
+                true,
+                pb::VerifyRequest {
+                    path: long.clone(),
+                    fix: true,
                 }
                 .encode_to_vec(),
             ),

@@ -14,15 +14,15 @@ use super::mcp::{Mcp, setup, text_of};
 use crate::util::{Instance, Runner};
 
 /// `fsctl mcp` over raw JSON-RPC lines.
-struct Raw {
-    child: Child,
+pub(crate) struct Raw {
+    pub(crate) child: Child,
     stdin: ChildStdin,
     lines: mpsc::Receiver<String>,
     next: u64,
 }
 
 impl Raw {
-    fn start(inst: &Instance, protocol: &str) -> Raw {
+    pub(crate) fn start(inst: &Instance, protocol: &str) -> Raw {
         let mut child = inst
             .fsctl_cmd(&["mcp"])
             .stdin(Stdio::piped())
@@ -61,7 +61,7 @@ impl Raw {
     }
 
     /// A request and its reply (result or error).
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
         let id = self.next;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));

@@ -148,6 +148,8 @@ const VOLATILE: &[&str] = &[
     "last_event_ms",
     "cpu_percent",
     "cpu_time_ms",
+    // Whether the media worker is sweeping at that moment.
+    "busy",
     // The process and the machine.
     "pid",
     "version",
@@ -159,6 +161,7 @@ const VOLATILE: &[&str] = &[
     "sqlite_bytes",
     "heap_in_use_bytes",
     "heap_free_bytes",
+    "heap_free_resident_bytes",
     "db_bytes",
     "os_limit",
     "uid",

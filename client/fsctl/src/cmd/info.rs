@@ -7,7 +7,9 @@ use fsindex_proto::v1 as pb;
 use serde_json::json;
 
 use crate::global::Global;
-use crate::output::{absolute, count, lossy, path_bytes, rfc3339, size, type_name};
+use crate::output::{
+    absolute, count, lossy, media_json, media_lines, path_bytes, rfc3339, size, type_name,
+};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -49,6 +51,9 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         }
         if let Some(u) = &i.usage {
             v["du"] = json!({"bytes": u.bytes, "apparent_bytes": u.apparent_bytes, "files": u.files, "dirs": u.dirs, "incomplete": u.incomplete});
+        }
+        if let Some(m) = &i.media {
+            v["media"] = media_json(m, false);
         }
         println!("{v}");
         return Ok(ExitCode::SUCCESS);
@@ -96,6 +101,11 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     }
     if text {
         println!("text       {}, {} lines", i.encoding, count(i.lines as u64));
+    }
+    if let Some(m) = &i.media {
+        for (label, value) in media_lines(m) {
+            println!("{label:<10} {value}");
+        }
     }
     if i.skip_tier {
         println!(

@@ -85,6 +85,13 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
                 "extracted": c.extracted,
                 "failed": c.failed,
             })),
+            "media": s.media.as_ref().map(|m| json!({
+                "rows": m.rows,
+                "read": m.read,
+                "failed": m.failed,
+                "queued": m.queued,
+                "busy": m.busy,
+            })),
             "memory": s.memory.as_ref().map(|m| json!({
                 "rss_anon_bytes": m.rss_anon,
                 "rss_file_bytes": m.rss_file,
@@ -93,6 +100,9 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
                 "sqlite_bytes": m.sqlite,
                 "heap_in_use_bytes": m.heap_in_use,
                 "heap_free_bytes": m.heap_free,
+                // Freed heap the allocator keeps resident (fragmented
+                // pages it cannot hand back): what lingers after a burst.
+                "heap_free_resident_bytes": m.rss_anon.saturating_sub(m.heap_in_use),
             })),
             "watch": s.watch.as_ref().map(|w| json!({
                 "enabled": w.enabled,
@@ -132,12 +142,13 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
         .filter(|m| m.heap_in_use > 0 || m.search_snapshot > 0)
     {
         println!(
-            "memory   {} name index, {} watches, {} SQLite; heap {} in use, {} free",
+            "memory   {} name index, {} watches, {} SQLite; heap {} in use, {} free ({} of it still resident)",
             size(m.search_snapshot),
             size(m.watches),
             size(m.sqlite),
             size(m.heap_in_use),
-            size(m.heap_free)
+            size(m.heap_free),
+            size(m.rss_anon.saturating_sub(m.heap_in_use))
         );
     }
     if s.system {
@@ -259,6 +270,29 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
                 count(c.extracted)
             );
         }
+    }
+    if let Some(m) = &s.media
+        && (!m.rows.is_empty() || m.queued > 0)
+    {
+        let ok = m.rows.get("ok").copied().unwrap_or(0);
+        let mut failed: Vec<String> = m
+            .rows
+            .iter()
+            .filter(|(reason, _)| *reason != "ok")
+            .map(|(reason, n)| format!("{} {reason}", count(*n)))
+            .collect();
+        failed.sort();
+        println!(
+            "media    {} files with metadata, {} queued{}; {} files read since start",
+            count(ok),
+            count(m.queued),
+            if failed.is_empty() {
+                String::new()
+            } else {
+                format!(", not read: {}", failed.join(", "))
+            },
+            count(m.read)
+        );
     }
     for n in &s.notices {
         println!("notice   {n}");

@@ -24,6 +24,7 @@ fn kind_name(k: i32) -> &'static str {
         pb::ChangeKind::Deleted => "deleted",
         pb::ChangeKind::Renamed => "renamed",
         pb::ChangeKind::Missed => "missed",
+        pb::ChangeKind::Reread => "reread",
         pb::ChangeKind::Unspecified => "unknown",
     }
 }
@@ -72,6 +73,12 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
                 out,
                 "missed   {} events (this reader fell behind; `fsctl verify` re-checks)",
                 e.missed
+            )?;
+        } else if e.kind == pb::ChangeKind::Reread as i32 {
+            writeln!(
+                out,
+                "reread   {} (what you may see there changed too widely to list)",
+                lossy(&e.path)
             )?;
         } else if !e.from_path.is_empty() {
             writeln!(

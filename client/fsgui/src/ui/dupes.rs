@@ -1,5 +1,8 @@
 //! The duplicates view: the search's progress and summary, then one row
-//! per group, expanded into its copies (with their hard links) on a click.
+//! per group, headed by its file's name, expanded into its copies (with
+//! their hard links) on a click. Each copy has a "keep" box; those not
+//! kept go to the trash together, after a question, with the bytes that
+//! frees counted as they are chosen. A group always keeps one copy.
 
 use egui::{Label, RichText, Sense, Ui};
 
@@ -45,7 +48,7 @@ impl App {
             )));
         } else if self.dupes.running {
             ui.horizontal(|ui| {
-                ui.spinner();
+                ui.label("⟳");
                 ui.label("looking for files of equal size…");
             });
         }
@@ -69,6 +72,28 @@ impl App {
                 size(self.dupes.reclaimable())
             ));
         }
+        if !self.dupes.discard.is_empty() {
+            let mut go = false;
+            let mut undo = false;
+            ui.horizontal(|ui| {
+                ui.label(
+                    RichText::new(format!(
+                        "Chosen to go: {} copies · frees {}",
+                        count(self.dupes.discard.len() as u64),
+                        size(self.dupes.discard_bytes())
+                    ))
+                    .strong(),
+                );
+                go = ui.button("Move them to the trash…").clicked();
+                undo = ui.button("Keep all").clicked();
+            });
+            if go {
+                self.trash_chosen_copies();
+            }
+            if undo {
+                self.dupes.discard.clear();
+            }
+        }
         ui.separator();
         ui.style_mut().interaction.selectable_labels = false;
         // One flat list of rows (group headers and the copies of expanded
@@ -82,6 +107,8 @@ impl App {
         }
         let mut toggle = None;
         let mut act: Option<(Action, Vec<u8>)> = None;
+        // (group, copy, keep only this)
+        let mut keep: Option<(usize, usize, bool)> = None;
         egui::ScrollArea::vertical()
             .id_salt("fsgui-dupes")
             .auto_shrink([false, false])
@@ -92,7 +119,8 @@ impl App {
                         None => {
                             let open = self.expanded_groups.contains(&g);
                             let header = format!(
-                                "{} × {} copies · {} reclaimable",
+                                "{} · {} × {} copies · {} reclaimable",
+                                self.dupes.name(g),
                                 size(group.size),
                                 group.copies.len(),
                                 size(group.reclaimable_bytes)
@@ -116,8 +144,15 @@ impl App {
                         Some(c) => {
                             let paths = &group.copies[c];
                             let main = paths.first().cloned().unwrap_or_default();
+                            let mut kept = !self.dupes.discard.contains(&(g, c));
                             ui.horizontal(|ui| {
                                 ui.add_space(24.0);
+                                if ui.checkbox(&mut kept, "keep").changed() {
+                                    keep = Some((g, c, false));
+                                }
+                                if ui.small_button("Keep only this").clicked() {
+                                    keep = Some((g, c, true));
+                                }
                                 if ui.small_button("Reveal").clicked() {
                                     act = Some((Action::Reveal, main.clone()));
                                 }
@@ -130,15 +165,8 @@ impl App {
                                     act = Some((Action::Open, main.clone()));
                                 }
                                 label.context_menu(|ui| {
-                                    for (text, a) in [
-                                        ("Open", Action::Open),
-                                        ("Reveal in file manager", Action::Reveal),
-                                        ("Copy path", Action::CopyPath),
-                                    ] {
-                                        if ui.button(text).clicked() {
-                                            act = Some((a, main.clone()));
-                                            ui.close();
-                                        }
+                                    if let Some(a) = super::file_menu(ui, true) {
+                                        act = Some((a, main.clone()));
                                     }
                                 });
                                 if paths.len() > 1 {
@@ -161,8 +189,19 @@ impl App {
         {
             self.expanded_groups.insert(g);
         }
+        if let Some((g, c, only)) = keep {
+            if only {
+                self.dupes.keep_only(g, c);
+            } else if !self.dupes.toggle_discard(g, c) {
+                self.say("a group keeps at least one copy");
+            }
+        }
         if let Some((a, p)) = act {
             let ctx = ui.ctx().clone();
+            let p = match a {
+                Action::SearchIn => crate::actions::folder_of(&p, false),
+                _ => p,
+            };
             self.act(&ctx, a, vec![p]);
         }
     }

@@ -9,10 +9,14 @@
 //!   results table;
 //! - `du`: the breadcrumb, the size bars and the treemap;
 //! - `dupes`: the duplicate groups and their copies;
-//! - `status`: the status bar (daemon state, roots, watching, notices).
+//! - `status`: the status bar (daemon state, roots, watching, notices);
+//! - `preview`: the selected row's passage or thumbnail;
+//! - `dialogs`: the questions asked before acting (trash, rename, open with).
 
+mod dialogs;
 mod du;
 mod dupes;
+mod preview;
 mod search;
 mod status;
 
@@ -20,7 +24,7 @@ use std::time::Duration;
 
 use egui::Ui;
 
-use crate::app::{App, View};
+use crate::app::{Action, App, View};
 use crate::backend::RowKind;
 
 pub use search::{ROW_HEIGHT, query_id};
@@ -52,6 +56,35 @@ pub fn when(ns: i64) -> String {
     zoned.strftime("%Y-%m-%d %H:%M").to_string()
 }
 
+/// The context menu of a file or folder, in every view: the action chosen.
+/// `rename`: one item (a selection of several cannot be renamed).
+fn file_menu(ui: &mut Ui, rename: bool) -> Option<Action> {
+    let mut chosen = None;
+    for (label, action) in [
+        ("Open", Action::Open),
+        ("Open with…", Action::OpenWith),
+        ("Reveal in file manager", Action::Reveal),
+        ("Search in this folder", Action::SearchIn),
+        ("Copy path", Action::CopyPath),
+        ("Copy name", Action::CopyName),
+    ] {
+        if ui.button(label).clicked() {
+            chosen = Some(action);
+        }
+    }
+    ui.separator();
+    if rename && ui.button("Rename…").clicked() {
+        chosen = Some(Action::Rename);
+    }
+    if ui.button("Move to trash…").clicked() {
+        chosen = Some(Action::Trash);
+    }
+    if chosen.is_some() {
+        ui.close();
+    }
+    chosen
+}
+
 fn icon(kind: RowKind) -> &'static str {
     match kind {
         RowKind::Folder => "📁",
@@ -72,19 +105,36 @@ impl App {
     /// Draws one frame (eframe's `App::ui` and the kittest harness call this).
     pub fn ui(&mut self, ui: &mut Ui) {
         self.frames += 1;
+        if self.frames == 1 {
+            self.apply_theme(ui.ctx());
+        }
         self.pump();
         self.expire_notice();
         let ctx = ui.ctx().clone();
         self.keys(&ctx);
         egui::Panel::top("fsgui-top").show(ui, |ui| self.top_bar(ui));
         egui::Panel::bottom("fsgui-status").show(ui, |ui| self.status_bar(ui));
+        // The preview beside the results, where there is room for both.
+        if self.view == View::Search && self.preview_shown && ui.available_width() >= 760.0 {
+            self.follow_preview(&ctx);
+            egui::Panel::right("fsgui-preview")
+                .resizable(true)
+                .default_size(300.0)
+                .min_size(180.0)
+                .show(ui, |ui| self.preview_pane(ui));
+        }
         egui::CentralPanel::default_margins().show(ui, |ui| match self.view {
             View::Search => self.results_table(ui),
             View::DiskUsage => self.du_view(ui),
             View::Duplicates => self.dupes_view(ui),
         });
-        if self.notice.is_some() || self.search.busy() {
-            ctx.request_repaint_after(Duration::from_millis(250));
+        self.dialogs(ui);
+        // Nothing animates: a frame is drawn when something arrives (see
+        // `backend::BACKGROUND_WAKE`) or the user acts, and once more when
+        // a notice is due to go.
+        if let Some(n) = &self.notice {
+            let left = n.lasts().saturating_sub(n.at.elapsed());
+            ctx.request_repaint_after(left + Duration::from_millis(50));
         }
     }
 
@@ -100,6 +150,17 @@ impl App {
                     self.show(view);
                 }
             }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                let dark = ui.visuals().dark_mode;
+                let (sign, hint) = if dark {
+                    ("☀", "Switch to the light theme")
+                } else {
+                    ("🌙", "Switch to the dark theme")
+                };
+                if ui.button(sign).on_hover_text(hint).clicked() {
+                    self.toggle_theme(ui.ctx(), !dark);
+                }
+            });
         });
         if self.view == View::Search {
             self.query_row(ui);
@@ -108,11 +169,30 @@ impl App {
     }
 }
 
+impl App {
+    /// The theme kept in the settings, if one was chosen.
+    fn apply_theme(&self, ctx: &egui::Context) {
+        match self.settings.theme.as_deref() {
+            Some("light") => ctx.set_theme(egui::Theme::Light),
+            Some("dark") => ctx.set_theme(egui::Theme::Dark),
+            _ => {}
+        }
+    }
+
+    /// The toggle: that theme now, and kept for the next start.
+    fn toggle_theme(&mut self, ctx: &egui::Context, dark: bool) {
+        self.settings.theme = Some(if dark { "dark" } else { "light" }.to_owned());
+        self.apply_theme(ctx);
+        self.save_settings();
+        self.focus_query = self.view == View::Search;
+    }
+}
+
 /// Every symbol the window draws, for the glyph test.
 #[cfg(test)]
 const SYMBOLS: &[&str] = &[
-    "…", "›", "·", "×", "⏷", "⏵", "★", "☆", "⚙", "⚠", "⟳", "⬆", "⬇", "🎞", "🎵", "📁", "📦", "🔍",
-    "🔗", "🕘", "🖴", "🖹", "🖼", "🗋", "🗐", "📄",
+    "…", "›", "·", "×", "⏷", "⏵", "★", "☆", "☀", "🌙", "⚙", "⚠", "⟳", "⬆", "⬇", "🎞", "🎵", "📁",
+    "📦", "🔍", "🔗", "🕘", "🖴", "🖹", "🖼", "🗋", "🗐", "📄",
 ];
 
 #[cfg(test)]

@@ -18,21 +18,36 @@ pub fn query_id() -> egui::Id {
 }
 
 impl App {
-    /// Keyboard: arrows, Page Up/Down, Enter, Esc, Ctrl+L. Consumed before
-    /// the query box sees them, so the box keeps the focus while the
-    /// selection moves (as in Everything).
+    /// Keyboard: arrows, Page Up/Down, Home/End, Enter, Esc, Ctrl+L.
+    /// Consumed before the query box sees them, so the box keeps the focus
+    /// while the selection moves (as in Everything).
+    ///
+    /// Ctrl+L and Esc give the box the focus at once, in this frame, before
+    /// it reads the keys typed after them (which may arrive in the same
+    /// frame): a focus asked for after the box was drawn would come a frame
+    /// late, and those keys would be lost.
     pub(super) fn keys(&mut self, ctx: &egui::Context) {
         let ctrl_l = ctx.input_mut(|i| i.consume_key(Modifiers::COMMAND, Key::L));
-        if ctrl_l {
+        if ctrl_l && self.dialog.is_none() {
             self.show(View::Search);
             self.focus_query = true;
             self.select_query = true;
             return;
         }
-        if self.view != View::Search || ctx.any_popup_open() {
+        if self.dialog.is_some() || ctx.any_popup_open() {
+            return;
+        }
+        if self.view == View::DiskUsage {
+            self.du_keys(ctx);
+            return;
+        }
+        if self.view != View::Search {
             return;
         }
         let page = self.search.page_rows();
+        // Home/End move in the rows once one is selected (in the text
+        // before that); with Ctrl, always.
+        let rows_keys = self.search.cursor.is_some();
         let (down, up, pg_down, pg_up, enter, esc) = ctx.input_mut(|i| {
             (
                 i.consume_key(Modifiers::NONE, Key::ArrowDown),
@@ -43,10 +58,36 @@ impl App {
                 i.consume_key(Modifiers::NONE, Key::Escape),
             )
         });
+        let (home, end) = ctx.input_mut(|i| {
+            let home = i.consume_key(Modifiers::COMMAND, Key::Home)
+                || (rows_keys && i.consume_key(Modifiers::NONE, Key::Home));
+            let end = i.consume_key(Modifiers::COMMAND, Key::End)
+                || (rows_keys && i.consume_key(Modifiers::NONE, Key::End));
+            (home, end)
+        });
         let delta =
             i64::from(down) - i64::from(up) + page * (i64::from(pg_down) - i64::from(pg_up));
         if delta != 0 {
             self.search.move_cursor(delta);
+        }
+        if home || end {
+            self.search.cursor_to_end(end);
+        }
+        // Delete and F2 act on the rows once one is selected (Delete in
+        // the text before that).
+        let (delete, f2) = ctx.input_mut(|i| {
+            (
+                rows_keys && i.consume_key(Modifiers::NONE, Key::Delete),
+                i.consume_key(Modifiers::NONE, Key::F2),
+            )
+        });
+        if delete {
+            let paths = self.search.selected_paths();
+            self.act(ctx, Action::Trash, paths);
+        }
+        if f2 && let Some(r) = self.search.selected_row() {
+            let path = vec![r.path.clone()];
+            self.act(ctx, Action::Rename, path);
         }
         if enter {
             let paths = self.search.selected_paths();
@@ -63,14 +104,77 @@ impl App {
             } else {
                 self.type_query("");
             }
+            // egui drops the focus on Esc as the frame starts: take it back
+            // now, before the box reads what was typed after it.
             self.focus_query = true;
+        }
+        if std::mem::take(&mut self.focus_query) && self.dialog.is_none() {
+            ctx.memory_mut(|m| m.request_focus(query_id()));
+        }
+    }
+
+    /// The disk-usage view's keys: Up/Down over the bars, Enter into a
+    /// folder (or opens a file), Backspace or Alt+Up to the folder above,
+    /// Delete to the trash (after the question).
+    fn du_keys(&mut self, ctx: &egui::Context) {
+        let (down, up, enter, back, delete) = ctx.input_mut(|i| {
+            (
+                i.consume_key(Modifiers::NONE, Key::ArrowDown),
+                i.consume_key(Modifiers::NONE, Key::ArrowUp),
+                i.consume_key(Modifiers::NONE, Key::Enter),
+                i.consume_key(Modifiers::NONE, Key::Backspace)
+                    || i.consume_key(Modifiers::ALT, Key::ArrowUp),
+                i.consume_key(Modifiers::NONE, Key::Delete),
+            )
+        });
+        let delta = i64::from(down) - i64::from(up);
+        if delta != 0 {
+            self.du.move_cursor(delta);
+        }
+        if back {
+            let r = self.du.up();
+            self.send(r);
+        }
+        let Some(c) = self.du.selected().cloned() else {
+            return;
+        };
+        if enter {
+            if c.kind.is_folder() {
+                let r = self.du.enter(&c);
+                self.send(r);
+            } else {
+                self.act(ctx, Action::Open, vec![c.path.clone()]);
+            }
+        }
+        if delete {
+            self.act(ctx, Action::Trash, vec![c.path]);
         }
     }
 
     pub(super) fn query_row(&mut self, ui: &mut Ui) {
         ui.horizontal(|ui| {
             let label = ui.label("Search");
-            let width = (ui.available_width() - 80.0).max(100.0);
+            let width = (ui.available_width() - 150.0).max(100.0);
+            // Focus and selection before the box is drawn: it reads this
+            // frame's keys with them (see `keys`).
+            if std::mem::take(&mut self.focus_query) && self.dialog.is_none() {
+                ui.memory_mut(|m| m.request_focus(query_id()));
+            }
+            if std::mem::take(&mut self.query_cursor_to_end) {
+                let mut state =
+                    egui::TextEdit::load_state(ui.ctx(), query_id()).unwrap_or_default();
+                let end = egui::text::CCursor::new(self.search.query.chars().count());
+                state.cursor.set_char_range(Some(CCursorRange::one(end)));
+                state.store(ui.ctx(), query_id());
+            }
+            if std::mem::take(&mut self.select_query) {
+                let mut state =
+                    egui::TextEdit::load_state(ui.ctx(), query_id()).unwrap_or_default();
+                state
+                    .cursor
+                    .set_char_range(Some(CCursorRange::select_all_str(&self.search.query)));
+                state.store(ui.ctx(), query_id());
+            }
             let edit = egui::TextEdit::singleline(&mut self.search.query)
                 .id(query_id())
                 .hint_text("tax 2025   ext:pdf size:>1mb   kind:image dm:thisyear   !draft   a|b")
@@ -80,17 +184,8 @@ impl App {
                 let q = self.search.query.clone();
                 self.type_query(&q);
             }
-            if std::mem::take(&mut self.focus_query) {
-                response.request_focus();
-            }
-            if std::mem::take(&mut self.select_query)
-                && let Some(mut state) = egui::TextEdit::load_state(ui.ctx(), query_id())
-            {
-                state
-                    .cursor
-                    .set_char_range(Some(CCursorRange::select_all_str(&self.search.query)));
-                state.store(ui.ctx(), query_id());
-            }
+            ui.toggle_value(&mut self.preview_shown, "Preview")
+                .on_hover_text("The selected row's text or picture beside the results");
             let saved = self.settings.is_saved(&self.search.query);
             if ui
                 .button(if saved { "★" } else { "☆" })
@@ -160,6 +255,12 @@ impl App {
             return;
         }
         let r = &self.search.results;
+        if let Some(why) = &self.search.outdated {
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!("⚠ {why}: the rows below are from before, and may be out of date"),
+            );
+        }
         ui.horizontal(|ui| {
             if r.params.query.is_empty() {
                 ui.weak("Type to search every indexed name; results update as you type.");
@@ -175,16 +276,54 @@ impl App {
                 ));
             }
             if self.search.busy() {
-                ui.spinner();
+                ui.weak("searching…");
             }
         });
+        self.order_line(ui);
+    }
+
+    /// The order shown, a way back to relevance, and the pin that keeps it
+    /// for new queries; only once an order was chosen.
+    fn order_line(&mut self, ui: &mut Ui) {
+        let s = &mut self.search;
+        if s.sort == SortKey::Relevance && !s.pinned {
+            return;
+        }
+        let mut relevance = false;
+        ui.horizontal(|ui| {
+            let by = match s.sort {
+                SortKey::Relevance => "relevance",
+                SortKey::Name => "name",
+                SortKey::Path => "folder",
+                SortKey::Size => "size",
+                SortKey::Mtime => "date modified",
+            };
+            let dir = if s.sort == SortKey::Relevance {
+                ""
+            } else if s.reverse {
+                ", reversed"
+            } else {
+                ""
+            };
+            ui.weak(format!("Sorted by {by}{dir}"));
+            if s.sort != SortKey::Relevance && ui.small_button("Back to relevance").clicked() {
+                relevance = true;
+            }
+            ui.checkbox(&mut s.pinned, "Keep this order for new queries");
+        });
+        if relevance {
+            let r = self.search.set_sort(SortKey::Relevance, false);
+            self.send(r);
+            self.focus_query = true;
+        }
     }
 
     pub(super) fn results_table(&mut self, ui: &mut Ui) {
         ui.style_mut().interaction.selectable_labels = false;
         let total = self.search.results.total;
         let mut drawn: Option<(u64, u64)> = None;
-        let mut click: Option<(u64, bool)> = None;
+        // Row, Ctrl, Shift.
+        let mut click: Option<(u64, bool, bool)> = None;
         let mut open: Option<u64> = None;
         let mut menu: Option<(u64, Action)> = None;
         let mut sort_click: Option<SortKey> = None;
@@ -192,8 +331,9 @@ impl App {
             self.search.results.params.sort,
             self.search.results.params.reverse,
         );
+        // One table state for every query: column widths stay as dragged.
         let mut table = TableBuilder::new(ui)
-            .id_salt(("fsgui-results", self.search.results.epoch))
+            .id_salt("fsgui-results")
             .striped(true)
             .sense(Sense::click())
             .cell_layout(Layout::left_to_right(Align::Center))
@@ -215,6 +355,10 @@ impl App {
         }
         if let Some(y) = self.search.scroll_offset.take() {
             table = table.vertical_scroll_offset(y);
+        } else if self.shown_epoch != self.search.results.epoch {
+            // A new query's rows: from the top.
+            self.shown_epoch = self.search.results.epoch;
+            table = table.vertical_scroll_offset(0.0);
         }
         let results = &self.search.results;
         let search = &self.search;
@@ -233,7 +377,8 @@ impl App {
                             title.to_owned()
                         };
                         let b = egui::Button::new(RichText::new(text).strong()).frame(false);
-                        if ui.add(b).on_hover_text("Sort (again: reverse)").clicked() {
+                        let hint = "Sort (again: reversed; a third time: by relevance)";
+                        if ui.add(b).on_hover_text(hint).clicked() {
                             sort_click = Some(key);
                         }
                     });
@@ -255,7 +400,7 @@ impl App {
                     row.set_selected(search.is_selected(r) || search.cursor == Some(i));
                     row.col(|ui| {
                         ui.label(icon(r.kind));
-                        ui.add(Label::new(&r.name).truncate());
+                        ui.add(Label::new(marked(ui, &r.name, &r.marks)).truncate());
                         if r.sensitive {
                             ui.label("⚠").on_hover_text("matches a sensitive pattern");
                         }
@@ -277,28 +422,35 @@ impl App {
                     if response.double_clicked() {
                         open = Some(i);
                     } else if response.clicked() {
-                        let ctrl = response.ctx.input(|inp| inp.modifiers.command);
-                        click = Some((i, ctrl));
+                        let m = response.ctx.input(|inp| inp.modifiers);
+                        click = Some((i, m.command, m.shift));
+                    } else if response.secondary_clicked() && !search.is_selected(r) {
+                        // The menu is about this row: it is selected, and
+                        // so highlighted, as in a file manager.
+                        click = Some((i, false, false));
                     }
                     response.context_menu(|ui| {
-                        for (label, action) in [
-                            ("Open", Action::Open),
-                            ("Reveal in file manager", Action::Reveal),
-                            ("Copy path", Action::CopyPath),
-                            ("Copy name", Action::CopyName),
-                            ("Copy selected as a file list", Action::CopyList),
-                        ] {
-                            if ui.button(label).clicked() {
-                                menu = Some((i, action));
-                                ui.close();
-                            }
+                        if ui.button("Copy selected as a file list").clicked() {
+                            menu = Some((i, Action::CopyList));
+                            ui.close();
+                        }
+                        if let Some(a) = super::file_menu(ui, search.selection.len() <= 1) {
+                            menu = Some((i, a));
                         }
                     });
                 });
             });
         let ctx = ui.ctx().clone();
-        if let Some((i, ctrl)) = click {
-            self.search.click(i, ctrl);
+        if let Some((i, ctrl, shift)) = click {
+            if shift {
+                self.search.click_range(i, ctrl);
+            } else {
+                self.search.click(i, ctrl);
+            }
+        }
+        if click.is_some() || open.is_some() || menu.is_some() || sort_click.is_some() {
+            // Clicks in the table leave the keyboard in the query box.
+            self.focus_query = true;
         }
         if let Some(i) = open {
             self.search.click(i, false);
@@ -314,20 +466,18 @@ impl App {
             {
                 self.search.click(i, false);
             }
+            let row = self.search.results.row(i);
             let paths = match action {
-                Action::CopyList => self.search.selected_paths(),
-                _ => self
-                    .search
-                    .results
-                    .row(i)
-                    .map(|r| vec![r.path.clone()])
+                Action::CopyList | Action::Trash | Action::OpenWith => self.search.selected_paths(),
+                Action::SearchIn => row
+                    .map(|r| vec![crate::actions::folder_of(&r.path, r.kind.is_folder())])
                     .unwrap_or_default(),
+                _ => row.map(|r| vec![r.path.clone()]).unwrap_or_default(),
             };
             self.act(&ctx, action, paths);
         }
         if let Some(key) = sort_click {
-            let reverse = self.search.sort == key && !self.search.reverse;
-            let r = self.search.set_sort(key, reverse);
+            let r = self.search.header_clicked(key);
             self.send(r);
         }
         let r = self.search.visible_rows(drawn);
@@ -336,4 +486,30 @@ impl App {
             self.search.painted();
         }
     }
+}
+
+/// A name with the parts the query matched highlighted.
+pub(super) fn marked(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> LayoutJob {
+    let normal = TextFormat {
+        color: ui.visuals().text_color(),
+        font_id: egui::TextStyle::Body.resolve(ui.style()),
+        ..TextFormat::default()
+    };
+    let hit = TextFormat {
+        background: ui.visuals().selection.bg_fill.gamma_multiply(0.6),
+        color: ui.visuals().strong_text_color(),
+        ..normal.clone()
+    };
+    let mut job = LayoutJob::default();
+    let mut at = 0;
+    for m in marks {
+        if m.start < at || m.end > name.len() {
+            continue;
+        }
+        job.append(&name[at..m.start], 0.0, normal.clone());
+        job.append(&name[m.clone()], 0.0, hit.clone());
+        at = m.end;
+    }
+    job.append(&name[at..], 0.0, normal);
+    job
 }

@@ -11,7 +11,10 @@ impl App {
         ui.horizontal(|ui| {
             match (&self.connection, &self.status) {
                 (Some(Err(e)), _) => {
-                    ui.colored_label(ui.visuals().error_fg_color, format!("⚠ not connected: {e}"));
+                    ui.colored_label(
+                        ui.visuals().error_fg_color,
+                        format!("⚠ not connected: {e} (trying again every second)"),
+                    );
                 }
                 (_, Some(s)) => {
                     if s.state == "ready" {
@@ -23,7 +26,9 @@ impl App {
                         );
                         ui.label("ready");
                     } else {
-                        ui.spinner();
+                        // A still sign, not a spinner: a spinner repaints the
+                        // window every frame for as long as the scan lasts.
+                        ui.label("⟳");
                         let scanned: u64 = s.roots.iter().map(|r| r.scanned).sum();
                         ui.label(format!("scanning: {} entries so far", count(scanned)));
                     }
@@ -58,13 +63,16 @@ impl App {
                     }
                 }
                 _ => {
-                    ui.spinner();
-                    ui.label("connecting to fsindexd…");
+                    ui.label("⟳ connecting to fsindexd…");
                 }
             }
             if let Some(n) = &self.notice {
                 ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
-                    ui.label(&n.text);
+                    if n.error {
+                        ui.colored_label(ui.visuals().error_fg_color, format!("⚠ {}", n.text));
+                    } else {
+                        ui.label(&n.text);
+                    }
                 });
             }
         });

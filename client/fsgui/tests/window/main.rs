@@ -2,6 +2,12 @@
 //! --json` prints for the same question. Driven through the AccessKit tree
 //! (labels, key presses, clicks), without a display or a GPU.
 
+mod actions;
+mod costs;
+mod daemon;
+mod preview;
+mod scripts;
+mod table;
 mod util;
 mod xvfb;
 

@@ -47,28 +47,52 @@ impl Instance {
         make(&tree);
         let home = tmp.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
-        let daemon = Command::new(bin_dir().join("fsindexd"))
-            .arg("--root")
-            .arg(&tree)
-            .env("FSINDEX_HOME", &home)
-            .env_remove("FSINDEX_SOCKET")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn fsindexd");
+        let daemon = spawn_daemon(&tree, &home);
         let inst = Instance {
             _tmp: tmp,
             home,
             tree,
             daemon,
         };
+        inst.wait_ready();
+        inst
+    }
+
+    fn wait_ready(&self) {
         eventually(Duration::from_secs(60), "daemon ready", || {
-            let out = inst.fsctl(&["status", "--json"]);
+            let out = self.fsctl(&["status", "--json"]);
             out.status.success()
                 && serde_json::from_slice::<Value>(&out.stdout).is_ok_and(|v| v["state"] == "ready")
         });
-        inst
+    }
+
+    /// SIGTERM to the daemon (`kill`, the real program); returns how long
+    /// it took to exit, failing after `limit` (then it is killed).
+    pub fn terminate(&mut self, limit: Duration) -> Duration {
+        let sent = Instant::now();
+        let kill = Command::new("kill")
+            .args(["-TERM", &self.daemon.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(kill.success(), "kill -TERM failed");
+        loop {
+            if let Some(status) = self.daemon.try_wait().expect("wait for fsindexd") {
+                assert!(status.success(), "fsindexd exited with {status} on SIGTERM");
+                return sent.elapsed();
+            }
+            if sent.elapsed() > limit {
+                let _ = self.daemon.kill();
+                let _ = self.daemon.wait();
+                panic!("fsindexd still running {limit:?} after SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// A new daemon on the same instance (after [`Instance::terminate`]).
+    pub fn restart(&mut self) {
+        self.daemon = spawn_daemon(&self.tree, &self.home);
+        self.wait_ready();
     }
 
     pub fn socket(&self) -> PathBuf {
@@ -104,6 +128,17 @@ impl Instance {
 
     /// The window on this instance, in a harness.
     pub fn window(&self, view: View) -> Harness<'static, App> {
+        self.window_at(view, None, egui::vec2(1100.0, 700.0))
+    }
+
+    /// The window with `query` typed in at start, at `size` points, with
+    /// the system's fonts as the real window has them.
+    pub fn window_at(
+        &self,
+        view: View,
+        query: Option<&str>,
+        size: egui::Vec2,
+    ) -> Harness<'static, App> {
         let options = Options {
             target: Target::Socket(self.socket()),
             spawn: false,
@@ -113,12 +148,34 @@ impl Instance {
             dry_run: true,
         };
         // The harness polls (see `settle`): the wake-up has nothing to do.
-        let mut app = App::start(options, std::sync::Arc::new(|| {})).expect("start the window");
+        let mut app = App::start(options, std::sync::Arc::new(|_| {})).expect("start the window");
         app.show(view);
-        Harness::builder()
-            .with_size(egui::vec2(1100.0, 700.0))
-            .build_ui_state(|ui, app: &mut App| app.ui(ui), app)
+        let mut h = Harness::builder()
+            .with_size(size)
+            .build_ui_state(|ui, app: &mut App| app.ui(ui), app);
+        fsgui::fonts::install(&h.ctx)
+            .expect("start the font thread")
+            .join()
+            .expect("the system's fonts");
+        // Typed once the fonts are there (kittest fails on a missing glyph).
+        if let Some(q) = query {
+            h.state_mut().type_query(q);
+        }
+        h
     }
+}
+
+fn spawn_daemon(tree: &Path, home: &Path) -> Child {
+    Command::new(bin_dir().join("fsindexd"))
+        .arg("--root")
+        .arg(tree)
+        .env("FSINDEX_HOME", home)
+        .env_remove("FSINDEX_SOCKET")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn fsindexd")
 }
 
 impl Drop for Instance {

@@ -1,7 +1,6 @@
 //! The real window under Xvfb (xvfb-smoke.sh). Runs when `FSGUI_XVFB=1`,
-//! or when unset and Xvfb, xdotool and ImageMagick are installed;
-//! `FSGUI_XVFB=0` turns it off. CI installs none of them, so there it is
-//! off unless the machine has them.
+//! or when unset and Xvfb, xdotool and ImageMagick are installed (tests/setup.sh
+//! installs them); `FSGUI_XVFB=0` turns it off.
 
 use std::path::Path;
 use std::process::Command;
@@ -14,15 +13,23 @@ fn have(tool: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-#[test]
-fn the_real_window_under_xvfb_takes_keys_and_screenshots() {
+/// Whether a test under Xvfb runs: `FSGUI_XVFB=1` always, `0` never,
+/// unset when every one of `tools` is installed (says so when skipped).
+pub fn wanted(tools: &[&str]) -> bool {
     let wanted = match std::env::var("FSGUI_XVFB").as_deref() {
         Ok("0") => false,
         Ok(_) => true,
-        Err(_) => ["Xvfb", "xdotool", "import"].iter().all(|t| have(t)),
+        Err(_) => tools.iter().all(|t| have(t)),
     };
     if !wanted {
-        eprintln!("skipped: FSGUI_XVFB=0, or Xvfb/xdotool/ImageMagick not installed");
+        eprintln!("skipped: FSGUI_XVFB=0, or one of {tools:?} is not installed");
+    }
+    wanted
+}
+
+#[test]
+fn the_real_window_under_xvfb_takes_keys_and_screenshots() {
+    if !wanted(&["Xvfb", "xdotool", "import"]) {
         return;
     }
     let bins = super::util::bin_dir();

@@ -132,7 +132,16 @@ impl Snapshot {
                 }
                 self.spread(&own, 1)
             }
-            Item::In(_) | Item::Content(_) => vec![false; n],
+            Item::In(_) | Item::Content(_) | Item::Media(_) => vec![false; n],
+            Item::MediaHits(hits) => {
+                let mut m = vec![false; n];
+                for &id in hits.iter() {
+                    if let Some(x) = m.get_mut(id as usize) {
+                        *x = true;
+                    }
+                }
+                m
+            }
             Item::ContentHits(hits) => {
                 let mut m = vec![false; n];
                 for &id in hits.scores.keys() {

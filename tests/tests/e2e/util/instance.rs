@@ -467,6 +467,14 @@ impl Watch {
         w
     }
 
+    /// The next event, if one comes within `limit` (it lands in
+    /// [`Watch::seen`] too).
+    pub fn next_within(&mut self, limit: Duration) -> Option<Value> {
+        let ev = self.lines.recv_timeout(limit).ok()?;
+        self.seen.push(ev.clone());
+        Some(ev)
+    }
+
     /// Receives events until one satisfies `want`, which is returned (every
     /// event received lands in [`Watch::seen`]); fails with `what` and
     /// what came instead after `limit`.

@@ -90,6 +90,11 @@ pub struct FileInfo {
     pub target: Option<String>,
     /// Matches a sensitive pattern (WARN tier: indexed and flagged).
     pub sensitive: bool,
+    /// Photos, songs, videos: what the file says about itself (status, then
+    /// taken, cameraMake, cameraModel, width, height, durationMs, artist,
+    /// album, title, track, year, genre, gpsLat, gpsLon where known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -139,6 +144,7 @@ pub async fn get_file_info(ctx: &Ctx, p: PathParams) -> Outcome {
         }),
         target: (!i.target.is_empty()).then(|| shown(&i.target)),
         sensitive: i.sensitive,
+        media: i.media.as_ref().map(|m| crate::output::media_json(m, true)),
     };
     let mut text = format!(
         "path: {}\ntype: {}\nsize: {} ({})\nallocated: {}\ncreated: {}\nmodified: {}\naccessed: {}\nisDirectory: {}\nisFile: {}\npermissions: {}\nkind: {}",
@@ -184,6 +190,11 @@ pub async fn get_file_info(ctx: &Ctx, p: PathParams) -> Outcome {
         let _ = write!(text, "\ntarget: {t}");
     }
     let _ = write!(text, "\nsensitive: {}", info.sensitive);
+    if let Some(m) = &i.media {
+        for (label, value) in crate::output::media_lines(m) {
+            let _ = write!(text, "\n{label}: {value}");
+        }
+    }
     reply(&info, text)
 }
 

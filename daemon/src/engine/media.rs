@@ -1,0 +1,373 @@
+//! Media metadata's running part (issue 32): the worker that reads what
+//! photos, songs and videos say about themselves, under every root.
+//!
+//! One thread at nice 19 and idle I/O, woken like the content worker (after
+//! each scan and applied watcher batch, at most twice a second). A sweep
+//! passes over the search snapshot once: every file whose name is a known
+//! media type and whose size, mtime or reader version differs from its
+//! `media` row is read, in the sandboxed extractor child (`fsindexd
+//! --extract`, a pool of its own), from headers only. The file is `lstat`ed
+//! before and after: its row records the `(dev, ino, size, mtime_ns,
+//! ctime_ns)` it was read for, and a file that changed while being read is
+//! left for the next sweep. A file that gives nothing keeps a row saying
+//! why, so it is not read again until it changes; an unchanged restart
+//! finds every row current and reads nothing. WARN-tier files are never
+//! opened (BLOCK and SKIP never reach the index), and their rows go.
+
+use super::*;
+use std::collections::HashSet;
+use std::sync::atomic::AtomicU64;
+
+use crate::store::media::{self, Media, MediaKey, MediaRow};
+use fsindex_extract::media::media_kind_for_name;
+
+/// How many files are read between writer commits.
+const CHUNK: usize = 32;
+
+/// The worker's state and counters since start.
+#[derive(Default)]
+pub struct MediaRuntime {
+    due: Mutex<bool>,
+    wake: std::sync::Condvar,
+    started: AtomicBool,
+    busy: AtomicBool,
+    /// Files opened since start, and of those, files that gave nothing.
+    pub read: AtomicU64,
+    pub failed: AtomicU64,
+    /// Files waiting to be read, as of the worker's last look.
+    pub queued: AtomicU64,
+    pool: std::sync::OnceLock<fsindex_extract::Pool>,
+}
+
+impl std::fmt::Debug for MediaRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MediaRuntime")
+            .field("read", &self.read)
+            .finish()
+    }
+}
+
+/// What `status` says of media metadata.
+#[derive(Clone, Debug, Default)]
+pub struct MediaFigures {
+    /// Rows by status (`ok`, or why a file gave nothing).
+    pub rows: std::collections::BTreeMap<String, u64>,
+    pub read: u64,
+    pub failed: u64,
+    pub queued: u64,
+    /// The worker is sweeping or reading.
+    pub busy: bool,
+}
+
+impl Engine {
+    /// Starts the media worker (once).
+    pub(super) fn start_media(self: &Arc<Self>) -> Result<(), Error> {
+        if !self.media.started.swap(true, Ordering::SeqCst) {
+            let e = self.clone();
+            std::thread::Builder::new()
+                .name("fsindex-media".into())
+                .spawn(move || e.media_loop())?;
+        }
+        self.media_due();
+        Ok(())
+    }
+
+    /// Asks the media worker for a sweep.
+    pub(super) fn media_due(&self) {
+        *self.media.due.lock_ok() = true;
+        self.media.wake.notify_one();
+    }
+
+    fn media_loop(self: Arc<Self>) {
+        crate::platform::process::lower_thread_priority();
+        let mut made = match self.store.read(media::states) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::error!("reading the media table failed: {e}");
+                HashMap::new()
+            }
+        };
+        let mut last_sweep = Instant::now() - Duration::from_secs(1);
+        let mut queue: Vec<u32> = Vec::new();
+        loop {
+            let sweep = {
+                let mut due = self.media.due.lock_ok();
+                if !*due && !self.cancel.load(Ordering::Relaxed) {
+                    due = self
+                        .media
+                        .wake
+                        .wait_timeout(due, Duration::from_secs(5))
+                        .map(|(g, _)| g)
+                        .unwrap_or_else(|e| e.into_inner().0);
+                }
+                std::mem::replace(&mut *due, false)
+            };
+            if self.cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            self.media.busy.store(true, Ordering::SeqCst);
+            if sweep {
+                let since = last_sweep.elapsed();
+                if since < Duration::from_millis(500) {
+                    std::thread::sleep(Duration::from_millis(500) - since);
+                }
+                last_sweep = Instant::now();
+                match self.media_sweep(&mut made) {
+                    Ok(q) => queue = q,
+                    Err(e) => tracing::error!("media sweep failed: {e}"),
+                }
+            }
+            self.media
+                .queued
+                .store(queue.len() as u64, Ordering::Relaxed);
+            if let Err(e) = self.media_drain(&mut queue, &mut made) {
+                tracing::error!("reading media metadata failed: {e}");
+            }
+            self.media
+                .queued
+                .store(queue.len() as u64, Ordering::Relaxed);
+            self.media.busy.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// The media files whose row is missing or stale; drops the rows of
+    /// files that are no longer media files.
+    fn media_sweep(&self, made: &mut HashMap<u32, (u64, i64, u32)>) -> Result<Vec<u32>, Error> {
+        let version = fsindex_extract::media::VERSION;
+        let snapshot = crate::index::read_loaded(&self.snapshot);
+        let mut queue = Vec::new();
+        let mut wanted = HashSet::new();
+        // The kind class (half a byte per entry) rules out code, text,
+        // documents, archives and folders before any name is looked at.
+        use crate::index::kinds::KindClass;
+        let not_media = [
+            KindClass::Document,
+            KindClass::Archive,
+            KindClass::Code,
+            KindClass::Text,
+            KindClass::Folder,
+        ]
+        .map(|k| k as u8 + 1);
+        for i in 0..snapshot.id_bound() as u32 {
+            if not_media.contains(&snapshot.class_of(i as usize))
+                || snapshot.entry_kind(i) != Some(crate::store::Kind::File)
+                || media_kind_for_name(&snapshot.entry_name(i)).is_none()
+            {
+                continue;
+            }
+            wanted.insert(i);
+            let now = (snapshot.entry_size(i), snapshot.entry_mtime_ns(i), version);
+            if made.get(&i) != Some(&now) {
+                queue.push(i);
+            }
+        }
+        drop(snapshot);
+        let gone: Vec<i64> = made
+            .keys()
+            .filter(|i| !wanted.contains(i))
+            .map(|&i| i64::from(i))
+            .collect();
+        if !gone.is_empty() {
+            for i in &gone {
+                made.remove(&(*i as u32));
+            }
+            self.writer.send(vec![Op::DropMedia(gone)])?;
+            self.writer.flush()?;
+        }
+        // Read the newest first: they are the ones a user just added.
+        queue.reverse();
+        Ok(queue)
+    }
+
+    /// Reads queued files a chunk at a time until the queue is empty or a
+    /// sweep is due.
+    fn media_drain(
+        &self,
+        queue: &mut Vec<u32>,
+        made: &mut HashMap<u32, (u64, i64, u32)>,
+    ) -> Result<(), Error> {
+        let rules = self.rules();
+        while !queue.is_empty() {
+            if self.cancel.load(Ordering::Relaxed) || *self.media.due.lock_ok() {
+                return Ok(());
+            }
+            let chunk: Vec<u32> = queue.drain(..queue.len().min(CHUNK)).collect();
+            let (mut rows, mut dropped) = (Vec::new(), Vec::new());
+            for id in chunk {
+                match self.read_media_of(id, &rules) {
+                    Some(Some(row)) => {
+                        made.insert(id, (row.key.size, row.key.mtime_ns, row.version));
+                        rows.push(row);
+                    }
+                    // Changed while read: the next sweep sees it again.
+                    Some(None) => {}
+                    None => {
+                        if made.remove(&id).is_some() {
+                            dropped.push(i64::from(id));
+                        }
+                    }
+                }
+            }
+            if !dropped.is_empty() {
+                self.writer.send(vec![Op::DropMedia(dropped)])?;
+            }
+            if !rows.is_empty() {
+                self.writer.send(vec![Op::PutMedia(rows)])?;
+            }
+            self.writer.flush()?;
+            self.media
+                .queued
+                .store(queue.len() as u64, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Reads one file: `None` when it is no longer a media file to read
+    /// (gone, not a file, sensitive), `Some(None)` when it changed while
+    /// being read.
+    fn read_media_of(&self, id: u32, rules: &Rules) -> Option<Option<MediaRow>> {
+        let path = {
+            let snapshot = crate::index::read_loaded(&self.snapshot);
+            if snapshot.entry_kind(id) != Some(crate::store::Kind::File) {
+                return None;
+            }
+            crate::platform::bytes::path_buf(&snapshot.path(id))
+        };
+        // The WARN tier is never opened (BLOCK and SKIP are never indexed).
+        if rules.is_sensitive(&path, false) {
+            return None;
+        }
+        let before = file_key(&path)?;
+        let got = self
+            .media_pool()
+            .extract(&path, fsindex_extract::Kind::Media);
+        self.media.read.fetch_add(1, Ordering::Relaxed);
+        if file_key(&path) != Some(before) {
+            return Some(None);
+        }
+        let version = fsindex_extract::media::VERSION;
+        let row = match got {
+            Ok(e) => {
+                let m = Media::decode(&e.text);
+                MediaRow {
+                    entry_id: i64::from(id),
+                    key: before,
+                    version,
+                    status: "ok".into(),
+                    detail: String::new(),
+                    taken_s: m.taken.as_deref().and_then(taken_seconds),
+                    media: m,
+                }
+            }
+            Err(f) => {
+                self.media.failed.fetch_add(1, Ordering::Relaxed);
+                // The path, never what was read (a position is private).
+                tracing::debug!(path = %path.display(), reason = f.reason(), "no media metadata");
+                MediaRow {
+                    entry_id: i64::from(id),
+                    key: before,
+                    version,
+                    status: f.reason().into(),
+                    detail: f.detail(),
+                    taken_s: None,
+                    media: Media::default(),
+                }
+            }
+        };
+        Some(Some(row))
+    }
+
+    fn media_pool(&self) -> &fsindex_extract::Pool {
+        self.media.pool.get_or_init(|| {
+            // Headers only: a file that takes longer is hostile.
+            let config = fsindex_extract::SandboxConfig {
+                timeout: Duration::from_secs(10),
+                ..Default::default()
+            };
+            let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("fsindexd"));
+            let mut cmd = std::process::Command::new(exe);
+            cmd.arg("--extract");
+            fsindex_extract::Pool::new(cmd, config, 1)
+        })
+    }
+
+    /// One file's media row for `info`, current for the file's present
+    /// `(dev, ino, size, mtime_ns, ctime_ns)`: a file not read yet, or
+    /// changed since (a `chown` or `touch -r` too, which the sweep's size
+    /// and mtime do not show), is read now, in the child, and its row
+    /// written.
+    pub(super) fn current_media(&self, id: i64, path: &Path) -> Result<Option<MediaRow>, Error> {
+        let row = self.store.read(|c| media::of_entry(c, id))?;
+        let now = file_key(path);
+        if let Some(row) = row
+            && now == Some(row.key)
+        {
+            return Ok(Some(row));
+        }
+        let named = path
+            .file_name()
+            .is_some_and(|n| media_kind_for_name(n.as_encoded_bytes()).is_some());
+        if now.is_none() || !named {
+            return Ok(None);
+        }
+        let Ok(id) = u32::try_from(id) else {
+            return Ok(None);
+        };
+        match self.read_media_of(id, &self.rules()) {
+            Some(Some(row)) => {
+                self.writer.send(vec![Op::PutMedia(vec![row.clone()])])?;
+                Ok(Some(row))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Figures for `status`.
+    pub fn media_status(&self) -> Result<MediaFigures, Error> {
+        Ok(MediaFigures {
+            rows: self.store.read(media::outcomes)?.into_iter().collect(),
+            read: self.media.read.load(Ordering::Relaxed),
+            failed: self.media.failed.load(Ordering::Relaxed),
+            queued: self.media.queued.load(Ordering::Relaxed),
+            busy: self.media.busy.load(Ordering::SeqCst) || *self.media.due.lock_ok(),
+        })
+    }
+}
+
+/// A regular file's `(dev, ino, size, mtime_ns, ctime_ns)`.
+#[cfg(unix)]
+fn file_key(path: &Path) -> Option<MediaKey> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).ok()?;
+    m.file_type().is_file().then(|| MediaKey {
+        dev: m.dev(),
+        ino: m.ino(),
+        size: m.size(),
+        mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+        ctime_ns: m.ctime() * 1_000_000_000 + m.ctime_nsec(),
+    })
+}
+
+/// Elsewhere there is no inode or ctime: size and mtime only.
+#[cfg(not(unix))]
+fn file_key(path: &Path) -> Option<MediaKey> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    let mtime_ns = m
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    m.file_type().is_file().then(|| MediaKey {
+        size: m.len(),
+        mtime_ns,
+        ..MediaKey::default()
+    })
+}
+
+/// A camera's `YYYY-MM-DDTHH:MM:SS` (no zone) as unix seconds, read in the
+/// daemon's time zone as `dm:` reads its dates.
+pub fn taken_seconds(taken: &str) -> Option<i64> {
+    let dt: jiff::civil::DateTime = taken.parse().ok()?;
+    let z = dt.to_zoned(jiff::tz::TimeZone::system()).ok()?;
+    Some(z.timestamp().as_second())
+}

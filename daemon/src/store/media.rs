@@ -1,0 +1,171 @@
+//! The media metadata table (migration 0009): what photos, songs and videos
+//! say about themselves, one row per file, valid for the `(dev, ino, size,
+//! mtime_ns, ctime_ns)` it was read for. Writes go through the single
+//! writer ([`super::Op::PutMedia`], [`super::Op::DropMedia`]); this module
+//! holds the SQL.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::Error;
+pub use fsindex_extract::media::Media;
+
+/// The file state a row was read for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MediaKey {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+}
+
+/// One file's row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MediaRow {
+    pub entry_id: i64,
+    pub key: MediaKey,
+    pub version: u32,
+    /// `ok`, or the failure's reason (`parse`, `timeout`, `unreadable`, ...).
+    pub status: String,
+    pub detail: String,
+    pub media: Media,
+    /// `media.taken` as unix seconds (the camera's clock read in the
+    /// daemon's time zone, as `dm:` reads dates).
+    pub taken_s: Option<i64>,
+}
+
+/// What the worker compares with the index between reads: size, mtime and
+/// the reader's version, by entry id.
+pub fn states(conn: &Connection) -> Result<HashMap<u32, (u64, i64, u32)>, Error> {
+    let mut stmt = conn.prepare_cached("SELECT entry_id, size, mtime_ns, version FROM media")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)? as u32,
+            (r.get::<_, i64>(1)? as u64, r.get(2)?, r.get(3)?),
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+const COLUMNS: &str = "entry_id, dev, ino, size, mtime_ns, ctime_ns, version, status, detail, \
+     taken, taken_s, camera_make, camera_model, width, height, duration_ms, artist, album, \
+     title, track, year, genre, gps_lat, gps_lon";
+
+fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<MediaRow> {
+    Ok(MediaRow {
+        entry_id: r.get(0)?,
+        key: MediaKey {
+            dev: r.get::<_, i64>(1)? as u64,
+            ino: r.get::<_, i64>(2)? as u64,
+            size: r.get::<_, i64>(3)? as u64,
+            mtime_ns: r.get(4)?,
+            ctime_ns: r.get(5)?,
+        },
+        version: r.get(6)?,
+        status: r.get(7)?,
+        detail: r.get(8)?,
+        taken_s: r.get(10)?,
+        media: Media {
+            taken: r.get(9)?,
+            camera_make: r.get(11)?,
+            camera_model: r.get(12)?,
+            width: r.get(13)?,
+            height: r.get(14)?,
+            duration_ms: r.get::<_, Option<i64>>(15)?.map(|n| n as u64),
+            artist: r.get(16)?,
+            album: r.get(17)?,
+            title: r.get(18)?,
+            track: r.get(19)?,
+            year: r.get(20)?,
+            genre: r.get(21)?,
+            gps_lat: r.get(22)?,
+            gps_lon: r.get(23)?,
+        },
+    })
+}
+
+/// One entry's row, if it has one.
+pub fn of_entry(conn: &Connection, id: i64) -> Result<Option<MediaRow>, Error> {
+    let sql = format!("SELECT {COLUMNS} FROM media WHERE entry_id=?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([id], row_of)
+        .optional()?)
+}
+
+/// Every row read successfully (for the query filters).
+pub fn all_ok(conn: &Connection) -> Result<Vec<MediaRow>, Error> {
+    let sql = format!("SELECT {COLUMNS} FROM media WHERE status='ok'");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], row_of)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Entry id to date taken (unix seconds), for the rows that have one.
+pub fn taken(conn: &Connection) -> Result<HashMap<u32, i64>, Error> {
+    let mut stmt =
+        conn.prepare_cached("SELECT entry_id, taken_s FROM media WHERE taken_s IS NOT NULL")?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? as u32, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Rows by status (`ok`, `parse`, ...), for `status`.
+pub fn outcomes(conn: &Connection) -> Result<Vec<(String, u64)>, Error> {
+    let mut stmt = conn.prepare_cached("SELECT status, COUNT(*) FROM media GROUP BY status")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Writes one file's row (in the writer's transaction), replacing the old.
+pub fn put(tx: &Connection, row: &MediaRow) -> Result<(), Error> {
+    // A file that left the index meanwhile gets no row.
+    let exists: bool = tx
+        .prepare_cached("SELECT 1 FROM entries WHERE id=?1")?
+        .exists([row.entry_id])?;
+    if !exists {
+        return Ok(());
+    }
+    let m = &row.media;
+    let sql = format!(
+        "INSERT OR REPLACE INTO media ({COLUMNS}) VALUES \
+         (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)"
+    );
+    tx.prepare_cached(&sql)?.execute(params![
+        row.entry_id,
+        row.key.dev as i64,
+        row.key.ino as i64,
+        row.key.size as i64,
+        row.key.mtime_ns,
+        row.key.ctime_ns,
+        row.version,
+        row.status,
+        row.detail,
+        m.taken,
+        row.taken_s,
+        m.camera_make,
+        m.camera_model,
+        m.width,
+        m.height,
+        m.duration_ms.map(|n| n as i64),
+        m.artist,
+        m.album,
+        m.title,
+        m.track,
+        m.year,
+        m.genre,
+        m.gps_lat,
+        m.gps_lon,
+    ])?;
+    Ok(())
+}
+
+/// Drops the rows of files that are no longer media files.
+pub fn drop(tx: &Connection, ids: &[i64]) -> Result<(), Error> {
+    let mut stmt = tx.prepare_cached("DELETE FROM media WHERE entry_id=?1")?;
+    for id in ids {
+        stmt.execute([id])?;
+    }
+    Ok(())
+}
