@@ -62,6 +62,14 @@ if [ ! -f examples/node/node_modules/@grpc/grpc-js/package.json ]; then
   npm ci --prefix examples/node --no-audit --no-fund --loglevel=error
 fi
 
+# Document writers for the tests of reading what files say
+# (tests/tests/e2e/read_text.rs, tests/make_documents.py): python-docx,
+# odfpy and reportlab, pinned in tests/requirements-documents.txt.
+if ! python3 -c 'import docx, odf.opendocument, reportlab' 2>/dev/null; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+    -r tests/requirements-documents.txt
+fi
+
 # mutagen tags the media test's songs and reads them back.
 if ! python3 -c 'import mutagen' 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'mutagen==1.48.1'

@@ -20,20 +20,28 @@ const SNIFF: usize = 64 << 10;
 
 /// Decodes `bytes` (the whole file when `complete`, else a prefix).
 pub fn decode(bytes: &[u8], complete: bool) -> Cow<'_, str> {
+    decode_named(bytes, complete).0
+}
+
+/// As [`decode`], with the name of the encoding it decoded from (`UTF-8`,
+/// `UTF-16LE`, `windows-1252`, ...).
+pub fn decode_named(bytes: &[u8], complete: bool) -> (Cow<'_, str>, &'static str) {
     if let Some((enc, bom)) = Encoding::for_bom(bytes) {
-        return enc.decode_without_bom_handling(&bytes[bom..]).0;
+        return (enc.decode_without_bom_handling(&bytes[bom..]).0, enc.name());
     }
     match std::str::from_utf8(bytes) {
-        Ok(s) => return Cow::Borrowed(s),
+        Ok(s) => return (Cow::Borrowed(s), "UTF-8"),
         // Valid up to a sequence cut by the end of a prefix.
         Err(e) if e.error_len().is_none() && !complete => {
-            return Cow::Borrowed(
-                std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+            return (
+                Cow::Borrowed(std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default()),
+                "UTF-8",
             );
         }
         Err(_) => {}
     }
-    guess(bytes, complete).decode_without_bom_handling(bytes).0
+    let enc = guess(bytes, complete);
+    (enc.decode_without_bom_handling(bytes).0, enc.name())
 }
 
 /// chardetng's guess for bytes that are not valid UTF-8.

@@ -118,6 +118,21 @@ impl Kind {
         }
     }
 
+    /// How a document's bytes become text, for kinds whose format fixes it
+    /// (text, HTML and XML name the encoding they were decoded from
+    /// instead: see [`crate::Extracted::encoding`]).
+    pub fn decoding(self) -> &'static str {
+        match self {
+            Kind::Pdf => "PDF text (font encodings)",
+            Kind::Docx | Kind::Pptx | Kind::Xlsx => "UTF-8 (Office Open XML)",
+            Kind::Odt | Kind::Ods | Kind::Odp => "UTF-8 (OpenDocument XML)",
+            Kind::Rtf => "RTF (code page and \\u escapes)",
+            Kind::Eml => "MIME (each part's charset)",
+            Kind::Media => "media metadata (EXIF, tags, headers)",
+            Kind::Text | Kind::MaybeText | Kind::Markdown | Kind::Html | Kind::Xml => "UTF-8",
+        }
+    }
+
     /// Documents may be up to [`crate::Limits::max_document_file`] bytes;
     /// the others are text, capped at [`crate::Limits::max_text_file`].
     pub fn is_document(self) -> bool {

@@ -52,6 +52,7 @@ pub fn extract_file(path: &Path, kind: Kind, limits: &Limits) -> Result<Extracte
             kind,
             extractor: kind.extractor(),
             version: kind.version(),
+            encoding: kind.decoding().to_owned(),
         });
     }
     let max_size = if kind.is_document() {

@@ -20,6 +20,11 @@ pub struct Extracted {
     /// That extractor's version: when it changes, stored rows made by an
     /// older version are worth extracting again.
     pub version: u32,
+    /// How the bytes were decoded: for text, HTML and XML the encoding found
+    /// (a byte-order mark, UTF-8, or chardetng's guess: `windows-1252`,
+    /// `Shift_JIS`, ...); for documents what the format fixes
+    /// ([`Kind::decoding`]).
+    pub encoding: String,
 }
 
 /// Why a file has no text. A runtime error, counted, never fatal.

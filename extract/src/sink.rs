@@ -13,6 +13,8 @@ pub struct TextSink {
     text: String,
     cap: usize,
     truncated: bool,
+    /// The encoding an extractor decoded from, when it found one.
+    encoding: Option<&'static str>,
 }
 
 impl TextSink {
@@ -21,7 +23,13 @@ impl TextSink {
             text: String::new(),
             cap,
             truncated: false,
+            encoding: None,
         }
+    }
+
+    /// Records the encoding the source was decoded from.
+    pub fn set_encoding(&mut self, name: &'static str) {
+        self.encoding = Some(name);
     }
 
     /// True once the cap was reached: extractors stop reading then.
@@ -130,6 +138,7 @@ impl TextSink {
             kind,
             extractor: kind.extractor(),
             version: kind.version(),
+            encoding: self.encoding.unwrap_or(kind.decoding()).to_owned(),
         }
     }
 }

@@ -60,6 +60,8 @@ enum Command {
     Fleet(cmd::fleet::Args),
     /// One entry in detail: type, sizes, times, permissions, kind, encoding, lines.
     Info(cmd::info::Args),
+    /// The text of a file under a root, documents included (PDF, Office, OpenDocument, mail).
+    Cat(cmd::cat::Args),
     /// A folder's children, from the index.
     Ls(cmd::ls::Args),
     /// A folder's subtree with sizes and counts.
@@ -107,6 +109,7 @@ fn main() -> ExitCode {
             Command::Fleet(a) => cmd::fleet::run(&cli.global, a).await,
             Command::Verify(a) => cmd::verify::run(&cli.global, a).await,
             Command::Info(a) => cmd::info::run(&cli.global, a).await,
+            Command::Cat(a) => cmd::cat::run(&cli.global, a).await,
             Command::Ls(a) => cmd::ls::run(&cli.global, a).await,
             Command::Tree(a) => cmd::tree::run(&cli.global, a).await,
             Command::Watch(a) => cmd::watch::run(&cli.global, a).await,

@@ -617,6 +617,7 @@ async fn search(
         sync: false,
         reverse: params.reverse,
         offset,
+        snippets: None,
     };
     let words = query_words(&params.query);
     let answer = async {

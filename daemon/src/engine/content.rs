@@ -396,6 +396,7 @@ impl Engine {
                 status: "ok".into(),
                 detail: String::new(),
                 text: Some(e.text),
+                encoding: e.encoding,
                 truncated: e.truncated,
                 at,
             },
@@ -411,6 +412,7 @@ impl Engine {
                     status: f.reason().into(),
                     detail: f.detail(),
                     text: None,
+                    encoding: String::new(),
                     truncated: false,
                     at,
                 }
@@ -421,7 +423,11 @@ impl Engine {
 
     /// The text of one file: in-process for plain text, in the sandboxed
     /// child for documents.
-    fn extract(&self, path: &Path, kind: TextKind) -> Result<fsindex_extract::Extracted, Failure> {
+    pub(super) fn extract(
+        &self,
+        path: &Path,
+        kind: TextKind,
+    ) -> Result<fsindex_extract::Extracted, Failure> {
         let max_text_bytes = self.content.settings.read_ok().max_text_bytes;
         let pool = self.content.pool.get_or_init(|| {
             let mut config = fsindex_extract::SandboxConfig::default();
@@ -434,11 +440,22 @@ impl Engine {
         pool.extract(path, kind)
     }
 
-    /// Re-reads one file's text for a snippet (the index keeps no text).
-    pub(super) fn text_of(&self, path: &Path) -> Option<String> {
-        let name = path.file_name()?.as_encoded_bytes();
-        let kind = fsindex_extract::kind_for_name(name)?;
-        self.extract(path, kind).ok().map(|e| e.text)
+    /// The snippet of entry `id` for `words`, cut from the text the content
+    /// index keeps: the text that matched, and no file is opened for it.
+    /// Empty when the index holds no text for it (a row made before
+    /// migration 0006 that the worker has not read again yet).
+    pub(super) fn snippet_of(&self, id: u32, words: &[&str]) -> String {
+        match self.store.read(|c| content::text(c, id as i64)) {
+            Ok(Some(t)) => {
+                crate::queries::snippet::snippet(&t.text, words, crate::queries::snippet::WIDTH)
+                    .unwrap_or_default()
+            }
+            Ok(None) => String::new(),
+            Err(e) => {
+                tracing::warn!(id, "reading stored text for a snippet failed: {e}");
+                String::new()
+            }
+        }
     }
 
     /// Recounts the figures `status` shows, per content folder.

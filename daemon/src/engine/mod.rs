@@ -15,6 +15,8 @@
 //!   reports.
 //! - `visibility`: what a caller may see, read live (`lstat`s of folders,
 //!   the caller's groups, machine-wide mode's cache of permissions).
+//! - `text`: a file's text, a page at a time (ReadText): from the content
+//!   index's stored text, or extracted on the spot; the sensitive tiers.
 //! - [`reload`]: re-reading `config.toml`.
 //! - [`fleet`]: the fleet link, shipping the index into PostgreSQL.
 //!
@@ -33,18 +35,20 @@ mod roots;
 mod status;
 mod subscribe;
 mod sync;
+mod text;
 mod visibility;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
 pub use media::{MediaFigures, MediaRuntime, taken_seconds};
 pub use read::{
-    ChunkSink, ListOrder, Listed, Rescan, RescanProgress, SearchArgs, SearchHead, SearchPage,
-    Taken, UsageArgs,
+    ChunkSink, DEFAULT_SNIPPETS, ListOrder, Listed, MAX_SNIPPETS, Rescan, RescanProgress,
+    SearchArgs, SearchHead, SearchPage, Taken, UsageArgs,
 };
 use roots::default_root;
 pub use status::{HashFigures, MemoryFigures, Status, WatchFigures};
 pub use subscribe::{Heard, REVEAL_CAP, Subscription};
+pub use text::{TextArgs, TextPage, TextSource};
 pub use visibility::{View, caller_from_peer};
 
 use std::collections::HashMap;
@@ -728,6 +732,7 @@ mod tests {
                 offset: 0,
                 limit: usize::MAX,
                 sync: false,
+                snippets: 0,
             };
             let page = engine.search(args, view).unwrap();
             let paths: Vec<PathBuf> = page

@@ -28,6 +28,9 @@ pub struct SearchArgs {
     pub limit: usize,
     /// Wait until every change made before the call is indexed.
     pub sync: bool,
+    /// For a `content:` query, how many of the first results get a
+    /// snippet.
+    pub snippets: usize,
 }
 
 /// One entry in an answer (search, list), with what is worked out for the
@@ -289,8 +292,10 @@ fn sniff_text(path: &Path, info: &mut browse::Info) {
     info.lines = lines as i64;
 }
 
-/// Results of a page that get a snippet (each reads its file again).
-const SNIPPETS: usize = 10;
+/// Results of a page that get a snippet unless the request says.
+pub const DEFAULT_SNIPPETS: usize = 10;
+/// The most a request may ask for: each is a row read and inflated.
+pub const MAX_SNIPPETS: usize = 10_000;
 
 /// How long a read waits for `--sync`.
 const SYNC_WAIT: Duration = Duration::from_secs(10);
@@ -542,6 +547,7 @@ impl Engine {
         drop(snapshot);
         tracing::debug!(us = t.elapsed().as_micros() as u64, total, "search");
         let mut found = found.into_iter().enumerate().peekable();
+        let mut snippet_time = Duration::ZERO;
         while found.peek().is_some() {
             let part = found
                 .by_ref()
@@ -551,21 +557,16 @@ impl Engine {
                     // Only files that matched the content index were read for
                     // it (never a sensitive one), and only a caller who may
                     // read the file sees what it says.
-                    let snippet = if k < SNIPPETS
+                    let snippet = if k < args.snippets
                         && query.content_score(f.id).is_some()
                         && reader
                             .as_ref()
                             .is_none_or(|c| visibility::may(c, path, access::R))
                     {
-                        self.text_of(path)
-                            .and_then(|t| {
-                                crate::queries::snippet::snippet(
-                                    &t,
-                                    &words,
-                                    crate::queries::snippet::WIDTH,
-                                )
-                            })
-                            .unwrap_or_default()
+                        let at = Instant::now();
+                        let s = self.snippet_of(f.id, &words);
+                        snippet_time += at.elapsed();
+                        s
                     } else {
                         String::new()
                     };
@@ -586,6 +587,11 @@ impl Engine {
                 }
             }
         }
+        tracing::debug!(
+            us = t.elapsed().as_micros() as u64,
+            snippets_us = snippet_time.as_micros() as u64,
+            "content search answered"
+        );
         Ok(())
     }
 

@@ -1,7 +1,7 @@
 //! Snippets: the passage of a file's text that best shows why it matched a
-//! `content:` query, the words marked `**like this**`. The content index
-//! keeps no text (a contentless FTS5 table), so the text is read again for
-//! the few results that show a snippet.
+//! `content:` query, the words marked `**like this**`, cut from the text
+//! the content index keeps (`content_text`): no file is opened or parsed
+//! again for it.
 //!
 //! Words are compared as the index compares them: case-insensitively and
 //! without accents (`resume` marks `Résumé`).
@@ -33,11 +33,87 @@ fn words(s: &str) -> Vec<String> {
 /// The best passage of `text` for `queries` (each a word or a phrase), at
 /// most about `width` characters, the matching words marked; `None` when no
 /// word of the queries occurs.
+///
+/// A text may be megabytes and folding every character of it costs
+/// milliseconds, so when every word is ASCII the words are first found
+/// with a byte-level search (case-insensitive, whole words) and only the
+/// passage around the best place is folded; the full pass is the fallback
+/// (a word with accents, or a place the quick search misjudged).
 pub fn snippet(text: &str, queries: &[&str], width: usize) -> Option<String> {
     let wanted: Vec<String> = queries.iter().flat_map(|q| words(q)).collect();
     if wanted.is_empty() {
         return None;
     }
+    if text.len() > 4 * width
+        && let Some(s) = quick(text, &wanted, width)
+    {
+        return Some(s);
+    }
+    full(text, &wanted, width)
+}
+
+/// [`snippet`] through a byte-level search for ASCII words: the passage
+/// around the window of `width` bytes holding the most distinct words.
+fn quick(text: &str, wanted: &[String], width: usize) -> Option<String> {
+    if !wanted.iter().all(|w| w.is_ascii()) {
+        return None;
+    }
+    let alternatives: Vec<String> = wanted.iter().map(|w| regex::escape(w)).collect();
+    let re = regex::bytes::RegexBuilder::new(&alternatives.join("|"))
+        .case_insensitive(true)
+        .unicode(false)
+        .build()
+        .ok()?;
+    // A word ends where a letter or digit does not follow, as the index
+    // splits words: `_` separates (regex's `\b` would not), and a byte of a
+    // non-ASCII character does not (the full pass judges those).
+    let bytes = text.as_bytes();
+    let joins = |b: u8| b.is_ascii_alphanumeric() || b >= 0x80;
+    // (start, which word): the first thousand places are plenty to choose from.
+    let hits: Vec<(usize, usize)> = re
+        .find_iter(bytes)
+        .filter(|m| {
+            (m.start() == 0 || !joins(bytes[m.start() - 1]))
+                && bytes.get(m.end()).is_none_or(|&b| !joins(b))
+        })
+        .take(1000)
+        .filter_map(|m| {
+            let w = &bytes[m.range()];
+            let k = wanted
+                .iter()
+                .position(|x| x.as_bytes().eq_ignore_ascii_case(w))?;
+            Some((m.start(), k))
+        })
+        .collect();
+    let mut best: Option<(usize, usize)> = None; // (distinct, start)
+    for (a, &(start, _)) in hits.iter().enumerate() {
+        let mut seen = std::collections::HashSet::new();
+        for &(s, k) in &hits[a..] {
+            if s - start > width {
+                break;
+            }
+            seen.insert(k);
+        }
+        if best.is_none_or(|(n, _)| seen.len() > n) {
+            best = Some((seen.len(), start));
+        }
+    }
+    let (_, at) = best?;
+    // The passage around it, on character boundaries, marked by the full pass.
+    let from = text.floor_char_boundary(at.saturating_sub(width));
+    let to = text.ceil_char_boundary((at + 2 * width).min(text.len()));
+    let mut s = full(&text[from..to], wanted, width)?;
+    if from > 0 && !s.starts_with('…') {
+        s.insert(0, '…');
+    }
+    if to < text.len() && !s.ends_with('…') {
+        s.push('…');
+    }
+    Some(s)
+}
+
+/// [`snippet`] over every word of `text`.
+fn full(text: &str, wanted: &[String], width: usize) -> Option<String> {
     // Each word of the text: its byte span in `text` and its folded form.
     let mut spans: Vec<(usize, usize, usize)> = Vec::new(); // (start, end, wanted index + 1 or 0)
     let mut start = None;
@@ -144,6 +220,39 @@ mod tests {
             "…please find the Résumé attached. **Total** **due**: 1,240.00"
         );
         assert_eq!(snippet(text, &["invoice"], 160), None);
+    }
+
+    #[test]
+    fn a_long_text_gives_the_snippet_the_full_pass_gives() {
+        // The quick search finds the place; the passage is the same as
+        // folding all of the text would give, whatever the case.
+        let filler = "lorem ipsum dolor sit amet ".repeat(2000);
+        let text = format!(
+            "{filler}The DEPRECATED call, deprecated since 2.0, and the undeprecated one. {filler}"
+        );
+        let wanted = vec!["deprecated".to_owned()];
+        let quick = snippet(&text, &["deprecated"], WIDTH).unwrap();
+        assert_eq!(Some(quick.clone()), full(&text, &wanted, WIDTH));
+        assert!(
+            quick.contains("**DEPRECATED** call, **deprecated** since"),
+            "{quick}"
+        );
+        assert!(quick.starts_with('…') && quick.ends_with('…'), "{quick}");
+        // Accents: the full pass answers.
+        let text = format!("{filler} a Résumé here {filler}");
+        let s = snippet(&text, &["resume"], WIDTH).unwrap();
+        assert!(s.contains("**Résumé**"), "{s}");
+        // `_` separates words, as in the index.
+        let text = format!("{filler} IF_TYPE_ETHERNET_CSMACD {filler}");
+        let quick = snippet(&text, &["ethernet"], WIDTH).unwrap();
+        assert_eq!(
+            Some(quick.clone()),
+            full(&text, &["ethernet".to_owned()], WIDTH)
+        );
+        assert!(quick.contains("IF_TYPE_**ETHERNET**_CSMACD"), "{quick}");
+        // Only inside a longer word: no snippet.
+        let text = format!("{filler} undeprecated {filler}");
+        assert_eq!(snippet(&text, &["deprecated"], WIDTH), None);
     }
 
     #[test]

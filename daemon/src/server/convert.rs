@@ -145,6 +145,9 @@ impl From<pb::SearchRequest> for SearchArgs {
             // 0 means all.
             limit: usize::try_from(r.limit).unwrap_or(usize::MAX),
             sync: r.sync,
+            snippets: r.snippets.map_or(crate::engine::DEFAULT_SNIPPETS, |n| {
+                (n as usize).min(crate::engine::MAX_SNIPPETS)
+            }),
         }
     }
 }
@@ -467,5 +470,20 @@ pub fn fleet_status(f: &crate::engine::fleet::FleetFigures) -> pb::FleetStatus {
         last_error: f.last_error.clone().unwrap_or_default(),
         rows_shipped: f.rows_shipped,
         reconciles: f.reconciles,
+    }
+}
+
+/// A page of a file's text (ReadText).
+pub fn text_page(p: crate::engine::TextPage) -> pb::ReadTextResponse {
+    pb::ReadTextResponse {
+        path: crate::platform::bytes::vec(&p.path),
+        text: p.text,
+        offset: p.offset,
+        total_bytes: p.total_bytes,
+        truncated: p.truncated,
+        format: p.format,
+        encoding: p.encoding,
+        source: p.source.name().into(),
+        sensitive: p.sensitive,
     }
 }

@@ -532,6 +532,22 @@ impl pb::index_server::Index for IndexService {
         Ok(Response::new(convert::stat(path, info)?))
     }
 
+    async fn read_text(
+        &self,
+        req: Request<pb::ReadTextRequest>,
+    ) -> Result<Response<pb::ReadTextResponse>, Status> {
+        let view = self.view(&req);
+        let r = req.into_inner();
+        let args = crate::engine::TextArgs {
+            path: r.path,
+            offset: r.offset,
+            length: r.length,
+            allow_sensitive: r.allow_sensitive,
+        };
+        let page = self.blocking(move |e| e.read_text(args, view)).await?;
+        Ok(Response::new(convert::text_page(page)))
+    }
+
     async fn list(
         &self,
         req: Request<pb::ListRequest>,

@@ -1,8 +1,11 @@
-//! The content index's tables (migration 0004): `content_fts` (contentless
-//! FTS5, rowid = entry id), `content_state` (what was extracted from which
-//! state of each file, so nothing is extracted twice) and `content_queue`
-//! (files waiting to be read, persistent across restarts). Writes go
-//! through the single writer ([`super::Op`]); this module holds the SQL.
+//! The content index's tables (migrations 0004 and 0006): `content_fts`
+//! (contentless FTS5, rowid = entry id), `content_state` (what was extracted
+//! from which state of each file, so nothing is extracted twice),
+//! `content_queue` (files waiting to be read, persistent across restarts)
+//! and `content_text` (the text itself, deflate-compressed, so it can be
+//! read back and snippets cut from it without opening the file again).
+//! Writes go through the single writer ([`super::Op`]); this module holds
+//! the SQL.
 
 use std::collections::HashMap;
 
@@ -24,6 +27,8 @@ pub struct ContentRow {
     pub detail: String,
     /// The text to index (`None` when the file has none).
     pub text: Option<String>,
+    /// How the file's bytes were decoded (see `Extracted::encoding`).
+    pub encoding: String,
     pub truncated: bool,
     pub at: i64,
 }
@@ -87,6 +92,63 @@ pub fn matching(conn: &Connection, words: &str) -> Result<HashMap<u32, f64>, Err
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// A file's text as the content index keeps it, with the state it was
+/// extracted from.
+#[derive(Clone, Debug)]
+pub struct StoredText {
+    pub made: Made,
+    pub extractor: String,
+    pub encoding: String,
+    pub truncated: bool,
+    pub text: String,
+}
+
+/// The stored text of entry `id`; `None` when the index holds none (not a
+/// content file, not read yet, or its extraction failed).
+pub fn text(conn: &Connection, id: i64) -> Result<Option<StoredText>, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.size, s.mtime_ns, s.version, s.extractor, s.truncated, t.encoding, t.text
+         FROM content_state s JOIN content_text t ON t.entry_id = s.entry_id
+         WHERE s.entry_id = ?1 AND s.status = 'ok'",
+    )?;
+    let mut rows = stmt.query([id])?;
+    let Some(r) = rows.next()? else {
+        return Ok(None);
+    };
+    let packed: Vec<u8> = r.get(6)?;
+    Ok(Some(StoredText {
+        made: Made {
+            size: r.get::<_, i64>(0)? as u64,
+            mtime_ns: r.get(1)?,
+            version: r.get(2)?,
+        },
+        extractor: r.get(3)?,
+        truncated: r.get(4)?,
+        encoding: r.get(5)?,
+        text: unpack(&packed)?,
+    }))
+}
+
+/// Text as `content_text` keeps it: raw deflate, fast level (extracted
+/// text shrinks 3-4x; the worker's time goes to parsing, not to this).
+fn pack(text: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = flate2::write::DeflateEncoder::new(
+        Vec::with_capacity(text.len() / 3),
+        flate2::Compression::fast(),
+    );
+    // Writing to a Vec cannot fail.
+    let _ = z.write_all(text.as_bytes());
+    z.finish().unwrap_or_default()
+}
+
+fn unpack(packed: &[u8]) -> Result<String, Error> {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::DeflateDecoder::new(packed).read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// One row per content state: (entry id, status, text bytes).
 pub fn outcomes(conn: &Connection) -> Result<Vec<(u32, String, u64)>, Error> {
     let mut stmt = conn.prepare_cached("SELECT entry_id, status, text_bytes FROM content_state")?;
@@ -131,6 +193,18 @@ pub fn put(tx: &Connection, row: &ContentRow) -> Result<(), Error> {
         tx.prepare_cached("INSERT INTO content_fts (rowid, body) VALUES (?1, ?2)")?
             .execute(params![row.entry_id, text])?;
     }
+    match &row.text {
+        Some(text) if row.status == "ok" => {
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO content_text (entry_id, encoding, text) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![row.entry_id, row.encoding, pack(text)])?;
+        }
+        _ => {
+            tx.prepare_cached("DELETE FROM content_text WHERE entry_id=?1")?
+                .execute([row.entry_id])?;
+        }
+    }
     tx.prepare_cached(
         "INSERT OR REPLACE INTO content_state
          (entry_id, size, mtime_ns, extractor, version, status, detail, text_bytes, truncated, extracted_at)
@@ -172,6 +246,8 @@ pub fn drop(tx: &Connection, ids: &[i64]) -> Result<(), Error> {
         tx.prepare_cached("DELETE FROM content_state WHERE entry_id=?1")?
             .execute([id])?;
         tx.prepare_cached("DELETE FROM content_queue WHERE entry_id=?1")?
+            .execute([id])?;
+        tx.prepare_cached("DELETE FROM content_text WHERE entry_id=?1")?
             .execute([id])?;
     }
     Ok(())

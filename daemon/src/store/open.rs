@@ -25,6 +25,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
         5,
         include_str!("../../../migrations/0005_unlisted_link_sizes.sql"),
     ),
+    (6, include_str!("../../../migrations/0006_content_text.sql")),
     (
         8,
         include_str!("../../../migrations/0008_fleet_journal.sql"),
@@ -71,7 +72,14 @@ fn migrate(conn: &mut Connection, db_path: &Path) -> Result<(), Critical> {
             known: SCHEMA_VERSION,
         });
     }
-    for &(version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
+    // Every migration not recorded yet, in order: numbers are handed out
+    // to branches ahead of time, so one may land after a higher one that an
+    // index has already applied (0006 after 0009).
+    let applied: std::collections::HashSet<u32> = conn
+        .prepare("SELECT version FROM schema_version")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for &(version, sql) in MIGRATIONS.iter().filter(|(v, _)| !applied.contains(v)) {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)?;
         tx.execute_batch(sql)?;
         tx.execute(

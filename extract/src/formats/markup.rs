@@ -19,7 +19,9 @@ pub const VERSION: u32 = 1;
 
 pub fn extract(file: File, size: u64, html: bool, sink: &mut TextSink) -> Result<(), Failure> {
     let bytes = crate::open::read_prefix(file, size)?;
-    to_text(&decode::decode(&bytes, true), html, sink);
+    let (text, encoding) = decode::decode_named(&bytes, true);
+    sink.set_encoding(encoding);
+    to_text(&text, html, sink);
     Ok(())
 }
 

@@ -18,7 +18,9 @@ pub fn extract(file: File, size: u64, sniff: bool, sink: &mut TextSink) -> Resul
         return Err(Failure::Binary);
     }
     let complete = (bytes.len() as u64) >= size;
-    sink.push_str(&decode::decode(&bytes, complete));
+    let (text, encoding) = decode::decode_named(&bytes, complete);
+    sink.set_encoding(encoding);
+    sink.push_str(&text);
     if !complete {
         sink.mark_truncated();
     }

@@ -87,6 +87,7 @@ pub fn encode_response(r: &Result<Extracted, Failure>) -> Vec<u8> {
         Ok(e) => {
             b.push(0);
             b.push(u8::from(e.truncated));
+            put_str(&mut b, &e.encoding);
             b.extend_from_slice(e.text.as_bytes());
         }
         Err(f) => {
@@ -102,14 +103,17 @@ pub fn encode_response(r: &Result<Extracted, Failure>) -> Vec<u8> {
 pub fn decode_response(b: &[u8], kind: Kind) -> Result<Result<Extracted, Failure>, String> {
     match b.split_first() {
         Some((0, rest)) => {
-            let (&truncated, text) = rest.split_first().ok_or("short response")?;
-            let text = String::from_utf8(text.to_vec()).map_err(|e| e.to_string())?;
+            let (&truncated, rest) = rest.split_first().ok_or("short response")?;
+            let mut c = Cursor(rest);
+            let encoding = c.str()?;
+            let text = String::from_utf8(c.0.to_vec()).map_err(|e| e.to_string())?;
             Ok(Ok(Extracted {
                 text,
                 truncated: truncated != 0,
                 kind,
                 extractor: kind.extractor(),
                 version: kind.version(),
+                encoding,
             }))
         }
         Some((1, rest)) => {

@@ -451,6 +451,12 @@ mod mismatch {
         ) -> Result<Response<pb::ReloadResponse>, Status> {
             no()
         }
+        async fn read_text(
+            &self,
+            _: Request<pb::ReadTextRequest>,
+        ) -> Result<Response<pb::ReadTextResponse>, Status> {
+            no()
+        }
     }
 
     /// Serves `release` on a unix socket at `path` from a thread of its own

@@ -373,7 +373,7 @@ fn failed_of(folder: &Value) -> BTreeMap<String, u64> {
 /// Waits until the worker has nothing queued under `folder` and has
 /// reported at least `files` files (indexed or failed); returns that
 /// folder's status entry (the caller asserts the exact figures).
-fn settled(inst: &Instance, folder: &Path, files: u64) -> Value {
+pub(super) fn settled(inst: &Instance, folder: &Path, files: u64) -> Value {
     let mut last = Value::Null;
     let ok = poll_until(SETTLE, || {
         last = inst.status();
@@ -820,6 +820,49 @@ fn content_results_carry_a_snippet() {
     let hits = lines(&["cv"]);
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert!(hits[0].get("snippet").is_none(), "{:?}", hits[0]);
+    // How many results carry one is the caller's choice.
+    let hits = lines(&["--snippets", "0", "content:resume"]);
+    assert!(hits[0].get("snippet").is_none(), "{:?}", hits[0]);
+    let hits = lines(&["--snippets", "1", "content:resume"]);
+    assert!(
+        hits[0]["snippet"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("**Résumé**")
+    );
+}
+
+// `--snippets N`: the first N results of a content query carry a snippet,
+// the rest none.
+#[test]
+fn the_number_of_snippets_is_the_callers_choice() {
+    let t = tempfile::tempdir().unwrap();
+    let tree = t.path().join("tree");
+    for i in 0..5 {
+        write_file(
+            &tree,
+            format!("n{i}.txt"),
+            format!("note {i} about the heron").as_bytes(),
+        );
+    }
+    let mut inst = Instance::new(t.path().join("home"), &[&tree], Runner::current());
+    inst.args = vec!["--content".into()];
+    inst.start();
+    settled(&inst, &tree, 5);
+    for (n, want) in [("0", 0), ("2", 2), ("10", 5)] {
+        let out = inst.fsctl(&["--json", "search", "--snippets", n, "content:heron"]);
+        assert!(out.status.success(), "{}", text(&out));
+        let hits = json_lines(&out);
+        assert_eq!(hits.len(), 5);
+        let with: Vec<&Value> = hits.iter().filter(|h| h.get("snippet").is_some()).collect();
+        assert_eq!(with.len(), want, "--snippets {n}: {hits:?}");
+        // The first ones, in the order shown.
+        assert!(hits[..want].iter().all(|h| {
+            h.get("snippet")
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.contains("**heron**"))
+        }));
+    }
 }
 
 // A renamed file keeps its content row (issue 13: "a renamed file keeps its

@@ -105,6 +105,7 @@ const METHODS: &[(&str, bool)] = &[
     ("Duplicates", true),
     ("FsMap", false),
     ("Reload", false),
+    ("ReadText", false),
 ];
 
 /// Values that sit on a boundary somewhere.
@@ -388,6 +389,7 @@ fn valid_request(method: &str, rng: &mut Rng, pools: &Pools) -> Vec<u8> {
             sync: rng.chance(3),
             reverse: rng.chance(50),
             offset: any_u64(rng),
+            snippets: rng.chance(50).then(|| any_u32(rng)),
         }
         .encode_to_vec(),
         "DiskUsage" => pb::DiskUsageRequest {
@@ -449,6 +451,13 @@ fn valid_request(method: &str, rng: &mut Rng, pools: &Pools) -> Vec<u8> {
         }
         .encode_to_vec(),
         "Reload" => pb::ReloadRequest {}.encode_to_vec(),
+        "ReadText" => pb::ReadTextRequest {
+            path: any_path(rng, pools),
+            offset: any_u64(rng),
+            length: any_u64(rng),
+            allow_sensitive: rng.chance(50),
+        }
+        .encode_to_vec(),
         other => unreachable!("{other}"),
     }
 }
@@ -470,6 +479,7 @@ fn decodes(method: &str, body: &[u8]) -> bool {
         "Duplicates" => pb::DuplicatesRequest::decode(body).is_ok(),
         "FsMap" => pb::FsMapRequest::decode(body).is_ok(),
         "Reload" => pb::ReloadRequest::decode(body).is_ok(),
+        "ReadText" => pb::ReadTextRequest::decode(body).is_ok(),
         other => unreachable!("{other}"),
     }
 }

@@ -26,6 +26,7 @@ mod mcp_robust;
 mod media;
 mod organise;
 mod query;
+mod read_text;
 mod restart;
 mod search;
 mod security;

@@ -252,7 +252,7 @@ fn mcp_inspector_cli_calls_every_tool_with_typed_arguments() {
 }
 
 /// Runs one Python SDK session over `steps`; the JSON lines it printed.
-fn sdk_session(
+pub(super) fn sdk_session(
     inst: &Instance,
     home: &Path,
     args: &[&str],
@@ -293,7 +293,7 @@ fn sdk_session(
         .collect()
 }
 
-fn answer<'a>(lines: &'a [Value], tool: &str, nth: usize) -> &'a Value {
+pub(super) fn answer<'a>(lines: &'a [Value], tool: &str, nth: usize) -> &'a Value {
     lines
         .iter()
         .filter(|l| l["call"] == tool)

@@ -547,3 +547,54 @@ fn a_users_very_long_path_neither_kills_nor_swells_a_machine_wide_daemon() {
     }
     assert_eq!(inst.status()["pid"], pid, "the same daemon answers");
 }
+
+// `fsctl cat` in machine-wide mode reads for a user only what the user
+// could read with `cat`: a file without read permission for them, or in a
+// folder they cannot enter, is refused (the latter as if it did not exist),
+// and the oracle is the kernel's answer to the same user's own `cat`.
+#[test]
+fn machine_wide_mode_reads_a_files_text_only_for_who_may_read_it() {
+    let Some((t, root)) = system_tree() else {
+        return;
+    };
+    let w = |p: &str, data: &[u8]| write_file(&root, p, data);
+    w("open/notes.txt", b"zqopen notes for everyone");
+    w("open/private.txt", b"zqprivate notes of root");
+    w("shut/inside.txt", b"zqinside a shut folder");
+    change("chmod", &["-R", "a+rX"], &root);
+    change("chmod", &["600"], &root.join("open/private.txt"));
+    change("chmod", &["700"], &root.join("shut"));
+
+    let (_inst, visitor) = start_system(t.path(), &root);
+    for (rel, want) in [
+        ("open/notes.txt", Some("zqopen notes for everyone")),
+        ("open/private.txt", None),
+        ("shut/inside.txt", None),
+    ] {
+        let p = root.join(rel);
+        // The oracle: the visitor's own cat.
+        let own = visitor.runner.command("cat").arg(&p).output().unwrap();
+        assert_eq!(own.status.success(), want.is_some(), "cat {rel}");
+        let o = visitor.run(&["cat", &p.to_string_lossy()]);
+        match want {
+            Some(t) => {
+                assert!(o.status.success(), "{rel}: {}", text(&o));
+                assert_eq!(String::from_utf8_lossy(&o.stdout).trim_end(), t);
+            }
+            None => {
+                assert!(!o.status.success(), "{rel}: {}", text(&o));
+                assert!(
+                    o.stdout.is_empty() && !text(&o).contains("zq"),
+                    "{rel}: {}",
+                    text(&o)
+                );
+            }
+        }
+    }
+    let o = visitor.run(&["cat", &root.join("open/private.txt").to_string_lossy()]);
+    assert!(
+        text(&o).contains("you may not read this file"),
+        "{}",
+        text(&o)
+    );
+}

@@ -352,6 +352,7 @@ fn json_shapes_match_their_snapshots() {
         out(&inst, &["info", "--json", &t("report-link")], 0),
         true,
     );
+    snap("cat", out(&inst, &["cat", "--json", &file], 0), true);
     snap("du", out(&inst, &["du", "--json", root], 0), true);
     snap("tree", out(&inst, &["tree", "--json", root], 0), true);
     snap("map", out(&inst, &["map", "--json", root], 0), true);

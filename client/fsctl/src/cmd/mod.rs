@@ -1,5 +1,6 @@
 //! One module per subcommand: an `Args` struct and a `run`.
 
+pub mod cat;
 pub mod completions;
 pub mod du;
 pub mod dupes;

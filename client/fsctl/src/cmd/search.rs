@@ -42,6 +42,10 @@ pub struct Args {
     /// Print only the number of matches.
     #[arg(long, short = 'c', conflicts_with = "print0")]
     count: bool,
+    /// With `content:` words: how many of the first results carry the matching passage
+    /// ("snippet" in --json, a line under the path on a terminal); 0 for none.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    snippets: u32,
 }
 
 /// After a sensitive (WARN-tier) result on a terminal.
@@ -108,6 +112,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         sync: a.sync,
         reverse: a.reverse,
         offset: 0,
+        snippets: Some(if a.count || a.print0 { 0 } else { a.snippets }),
     };
     let mut stream = g
         .call(|mut c| {

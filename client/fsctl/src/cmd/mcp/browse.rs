@@ -982,14 +982,21 @@ pub struct ReadParams {
     pub max_bytes: Option<u64>,
     /// Prefix each line with its number and a tab.
     pub line_numbers: Option<bool>,
+    /// Read a file flagged sensitive (WARN tier, e.g. `*password*`); without it such a file is refused.
+    pub allow_sensitive: Option<bool>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadAnswer {
     pub path: String,
-    /// The encoding the bytes were decoded from (BOM, UTF-8, or chardetng's guess).
+    /// The encoding the bytes were decoded from (BOM, UTF-8, or chardetng's guess); for a document, how its format stores text.
     pub encoding: String,
+    /// For a document (PDF, DOCX, ODT, XLSX, PPTX, RTF, mail, ...): what it was read as; its text is what the index extracts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// A sensitive file (WARN tier), read because allowSensitive was set.
+    pub sensitive: bool,
     pub content: String,
     /// Line numbers of the first and last line returned (0 when none).
     pub start_line: u64,
@@ -1016,6 +1023,14 @@ pub async fn read_text_file(ctx: &Ctx, p: ReadParams) -> Outcome {
             p.path
         )));
     }
+    let allow = p.allow_sensitive.unwrap_or(false);
+    if i.sensitive && !allow {
+        return Err(Failure(format!(
+            "{}: a sensitive file (config.toml [sensitive] warn, e.g. a password file); not read. \
+             Read it only if the user asked for it: allowSensitive: true",
+            p.path
+        )));
+    }
     // The daemon calls a file with a NUL byte binary; UTF-16 with a BOM is text.
     let utf16 = i.encoding.is_empty() && i.r#type == pb::EntryType::File as i32 && {
         let mut head = [0u8; 2];
@@ -1024,15 +1039,35 @@ pub async fn read_text_file(ctx: &Ctx, p: ReadParams) -> Outcome {
             .is_ok()
             && (head == [0xff, 0xfe] || head == [0xfe, 0xff])
     };
-    if i.r#type != pb::EntryType::File as i32 || (i.encoding.is_empty() && !utf16) {
+    let not_text = || {
         let kind = if i.kind.is_empty() { "other" } else { &i.kind };
-        return Err(Failure(format!(
+        Failure(format!(
             "{}: not a text file (kind {kind}, {}, {} bytes); not read",
             p.path,
             if i.mime.is_empty() { "binary" } else { &i.mime },
             i.size
-        )));
+        ))
+    };
+    if i.r#type != pb::EntryType::File as i32 {
+        return Err(not_text());
     }
+    // A document (a PDF may hold no NUL byte and pass for text), or not
+    // text: its text as the daemon extracts it (from the content index, or
+    // read now by its sandboxed extractor).
+    let document = if i.kind == "document" || (i.encoding.is_empty() && !utf16) {
+        match ctx.read_text(&path, allow, text::READ_WINDOW).await {
+            Ok(t) => Some(t),
+            Err(s)
+                if s.code() == tonic::Code::FailedPrecondition
+                    && s.message().contains("not a text file") =>
+            {
+                return Err(not_text());
+            }
+            Err(s) => return Err(ctx.daemon_error(&p.path, s)),
+        }
+    } else {
+        None
+    };
     let room = ctx.text_room();
     let mut max = p.max_bytes.map_or(room, |m| m as usize).clamp(1, room);
     let sel = Selection {
@@ -1047,25 +1082,56 @@ pub async fn read_text_file(ctx: &Ctx, p: ReadParams) -> Outcome {
     // Text with many quotes or control characters grows in JSON: read
     // less until the structured content fits too.
     for _ in 0..4 {
-        let file = path.clone();
-        let x =
-            tokio::task::spawn_blocking(move || text::read_lines(&file, size, sel, max, numbered))
+        let x = match &document {
+            Some(d) => {
+                let complete = d.offset + d.text.len() as u64 >= d.total_bytes;
+                text::select(
+                    &d.text,
+                    d.encoding.clone(),
+                    complete,
+                    false,
+                    sel,
+                    max,
+                    numbered,
+                )
+            }
+            None => {
+                let file = path.clone();
+                tokio::task::spawn_blocking(move || {
+                    text::read_lines(&file, size, sel, max, numbered)
+                })
                 .await
                 .map_err(|e| Failure(format!("internal: {e}")))?
-                .map_err(|e| Failure(format!("{}: {e}", p.path)))?;
+                .map_err(|e| Failure(format!("{}: {e}", p.path)))?
+            }
+        };
         let mut text = x.content.clone();
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
         let _ = write!(
             text,
-            "[{sp}: lines {}-{}{}; encoding {}{}]",
+            "[{sp}: lines {}-{}{}; {}encoding {}{}{}{}]",
             x.first_line,
             x.last_line,
             x.total_lines
                 .map(|t| format!(" of {t}"))
                 .unwrap_or_default(),
+            document
+                .as_ref()
+                .map(|d| format!("{} document, extracted text; ", d.format))
+                .unwrap_or_default(),
             x.encoding,
+            if document.as_ref().is_some_and(|d| d.truncated) {
+                "; the document holds more text than the index keeps"
+            } else {
+                ""
+            },
+            if i.sensitive {
+                "; SENSITIVE (warn tier), read because allowSensitive was set"
+            } else {
+                ""
+            },
             if x.truncated {
                 format!("; truncated: continue with startLine={}", x.last_line + 1)
             } else {
@@ -1074,7 +1140,9 @@ pub async fn read_text_file(ctx: &Ctx, p: ReadParams) -> Outcome {
         );
         let out = ReadAnswer {
             path: sp.clone(),
-            encoding: x.encoding.to_owned(),
+            encoding: x.encoding.clone(),
+            format: document.as_ref().map(|d| d.format.clone()),
+            sensitive: i.sensitive,
             content: x.content,
             start_line: x.first_line,
             end_line: x.last_line,

@@ -278,7 +278,12 @@ pub async fn find_files(ctx: &Ctx, p: FindParams) -> Outcome {
     let sort = sort_order(p.sort_by);
     let fp = ("find_files", query.clone(), sort as i32);
     let pg = page(p.cursor.as_deref(), p.limit, 100, 1000, &fp)?;
-    let (total, entries) = ctx.search(query.clone(), sort, pg.offset, pg.limit).await?;
+    // Each result of a page carries its passage for content: words (a
+    // page is at most 1000; the byte budget cuts it further).
+    let snippets = u32::try_from(pg.limit).unwrap_or(u32::MAX);
+    let (total, entries) = ctx
+        .search_with_snippets(query.clone(), sort, pg.offset, pg.limit, snippets)
+        .await?;
     let results: Vec<FoundEntry> = entries.iter().map(FoundEntry::from_pb).collect();
     found_page(ctx, query, pg, total, results, &fp, "matches")
 }
@@ -296,6 +301,8 @@ pub struct GlobParams {
     /// Globs on the relative path to leave out.
     #[serde(default)]
     pub exclude_patterns: Vec<String>,
+    /// Only files whose text holds these words, in this order (content search, as content:"..." in find_files; PDF and Office included, in folders with content search on); each path then comes with the passage that matched.
+    pub content: Option<String>,
     /// Results per page at most (default 1000; fewer when the answer would pass the byte budget).
     #[schemars(range(min = 1, max = 5000))]
     pub limit: Option<u64>,
@@ -310,6 +317,9 @@ pub struct GlobPage {
     pub offset: u64,
     /// Full paths, sorted.
     pub paths: Vec<String>,
+    /// With `content`: the passage of each path's text that matched (same order as paths; empty when none could be cut).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub snippets: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
@@ -344,6 +354,14 @@ pub async fn search_files(ctx: &Ctx, p: GlobParams) -> Outcome {
         query.push(' ');
         query.push_str(&name_glob(last, "pattern")?);
     }
+    let content = p
+        .content
+        .as_deref()
+        .map(str::trim)
+        .filter(|c| !c.is_empty());
+    if let Some(c) = content {
+        let _ = write!(query, " content:\"{}\"", c.replace('"', " "));
+    }
     let fp = (
         "search_files",
         query.clone(),
@@ -351,23 +369,29 @@ pub async fn search_files(ctx: &Ctx, p: GlobParams) -> Outcome {
         p.exclude_patterns.clone(),
     );
     let pg = page(p.cursor.as_deref(), p.limit, 1000, 5000, &fp)?;
-    let (_, entries) = ctx.search(query, pb::SortOrder::Path, 0, 0).await?;
+    // With content words every result carries its passage (the daemon
+    // cuts at most 10,000, from the text it keeps).
+    let snippets = if content.is_some() { u32::MAX } else { 0 };
+    let (_, entries) = ctx
+        .search_with_snippets(query, pb::SortOrder::Path, 0, 0, snippets)
+        .await?;
     let base_lossy = base.to_string_lossy().into_owned();
-    let mut all: Vec<String> = entries
+    let mut all: Vec<(String, String)> = entries
         .iter()
         .filter_map(|e| {
             let full = lossy(&e.path);
             let rel = full.strip_prefix(&base_lossy)?.strip_prefix('/')?;
-            (matcher.is_match(rel) && !excludes.is_match(rel)).then(|| shown(&e.path))
+            (matcher.is_match(rel) && !excludes.is_match(rel))
+                .then(|| (shown(&e.path), e.snippet.clone()))
         })
         .collect();
     all.sort();
     let total = all.len() as u64;
-    let rows: Vec<String> = all
+    let (rows, passages): (Vec<String>, Vec<String>) = all
         .into_iter()
         .skip(pg.offset as usize)
         .take(pg.limit as usize)
-        .collect();
+        .unzip();
     let (out, text) = ctx.fit(rows.len(), |k| {
         let next = next_cursor(pg, k as u64, total, &fp);
         let mut text = if total == 0 {
@@ -378,15 +402,23 @@ pub async fn search_files(ctx: &Ctx, p: GlobParams) -> Outcome {
                 showing(pg.offset, k, total, "paths", next.as_deref())
             )
         };
-        for r in &rows[..k] {
+        for (r, s) in rows[..k].iter().zip(&passages) {
             text.push_str(r);
             text.push('\n');
+            if !s.is_empty() {
+                let _ = writeln!(text, "\t> {s}");
+            }
         }
         (
             GlobPage {
                 total,
                 offset: pg.offset,
                 paths: rows[..k].to_vec(),
+                snippets: if content.is_some() {
+                    passages[..k].to_vec()
+                } else {
+                    Vec::new()
+                },
                 next_cursor: next,
             },
             text,

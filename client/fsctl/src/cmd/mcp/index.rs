@@ -179,6 +179,9 @@ pub struct FoundEntry {
     /// Matches a WARN-tier sensitive pattern (e.g. `*password*`).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub sensitive: bool,
+    /// For a query with content: words, the passage of the file's text that matched, the words marked **like this**.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<String>,
 }
 
 impl FoundEntry {
@@ -189,6 +192,7 @@ impl FoundEntry {
             size: e.size,
             mtime: rfc3339(e.mtime_ns),
             sensitive: e.sensitive,
+            snippet: (!e.snippet.is_empty()).then(|| e.snippet.clone()),
         }
     }
 
@@ -201,7 +205,11 @@ impl FoundEntry {
             self.mtime,
             self.path,
             if self.sensitive { "\tsensitive" } else { "" }
-        )
+        ) + &self
+            .snippet
+            .as_ref()
+            .map(|s| format!("\n\t> {s}"))
+            .unwrap_or_default()
     }
 }
 
@@ -392,13 +400,28 @@ impl Ctx {
 
     /// Runs a search; returns the total and the entries from `offset`,
     /// at most `limit` of them (0: all). The daemon skips the first
-    /// `offset` (its orders are total, so pages fit together).
+    /// `offset` (its orders are total, so pages fit together). No result
+    /// carries a snippet (see [`Ctx::search_with_snippets`]).
     pub async fn search(
         &self,
         query: String,
         sort: pb::SortOrder,
         offset: u64,
         limit: u64,
+    ) -> Result<(u64, Vec<pb::Entry>), Failure> {
+        self.search_with_snippets(query, sort, offset, limit, 0)
+            .await
+    }
+
+    /// [`Ctx::search`], the first `snippets` results of a query with
+    /// `content:` words carrying the passage that matched.
+    pub async fn search_with_snippets(
+        &self,
+        query: String,
+        sort: pb::SortOrder,
+        offset: u64,
+        limit: u64,
+        snippets: u32,
     ) -> Result<(u64, Vec<pb::Entry>), Failure> {
         let req = pb::SearchRequest {
             query: query.clone(),
@@ -407,6 +430,7 @@ impl Ctx {
             sync: false,
             reverse: false,
             offset,
+            snippets: Some(snippets),
         };
         let r = self
             .rpc(|mut c| {
@@ -475,6 +499,48 @@ impl Ctx {
         })
         .await
         .map_err(|s| self.daemon_error(raw, s))
+    }
+
+    /// The whole text of a file as the daemon reads it (ReadText, paged),
+    /// at most `max` bytes of it: the first answer, its `text` the
+    /// concatenation of the pages.
+    pub async fn read_text(
+        &self,
+        path: &Path,
+        allow_sensitive: bool,
+        max: u64,
+    ) -> Result<pb::ReadTextResponse, tonic::Status> {
+        let bytes = path_bytes(path);
+        let mut whole: Option<pb::ReadTextResponse> = None;
+        let mut offset = 0;
+        loop {
+            let page = self
+                .rpc(|mut c| {
+                    let path = bytes.clone();
+                    async move {
+                        c.read_text(pb::ReadTextRequest {
+                            path,
+                            offset,
+                            length: 1 << 20,
+                            allow_sensitive,
+                        })
+                        .await
+                        .map(tonic::Response::into_inner)
+                    }
+                })
+                .await?;
+            let got = page.text.len() as u64;
+            offset = page.offset + got;
+            let done = got == 0 || offset >= page.total_bytes || offset >= max;
+            match whole.as_mut() {
+                None => whole = Some(page),
+                Some(w) => w.text.push_str(&page.text),
+            }
+            if done {
+                // `done` is set on the first page at the latest.
+                return whole.ok_or_else(|| tonic::Status::internal("no page"));
+            }
+        }
     }
 
     /// A folder's children, sorted as asked.

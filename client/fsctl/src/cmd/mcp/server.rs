@@ -90,7 +90,7 @@ impl FsIndexServer {
 
     #[tool(
         title = "Search files by path glob",
-        description = "Recursively find files and folders whose path relative to `path` matches a glob ('*.ext' in the folder itself, '**/*.ext' at any depth), answered from the index. Returns full paths.",
+        description = "Recursively find files and folders whose path relative to `path` matches a glob ('*.ext' in the folder itself, '**/*.ext' at any depth), answered from the index. Returns full paths. With `content`, only files whose text holds those words (PDF and Office included, in folders with content search on), each with the passage that matched.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<GlobPage>()
     )]
@@ -202,8 +202,8 @@ impl FsIndexServer {
     }
 
     #[tool(
-        title = "Read a text file",
-        description = "Decoded text of a file (BOM, UTF-8, or the encoding chardetng detects), whole or by head / tail / startLine-endLine, optionally numbered, cut at a line end where the answer would pass the byte budget (or maxBytes), saying where to go on. Binary files are refused with their kind and size.",
+        title = "Read a text file or document",
+        description = "Decoded text of a file (BOM, UTF-8, or the encoding chardetng detects), or the text of a document (PDF, DOCX, XLSX, PPTX, ODT, ODS, ODP, RTF, HTML, mail) as the index extracts it; whole or by head / tail / startLine-endLine, optionally numbered, cut at a line end where the answer would pass the byte budget (or maxBytes), saying where to go on. Other binary files are refused with their kind and size. A sensitive file (WARN tier, e.g. a password file) is refused unless allowSensitive is true: set it only when the user asked for that file.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ReadAnswer>()
     )]

@@ -48,7 +48,7 @@ pub struct Selection {
 
 #[derive(Debug)]
 pub struct Excerpt {
-    pub encoding: &'static str,
+    pub encoding: String,
     pub content: String,
     /// 1-based numbers of the first and last line returned (0 when none);
     /// with `tail` on a file larger than the window, counted from the end of
@@ -78,6 +78,29 @@ pub fn read_lines(
     f.by_ref().take(READ_WINDOW).read_to_end(&mut bytes)?;
     let complete = !from_end && (bytes.len() as u64) < READ_WINDOW;
     let (text, encoding) = decode(&bytes, complete);
+    Ok(select(
+        &text,
+        encoding.to_owned(),
+        complete,
+        from_end,
+        sel,
+        max_bytes,
+        numbered,
+    ))
+}
+
+/// The selected lines of `text` (the whole text when `complete`; with
+/// `from_end`, the end of a longer one), at most `max_bytes`, optionally
+/// numbered.
+pub fn select(
+    text: &str,
+    encoding: String,
+    complete: bool,
+    from_end: bool,
+    sel: Selection,
+    max_bytes: usize,
+    numbered: bool,
+) -> Excerpt {
     let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
     if from_end && !lines.is_empty() {
         lines.remove(0); // probably a partial line
@@ -112,14 +135,14 @@ pub fn read_lines(
             shown_last = n;
         }
     }
-    Ok(Excerpt {
+    Excerpt {
         encoding,
         content,
         first_line: if shown_last == 0 { 0 } else { first },
         last_line: shown_last,
         total_lines: complete.then_some(total),
         truncated: truncated || (!complete && sel.tail.is_none() && shown_last == total),
-    })
+    }
 }
 
 #[cfg(test)]
