@@ -14,6 +14,8 @@ pub mod v1 {
         tonic::include_file_descriptor_set!("fsindex_descriptor");
 }
 
+pub mod pgpass;
+
 /// The form of the absolute paths in messages, which the daemon and its
 /// clients must agree on byte for byte.
 pub mod paths {
