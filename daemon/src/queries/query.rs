@@ -17,7 +17,7 @@
 //! | `path:Taxes/2025` | the relative path contains it, taken literally |
 //! | `regex:^IMG_\d{4}\.jpg$` | the name matches (case-insensitive) |
 //! | `case:README` | the relative path contains it, case-sensitively |
-//! | `content:invoice`, `content:"total due"` | the file's text holds the words, in that order (folders with content on) |
+//! | `content:invoice`, `content:"total due"`, `content:invo*` | the file's text holds the words, in that order; `*` makes the last a prefix (folders with content on) |
 //! | `taken:2019`, `camera:canon`, `width:>3000`, `duration:>3min`, `artist:`, ... | media metadata (see [`super::media`]) |
 //!
 //! Every term is folded (NFC + full case folding) once, here. A malformed

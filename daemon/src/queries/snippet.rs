@@ -20,6 +20,24 @@ fn fold(c: char) -> impl Iterator<Item = char> {
         .flat_map(char::to_lowercase)
 }
 
+/// A word a snippet marks: whole, or (the last of a `content:word*`) as the
+/// start of a word.
+struct Wanted {
+    word: String,
+    prefix: bool,
+}
+
+impl Wanted {
+    /// Does this folded word of the text match?
+    fn marks(&self, folded: &str) -> bool {
+        if self.prefix {
+            folded.starts_with(&self.word)
+        } else {
+            folded == self.word
+        }
+    }
+}
+
 /// The folded words of `s` (runs of letters and digits).
 fn words(s: &str) -> Vec<String> {
     let folded: String = s.chars().flat_map(fold).collect();
@@ -40,7 +58,19 @@ fn words(s: &str) -> Vec<String> {
 /// passage around the best place is folded; the full pass is the fallback
 /// (a word with accents, or a place the quick search misjudged).
 pub fn snippet(text: &str, queries: &[&str], width: usize) -> Option<String> {
-    let wanted: Vec<String> = queries.iter().flat_map(|q| words(q)).collect();
+    let wanted: Vec<Wanted> = queries
+        .iter()
+        .flat_map(|q| {
+            // `invo*`: its last word is a prefix (see `store::content::matching`).
+            let prefix = q.trim_end().ends_with('*');
+            let ws = words(q);
+            let n = ws.len();
+            ws.into_iter().enumerate().map(move |(k, word)| Wanted {
+                word,
+                prefix: prefix && k + 1 == n,
+            })
+        })
+        .collect();
     if wanted.is_empty() {
         return None;
     }
@@ -54,11 +84,11 @@ pub fn snippet(text: &str, queries: &[&str], width: usize) -> Option<String> {
 
 /// [`snippet`] through a byte-level search for ASCII words: the passage
 /// around the window of `width` bytes holding the most distinct words.
-fn quick(text: &str, wanted: &[String], width: usize) -> Option<String> {
-    if !wanted.iter().all(|w| w.is_ascii()) {
+fn quick(text: &str, wanted: &[Wanted], width: usize) -> Option<String> {
+    if !wanted.iter().all(|w| w.word.is_ascii()) {
         return None;
     }
-    let alternatives: Vec<String> = wanted.iter().map(|w| regex::escape(w)).collect();
+    let alternatives: Vec<String> = wanted.iter().map(|w| regex::escape(&w.word)).collect();
     let re = regex::bytes::RegexBuilder::new(&alternatives.join("|"))
         .case_insensitive(true)
         .unicode(false)
@@ -72,18 +102,16 @@ fn quick(text: &str, wanted: &[String], width: usize) -> Option<String> {
     // (start, which word): the first thousand places are plenty to choose from.
     let hits: Vec<(usize, usize)> = re
         .find_iter(bytes)
-        .filter(|m| {
-            (m.start() == 0 || !joins(bytes[m.start() - 1]))
-                && bytes.get(m.end()).is_none_or(|&b| !joins(b))
-        })
-        .take(1000)
+        .filter(|m| m.start() == 0 || !joins(bytes[m.start() - 1]))
         .filter_map(|m| {
             let w = &bytes[m.range()];
+            let ends = bytes.get(m.end()).is_none_or(|&b| !joins(b));
             let k = wanted
                 .iter()
-                .position(|x| x.as_bytes().eq_ignore_ascii_case(w))?;
+                .position(|x| x.word.as_bytes().eq_ignore_ascii_case(w) && (ends || x.prefix))?;
             Some((m.start(), k))
         })
+        .take(1000)
         .collect();
     let mut best: Option<(usize, usize)> = None; // (distinct, start)
     for (a, &(start, _)) in hits.iter().enumerate() {
@@ -113,13 +141,16 @@ fn quick(text: &str, wanted: &[String], width: usize) -> Option<String> {
 }
 
 /// [`snippet`] over every word of `text`.
-fn full(text: &str, wanted: &[String], width: usize) -> Option<String> {
+fn full(text: &str, wanted: &[Wanted], width: usize) -> Option<String> {
     // Each word of the text: its byte span in `text` and its folded form.
     let mut spans: Vec<(usize, usize, usize)> = Vec::new(); // (start, end, wanted index + 1 or 0)
     let mut start = None;
     let mut folded = String::new();
     let close = |s: usize, e: usize, folded: &mut String, spans: &mut Vec<_>| {
-        let hit = wanted.iter().position(|w| w == folded).map_or(0, |k| k + 1);
+        let hit = wanted
+            .iter()
+            .position(|w| w.marks(folded))
+            .map_or(0, |k| k + 1);
         spans.push((s, e, hit));
         folded.clear();
     };
@@ -208,6 +239,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_trailing_star_marks_words_that_start_so() {
+        let text = "We sent the Invoice; she invoiced twice, not the invitation.";
+        let s = snippet(text, &["invo*"], WIDTH).unwrap();
+        assert!(
+            s.contains("**Invoice**") && s.contains("**invoiced**"),
+            "{s}"
+        );
+        assert!(!s.contains("**invitation**"), "{s}");
+        // Without the star, only the whole word.
+        let s = snippet(text, &["invoice"], WIDTH).unwrap();
+        assert!(
+            s.contains("**Invoice**") && !s.contains("**invoiced**"),
+            "{s}"
+        );
+        // The quick path (a long text) marks the same.
+        let long = format!(
+            "{}{text}{}",
+            "filler words ".repeat(200),
+            " tail".repeat(200)
+        );
+        let s = snippet(&long, &["invo*"], WIDTH).unwrap();
+        assert!(
+            s.contains("**Invoice**") && s.contains("**invoiced**"),
+            "{s}"
+        );
+    }
+
+    #[test]
     fn marks_the_words_case_and_accent_insensitively() {
         let text = "Dear client,\n\nplease find the Résumé attached.\nTotal   due: 1,240.00";
         assert_eq!(
@@ -230,7 +289,10 @@ mod tests {
         let text = format!(
             "{filler}The DEPRECATED call, deprecated since 2.0, and the undeprecated one. {filler}"
         );
-        let wanted = vec!["deprecated".to_owned()];
+        let wanted = [Wanted {
+            word: "deprecated".to_owned(),
+            prefix: false,
+        }];
         let quick = snippet(&text, &["deprecated"], WIDTH).unwrap();
         assert_eq!(Some(quick.clone()), full(&text, &wanted, WIDTH));
         assert!(
@@ -247,7 +309,14 @@ mod tests {
         let quick = snippet(&text, &["ethernet"], WIDTH).unwrap();
         assert_eq!(
             Some(quick.clone()),
-            full(&text, &["ethernet".to_owned()], WIDTH)
+            full(
+                &text,
+                &[Wanted {
+                    word: "ethernet".to_owned(),
+                    prefix: false,
+                }],
+                WIDTH
+            )
         );
         assert!(quick.contains("IF_TYPE_**ETHERNET**_CSMACD"), "{quick}");
         // Only inside a longer word: no snippet.

@@ -80,9 +80,17 @@ pub fn all_queued(conn: &Connection) -> Result<Vec<i64>, Error> {
 }
 
 /// The files whose text holds `words` in that order (a phrase), with their
-/// bm25 scores (lower is better).
+/// bm25 scores (lower is better). A trailing `*` makes the last word a
+/// prefix (`invo*`: invoice, invoiced, involve).
 pub fn matching(conn: &Connection, words: &str) -> Result<HashMap<u32, f64>, Error> {
-    let phrase = format!("\"{}\"", words.replace('"', "\"\""));
+    let (words, prefix) = match words.trim_end().strip_suffix('*') {
+        Some(w) if w.chars().any(char::is_alphanumeric) => (w.trim_end_matches('*'), true),
+        _ => (words, false),
+    };
+    let mut phrase = format!("\"{}\"", words.replace('"', "\"\""));
+    if prefix {
+        phrase.push_str(" *");
+    }
     let mut stmt = conn.prepare_cached(
         "SELECT rowid, bm25(content_fts) FROM content_fts WHERE content_fts MATCH ?1",
     )?;

@@ -865,6 +865,75 @@ fn the_number_of_snippets_is_the_callers_choice() {
     }
 }
 
+/// `content:WORD*` is a prefix query: the files holding a word that starts
+/// with it (the test's own tokenizer decides), and with a phrase the last
+/// word is the prefix; each result's snippet marks such a word. Without
+/// the star a word matches only whole.
+#[test]
+fn a_content_word_ending_in_a_star_is_a_prefix() {
+    let t = tempfile::tempdir().unwrap();
+    let tree = t.path().join("tree");
+    let texts = [
+        ("a.txt", "The invoice is attached."),
+        ("b.txt", "She invoiced them twice."),
+        ("c.txt", "Does this INVOLVE us at all"),
+        ("d.txt", "vino invariant inverse"),
+        ("e.txt", "re_invoke splits at the underscore"),
+        ("f.txt", "Caf\u{e9} invocation r\u{e9}sum\u{e9}"),
+        ("g.txt", "nothing of the sort"),
+    ];
+    for (name, body) in texts {
+        write_file(&tree, name, body.as_bytes());
+    }
+    let mut inst = Instance::new(t.path().join("home"), &[&tree], Runner::current());
+    inst.args = vec!["--content".into()];
+    inst.start();
+    settled(&inst, &tree, texts.len() as u64);
+    let path = |n: &str| tree.join(n).display().to_string();
+    for (query, prefix) in [
+        ("invo*", "invo"),
+        ("INV*", "inv"),
+        ("invoice*", "invoice"),
+        ("resum*", "resum"),
+        ("invoke*", "invoke"),
+        ("zzz*", "zzz"),
+    ] {
+        let want: BTreeSet<String> = texts
+            .iter()
+            .filter(|(_, body)| tokens(body).iter().any(|w| w.starts_with(prefix)))
+            .map(|(n, _)| path(n))
+            .collect();
+        let q = format!("content:{query}");
+        assert_eq!(found(&inst, &[q.as_str()]), want, "{q}");
+        for hit in json_lines(&inst.fsctl(&["--json", "search", &q])) {
+            let s = hit["snippet"].as_str().unwrap_or_default();
+            let marked = s.split("**").nth(1).unwrap_or_default();
+            assert!(
+                tokens(marked)
+                    .first()
+                    .is_some_and(|w| w.starts_with(prefix)),
+                "{q}: {hit}"
+            );
+        }
+    }
+    // Whole words without the star.
+    assert_eq!(
+        found(&inst, &["content:invoice"]),
+        BTreeSet::from([path("a.txt")])
+    );
+    // A phrase whose last word is a prefix.
+    let want: BTreeSet<String> = texts
+        .iter()
+        .filter(|(_, body)| {
+            tokens(body)
+                .windows(2)
+                .any(|w| w[0] == "she" && w[1].starts_with("invo"))
+        })
+        .map(|(n, _)| path(n))
+        .collect();
+    assert_eq!(found(&inst, &["content:\"she invo*\""]), want);
+}
+
 // A renamed file keeps its content row (issue 13: "a renamed file keeps its
 // content row (same entry id)"), so moving a big PDF costs no re-read.
 // Known bug: a rename into another folder re-extracts the file
