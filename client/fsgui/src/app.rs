@@ -180,6 +180,8 @@ pub struct App {
     preview_slot: Arc<Mutex<Option<PathPreview>>>,
     /// The thumbnail's texture, by path.
     pub(crate) preview_texture: Option<(Vec<u8>, egui::TextureHandle)>,
+    /// The daemon, for what the preview asks it (a document's text).
+    target: Target,
 }
 
 impl std::fmt::Debug for App {
@@ -255,6 +257,7 @@ impl App {
             preview_asked: None,
             preview_slot: Arc::default(),
             preview_texture: None,
+            target: options.target.clone(),
         };
         if let Some(q) = options.query {
             let r = app.search.set_query(&q);
@@ -622,8 +625,9 @@ impl App {
         let words = crate::backend::query_words(&self.search.results.params.query);
         let slot = self.preview_slot.clone();
         let ctx = ctx.clone();
+        let target = self.target.clone();
         std::thread::spawn(move || {
-            let p = crate::preview::load(&os_path(&path), &words, folder);
+            let p = crate::preview::load(&os_path(&path), &words, folder, &target);
             if let Ok(mut s) = slot.lock() {
                 *s = Some((path, p));
             }

@@ -1,8 +1,9 @@
 //! The preview of the selected row, away from egui: the passage of a
 //! text file where the query's words first occur (read here, the first
-//! 256 KiB; documents such as PDF or Office files wait for the daemon's
-//! text-reading RPC, which extracts them), or a thumbnail of an image.
-//! Loaded on a thread of its own: a large file never stalls a frame.
+//! 256 KiB), of a document's text (PDF, Office, OpenDocument, e-books:
+//! the daemon's ReadText extracts it, or answers from its content index),
+//! or a thumbnail of an image. Loaded on a thread of its own: a large file
+//! never stalls a frame.
 
 use std::io::Read;
 use std::path::Path;
@@ -39,8 +40,14 @@ pub enum Preview {
     Nothing(String),
 }
 
-/// Loads the preview of `path`; `words` are the query's, lowercased.
-pub fn load(path: &Path, words: &[String], folder: bool) -> Preview {
+/// Loads the preview of `path`; `words` are the query's, lowercased; a
+/// document's text comes from the daemon at `target`.
+pub fn load(
+    path: &Path,
+    words: &[String],
+    folder: bool,
+    target: &fsindex_client::Target,
+) -> Preview {
     if folder {
         return Preview::Nothing("a folder".into());
     }
@@ -55,11 +62,44 @@ pub fn load(path: &Path, words: &[String], folder: bool) -> Preview {
         ext.as_str(),
         "pdf" | "doc" | "docx" | "odt" | "xls" | "xlsx" | "ods" | "ppt" | "pptx" | "odp" | "epub"
     ) {
-        return Preview::Nothing(
-            "documents are previewed once the daemon can give their text (not yet)".into(),
-        );
+        return document(path, words, target);
     }
     text(path, words)
+}
+
+/// A document's text, the first [`TEXT_READ`] bytes of it, through the
+/// daemon's ReadText (a sensitive file is not read: the pane says why).
+fn document(path: &Path, words: &[String], target: &fsindex_client::Target) -> Preview {
+    let asked = async {
+        let mut client = fsindex_client::connect(target).await?;
+        let page = client
+            .read_text(fsindex_proto::v1::ReadTextRequest {
+                path: path.as_os_str().as_encoded_bytes().to_vec(),
+                offset: 0,
+                length: TEXT_READ,
+                allow_sensitive: false,
+            })
+            .await?
+            .into_inner();
+        anyhow::Ok(page)
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return Preview::Nothing(format!("cannot ask the daemon: {e}")),
+    };
+    match rt.block_on(asked) {
+        Ok(page) => {
+            let more = page.truncated || page.offset + (page.text.len() as u64) < page.total_bytes;
+            passage(&page.text, words, more)
+        }
+        Err(e) => Preview::Nothing(match e.downcast_ref::<tonic::Status>() {
+            Some(s) => s.message().to_owned(),
+            None => format!("cannot ask the daemon: {e}"),
+        }),
+    }
 }
 
 fn text(path: &Path, words: &[String]) -> Preview {
@@ -74,7 +114,11 @@ fn text(path: &Path, words: &[String]) -> Preview {
     if bytes.contains(&0) {
         return Preview::Nothing("not text".into());
     }
-    let text = String::from_utf8_lossy(&bytes);
+    passage(&String::from_utf8_lossy(&bytes), words, more)
+}
+
+/// The lines of `text` around the first line holding a query word.
+fn passage(text: &str, words: &[String], more: bool) -> Preview {
     let all: Vec<&str> = text.lines().collect();
     let hit = (!words.is_empty())
         .then(|| {
@@ -123,6 +167,11 @@ fn image(path: &Path) -> Preview {
 mod tests {
     use super::*;
 
+    /// No daemon: text files and images are read without one.
+    fn nowhere() -> fsindex_client::Target {
+        fsindex_client::Target::Socket("/nonexistent".into())
+    }
+
     #[test]
     fn the_passage_starts_a_few_lines_before_the_first_match() {
         let dir = tempfile::tempdir().unwrap();
@@ -136,7 +185,7 @@ mod tests {
             lines,
             hit,
             more,
-        } = load(&p, &["needle".into()], false)
+        } = load(&p, &["needle".into()], false, &nowhere())
         else {
             panic!()
         };
@@ -144,6 +193,9 @@ mod tests {
         assert_eq!(lines[3], "the Needle is here");
         assert_eq!(lines.len(), LINES_SHOWN);
         std::fs::write(&p, b"\x00\x01binary").unwrap();
-        assert_eq!(load(&p, &[], false), Preview::Nothing("not text".into()));
+        assert_eq!(
+            load(&p, &[], false, &nowhere()),
+            Preview::Nothing("not text".into())
+        );
     }
 }
