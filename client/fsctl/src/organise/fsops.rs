@@ -21,7 +21,9 @@ use std::path::Path;
 /// How an entry was moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Via {
-    /// renameat2(RENAME_NOREPLACE) / renameatx_np(RENAME_EXCL).
+    /// renameat2(RENAME_NOREPLACE) / renameatx_np(RENAME_EXCL) (not on
+    /// Windows, which has no such flag).
+    #[cfg_attr(windows, allow(dead_code))]
     Rename,
     /// link + unlink, where the file system refused the flag.
     Link,
