@@ -328,15 +328,8 @@ impl Engine {
         };
         let root_path = crate::platform::bytes::path_buf(&root.path);
         let rules = self.rules();
-        let meta = crate::platform::fs::lstat(path);
-        // Nothing on disk and nothing in the index: not found, before the
-        // rules are asked (they match every folder above the path, so a
-        // made-up path of 40,000 parts took 20 s of matching). The index
-        // can hold what lstat cannot reach (past PATH_MAX), so it decides.
-        if meta.is_err() {
-            self.store.read(|c| crate::store::resolve(c, path))?;
-        }
-        let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
+        let meta = self.on_disk_or_indexed(path)?;
+        let is_dir = meta.as_ref().is_some_and(|m| m.is_dir());
         // Exactly what a path that does not exist gets: the index has no
         // entry for a hidden path (unless the rules changed a moment ago
         // and the rescan has not removed it yet).
@@ -348,7 +341,7 @@ impl Engine {
         };
         match rules.path_verdict(&root_path, path, is_dir) {
             Verdict::Skip => match meta {
-                Ok(m) if scan::reachable(&root_path, path, rules.cross_filesystems(&root_path)) => {
+                Some(m) if scan::reachable(&root_path, path, rules.cross_filesystems(&root_path)) => {
                     // Described from the live lstat, not the index: no
                     // folder usage, and the file is not opened (no encoding
                     // or line count): a sensitive file's contents are left

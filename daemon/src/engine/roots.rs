@@ -297,15 +297,21 @@ impl Engine {
     }
     /// Walks `path` (or every root) afresh and compares it with the index.
     /// With `fix`, rescans what was verified and waits for it.
-    /// Not found, unless `path` is on disk or in the index: before a walk
-    /// of it is set up, which matches the rules against every folder above
-    /// it (a made-up path of 40,000 parts held the scanner, and with it
-    /// every watch update, for 7-13 s per call).
-    fn on_disk_or_indexed(&self, path: &Path) -> Result<(), Error> {
-        if crate::platform::fs::lstat(path).is_err() {
+    /// What a live `lstat` says of `path` (`None`: nothing there), or not
+    /// found when the index has no entry for it either. Asked before
+    /// anything that matches the rules against every folder above a path
+    /// (Stat, ReadText, a walk set up for Rescan or Verify): a made-up path
+    /// of 40,000 parts took seconds there. The index can hold what lstat
+    /// cannot reach (past PATH_MAX), so it decides.
+    pub(super) fn on_disk_or_indexed(
+        &self,
+        path: &Path,
+    ) -> Result<Option<crate::platform::fs::Stat>, Error> {
+        let live = crate::platform::fs::lstat(path).ok();
+        if live.is_none() {
             self.store.read(|c| crate::store::resolve(c, path))?;
         }
-        Ok(())
+        Ok(live)
     }
     pub fn verify(&self, path: Option<&Path>, fix: bool) -> Result<Verified, Error> {
         let roots = self.store.read(crate::store::roots)?;

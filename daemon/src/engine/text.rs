@@ -105,13 +105,7 @@ impl Engine {
         // The sensitive tiers first: a SKIP file is not in the index (its
         // text may not be either); BLOCK and excluded files answer as
         // missing ones do, as Stat answers them.
-        // Nothing on disk and nothing in the index: not found, before the
-        // rules are asked (they match every folder above the path: a
-        // made-up path of 40,000 parts would cost seconds, as in Stat).
-        let live = crate::platform::fs::lstat(&path).ok();
-        if live.is_none() {
-            self.store.read(|c| crate::store::resolve(c, &path))?;
-        }
+        let live = self.on_disk_or_indexed(&path)?;
         let roots = self.store.read(crate::store::roots)?;
         let rules = self.rules();
         let verdict = match crate::store::root_of(&roots, &path) {
