@@ -89,12 +89,9 @@ fn default_content_folders() -> Vec<PathBuf> {
 #[derive(Default)]
 pub struct ContentRuntime {
     settings: RwLock<Arc<ContentSettings>>,
-    /// Wakes the worker: a sweep is due.
-    due: Mutex<bool>,
-    wake: std::sync::Condvar,
+    /// Wakes the worker: a sweep is due; it is at work.
+    wake: super::wake::Wake,
     started: AtomicBool,
-    /// The worker is sweeping or reading.
-    busy: AtomicBool,
     /// Files read since start (extracted or failed).
     pub extracted: std::sync::atomic::AtomicU64,
     pub failed: std::sync::atomic::AtomicU64,
@@ -155,8 +152,7 @@ impl Engine {
 
     /// Asks the worker for a sweep (after a scan or a watcher batch).
     pub(super) fn content_due(&self) {
-        *self.content.due.lock_ok() = true;
-        self.content.wake.notify_one();
+        self.content.wake.ask();
         self.media_due();
     }
 
@@ -192,34 +188,13 @@ impl Engine {
         loop {
             // A sweep when one is due; otherwise every few seconds the
             // queue is looked at again (what a failed pass left).
-            let sweep = {
-                let mut due = self.content.due.lock_ok();
-                if !*due && !self.cancel.load(Ordering::Relaxed) {
-                    due = self
-                        .content
-                        .wake
-                        .wait_timeout(due, Duration::from_secs(5))
-                        .map(|(g, _)| g)
-                        .unwrap_or_else(|e| e.into_inner().0);
-                }
-                std::mem::replace(&mut *due, false)
-            };
-            if self.cancel.load(Ordering::Relaxed) {
+            let Some(sweep) = self.content.wake.next(&self.cancel, &mut worker.last_sweep) else {
                 return;
-            }
-            self.content.busy.store(true, Ordering::SeqCst);
-            if sweep {
-                // At most two sweeps a second: a burst of batches is one.
-                let since = worker.last_sweep.elapsed();
-                if since < Duration::from_millis(500) {
-                    std::thread::sleep(Duration::from_millis(500) - since);
-                }
-                worker.last_sweep = Instant::now();
-                if let Err(e) = self.sweep(&mut worker) {
-                    tracing::error!("content sweep failed: {e}");
-                    self.content.busy.store(false, Ordering::SeqCst);
-                    continue;
-                }
+            };
+            if sweep && let Err(e) = self.sweep(&mut worker) {
+                tracing::error!("content sweep failed: {e}");
+                self.content.wake.rest();
+                continue;
             }
             let read = match self.drain(&mut worker) {
                 Ok(n) => n,
@@ -234,7 +209,7 @@ impl Engine {
             {
                 tracing::error!("content figures failed: {e}");
             }
-            self.content.busy.store(false, Ordering::SeqCst);
+            self.content.wake.rest();
         }
     }
 
@@ -315,7 +290,7 @@ impl Engine {
         let rules = self.rules();
         let mut read = 0;
         loop {
-            if self.cancel.load(Ordering::Relaxed) || *self.content.due.lock_ok() {
+            if self.cancel.load(Ordering::Relaxed) || self.content.wake.is_due() {
                 return Ok(read);
             }
             let ids = self.store.read(|c| content::queued(c, CHUNK))?;
@@ -502,7 +477,7 @@ impl Engine {
     /// has nothing to do (nothing queued, no sweep due or under way).
     pub fn content_pending(&self) -> Result<Option<u64>, Error> {
         let queued = self.store.read(content::queued_count)?;
-        let working = *self.content.due.lock_ok() || self.content.busy.load(Ordering::SeqCst);
+        let working = self.content.wake.working();
         Ok((queued > 0 || working).then_some(queued))
     }
 

@@ -27,10 +27,8 @@ const CHUNK: usize = 32;
 /// The worker's state and counters since start.
 #[derive(Default)]
 pub struct MediaRuntime {
-    due: Mutex<bool>,
-    wake: std::sync::Condvar,
+    wake: super::wake::Wake,
     started: AtomicBool,
-    busy: AtomicBool,
     /// Files opened since start, and of those, files that gave nothing.
     pub read: AtomicU64,
     pub failed: AtomicU64,
@@ -74,8 +72,7 @@ impl Engine {
 
     /// Asks the media worker for a sweep.
     pub(super) fn media_due(&self) {
-        *self.media.due.lock_ok() = true;
-        self.media.wake.notify_one();
+        self.media.wake.ask();
     }
 
     fn media_loop(self: Arc<Self>) {
@@ -90,28 +87,10 @@ impl Engine {
         let mut last_sweep = Instant::now() - Duration::from_secs(1);
         let mut queue: Vec<u32> = Vec::new();
         loop {
-            let sweep = {
-                let mut due = self.media.due.lock_ok();
-                if !*due && !self.cancel.load(Ordering::Relaxed) {
-                    due = self
-                        .media
-                        .wake
-                        .wait_timeout(due, Duration::from_secs(5))
-                        .map(|(g, _)| g)
-                        .unwrap_or_else(|e| e.into_inner().0);
-                }
-                std::mem::replace(&mut *due, false)
-            };
-            if self.cancel.load(Ordering::Relaxed) {
+            let Some(sweep) = self.media.wake.next(&self.cancel, &mut last_sweep) else {
                 return;
-            }
-            self.media.busy.store(true, Ordering::SeqCst);
+            };
             if sweep {
-                let since = last_sweep.elapsed();
-                if since < Duration::from_millis(500) {
-                    std::thread::sleep(Duration::from_millis(500) - since);
-                }
-                last_sweep = Instant::now();
                 match self.media_sweep(&mut made) {
                     Ok(q) => queue = q,
                     Err(e) => tracing::error!("media sweep failed: {e}"),
@@ -126,7 +105,7 @@ impl Engine {
             self.media
                 .queued
                 .store(queue.len() as u64, Ordering::Relaxed);
-            self.media.busy.store(false, Ordering::SeqCst);
+            self.media.wake.rest();
         }
     }
 
@@ -188,7 +167,7 @@ impl Engine {
     ) -> Result<(), Error> {
         let rules = self.rules();
         while !queue.is_empty() {
-            if self.cancel.load(Ordering::Relaxed) || *self.media.due.lock_ok() {
+            if self.cancel.load(Ordering::Relaxed) || self.media.wake.is_due() {
                 return Ok(());
             }
             let chunk: Vec<u32> = queue.drain(..queue.len().min(CHUNK)).collect();
@@ -329,7 +308,7 @@ impl Engine {
             read: self.media.read.load(Ordering::Relaxed),
             failed: self.media.failed.load(Ordering::Relaxed),
             queued: self.media.queued.load(Ordering::Relaxed),
-            busy: self.media.busy.load(Ordering::SeqCst) || *self.media.due.lock_ok(),
+            busy: self.media.wake.working(),
         })
     }
 }

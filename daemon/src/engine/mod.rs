@@ -37,6 +37,7 @@ mod subscribe;
 mod sync;
 mod text;
 mod visibility;
+mod wake;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};

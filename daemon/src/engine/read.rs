@@ -341,7 +341,9 @@ impl Engine {
         };
         match rules.path_verdict(&root_path, path, is_dir) {
             Verdict::Skip => match meta {
-                Some(m) if scan::reachable(&root_path, path, rules.cross_filesystems(&root_path)) => {
+                Some(m)
+                    if scan::reachable(&root_path, path, rules.cross_filesystems(&root_path)) =>
+                {
                     // Described from the live lstat, not the index: no
                     // folder usage, and the file is not opened (no encoding
                     // or line count): a sensitive file's contents are left
