@@ -843,15 +843,8 @@ mod tests {
         assert!(matches!(a.outbox[..], [Request::DiskUsage { .. }]));
     }
 
-    fn status(state: &str) -> Reply {
-        Reply::Status(StatusInfo {
-            state: state.into(),
-            ..StatusInfo::default()
-        })
-    }
-
-    #[test]
-    fn a_scan_seen_ending_refreshes_the_list_a_first_ready_status_does_not() {
+    /// An app whose first search was answered (one result).
+    fn answered() -> App {
         let mut a = app();
         let Request::Search { generation, .. } = a.outbox[0].clone() else {
             panic!()
@@ -863,6 +856,19 @@ mod tests {
             elapsed_us: 1,
             rows: Vec::new(),
         });
+        a
+    }
+
+    fn status(state: &str) -> Reply {
+        Reply::Status(StatusInfo {
+            state: state.into(),
+            ..StatusInfo::default()
+        })
+    }
+
+    #[test]
+    fn a_scan_seen_ending_refreshes_the_list_a_first_ready_status_does_not() {
+        let mut a = answered();
         a.outbox.clear();
         a.apply(status("ready"));
         a.show(View::Duplicates);
@@ -877,17 +883,7 @@ mod tests {
 
     #[test]
     fn while_scanning_changes_are_followed_at_the_status_polls_pace() {
-        let mut a = app();
-        let Request::Search { generation, .. } = a.outbox[0].clone() else {
-            panic!()
-        };
-        a.apply(Reply::Rows {
-            generation,
-            offset: 0,
-            total: 1,
-            elapsed_us: 1,
-            rows: Vec::new(),
-        });
+        let mut a = answered();
         a.apply(status("scanning"));
         a.outbox.clear();
         for _ in 0..10 {
