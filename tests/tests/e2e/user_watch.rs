@@ -1,6 +1,7 @@
 //! A user's watch in machine-wide mode is that user's view: a client that
 //! replays the user's `fsctl watch` stream over the user's own search
-//! before ends at the user's own search after, with nothing more fetched,
+//! before ends at what that user's own `find` lists after (and at the
+//! user's search), with nothing more fetched,
 //! whatever moves, `chmod`s and `chown`s happen across the line of what
 //! the user may see, and no name from the hidden side is streamed.
 
@@ -74,8 +75,20 @@ fn replay(
     set
 }
 
-/// Reads the stream until its replay equals the visitor's search (or
-/// `limit` passes, which fails with both).
+/// What the visitor's own `find` lists under `top` (run as the visitor:
+/// the kernel decides what it may open), the daemon's `--sync` cookies
+/// left out.
+fn walked(visitor: &Visitor, top: &str) -> BTreeSet<String> {
+    util::find_oracle(&visitor.runner, Path::new(top))
+        .iter()
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .filter(|p| !p.contains(".fsindex-cookie"))
+        .collect()
+}
+
+/// Reads the stream until its replay equals what the visitor's own `find`
+/// lists, and the visitor's search does too (or `limit` passes, which fails
+/// with all three).
 fn converge(
     visitor: &Visitor,
     top: &str,
@@ -89,15 +102,17 @@ fn converge(
         // Whatever has arrived, then a look.
         while watch.next_within(Duration::from_millis(300)).is_some() {}
         let replayed = replay(before, &watch.seen, &reread);
-        let now = visible(visitor, top);
-        if replayed == now {
+        let now = walked(visitor, top);
+        let searched = visible(visitor, top);
+        if replayed == now && searched == now {
             return;
         }
         assert!(
             Instant::now() < deadline,
-            "the replayed stream differs from the search;\nreplayed only: {:#?}\nsearch only: {:#?}\nstreamed: {:#?}",
+            "the replayed stream differs from the visitor's find;\nreplayed only: {:#?}\nfind only: {:#?}\nsearch, when it differs: {:?}\nstreamed: {:#?}",
             replayed.difference(&now).collect::<Vec<_>>(),
             now.difference(&replayed).collect::<Vec<_>>(),
+            (searched != now).then_some(&searched),
             watch.seen
         );
     }
