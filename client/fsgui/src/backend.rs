@@ -733,20 +733,29 @@ async fn duplicates(mut client: Client, out: Out, generation: u64) {
 }
 
 /// The status every second while scanning, every few once ready; a poll
-/// that fails means the daemon is gone (`lost`). Only a status that
+/// that fails means the daemon is gone (`lost`). Until the first `ready`,
+/// each call says the window waits (see `StatusRequest.waiting`). Only a status that
 /// differs from the last is sent: an idle daemon wakes the window for
 /// nothing (a frame of the duplicates view with hundreds of groups costs
 /// a quarter of a second of CPU under llvmpipe in a debug build).
 async fn poll_status(mut client: Client, out: Out, lost: UnboundedSender<String>) {
     let mut last: Option<StatusInfo> = None;
+    // Until the index is first ready, a person sits waiting on this
+    // window: the daemon scans at normal priority rather than in the
+    // background meanwhile (a later rescan stays background work).
+    let mut waiting = true;
     loop {
         let answer = client
-            .status(pb::StatusRequest::default())
+            .status(pb::StatusRequest {
+                waiting,
+                ..Default::default()
+            })
             .await
             .map(|r| StatusInfo::from_proto(r.into_inner()));
         let ready = match answer {
             Ok(s) => {
                 let ready = s.state == "ready";
+                waiting &= !ready;
                 if last.as_ref() != Some(&s) {
                     last = Some(s.clone());
                     if !out.send(Reply::Status(s)) {

@@ -108,7 +108,7 @@ impl Engine {
                 Err(Runtime::RootGone { .. }) => continue,
                 target => target?,
             };
-            match self.scan_target(&target, &Progress::default()) {
+            match self.scan_target(&target, &Progress::default(), &self.cancel) {
                 Ok(_) => done.push(d),
                 // Gone between the check above and the scan's first stat:
                 // as above, its event follows.
@@ -143,7 +143,7 @@ impl Engine {
             let Ok(target) = self.checked_target(root, &top) else {
                 continue;
             };
-            if let Err(e) = self.scan_target(&target, &Progress::default()) {
+            if let Err(e) = self.scan_target(&target, &Progress::default(), &self.cancel) {
                 tracing::warn!("polling {} failed: {e}", top.display());
             }
         }

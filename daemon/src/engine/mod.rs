@@ -29,6 +29,7 @@ mod content;
 pub mod fleet;
 mod hashing;
 mod media;
+mod priority;
 mod read;
 pub mod reload;
 mod roots;
@@ -154,6 +155,9 @@ pub struct RootView {
     pub watch: String,
     /// "off", "on-demand" or "background".
     pub hashing: String,
+    /// While it is scanned: at what priority ([`priority::NORMAL`] while a
+    /// client waits, else [`priority::BACKGROUND`]).
+    pub priority: Option<&'static str>,
     /// The folder is gone (see [`RootRuntime::gone`]): nothing to wait for.
     pub gone: bool,
 }
@@ -173,6 +177,9 @@ struct ScanJob {
     path: Option<PathBuf>,
     progress: Arc<Progress>,
     done: Option<mpsc::Sender<Result<Outcome, Runtime>>>,
+    /// A client waits on it: counted until the job is done.
+    #[allow(dead_code)]
+    waiting: Option<priority::Waiting>,
 }
 
 /// The daemon's state, shared by the server and the scanner.
@@ -207,6 +214,8 @@ pub struct Engine {
     rules: RwLock<Arc<Rules>>,
     /// Set at shutdown: a running scan stops at its next entry.
     cancel: AtomicBool,
+    /// Whether a client waits on the scanner, and the running job.
+    priority: Arc<priority::Priority>,
     scanner: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Content hashing for duplicates: modes, counters, the last pass.
     pub hashing: Hashing,
@@ -280,6 +289,7 @@ impl Engine {
             memory_seen: Mutex::new(None),
             rules: RwLock::new(Arc::new(rules)),
             cancel: AtomicBool::new(false),
+            priority: Default::default(),
             scanner: Mutex::new(None),
             hashing: Hashing::default(),
             content: ContentRuntime::default(),
@@ -330,7 +340,7 @@ impl Engine {
         let (tx, rx) = mpsc::channel::<Job>();
         *engine.jobs.lock_ok() = Some(tx);
         for r in &recorded {
-            engine.queue_scan(r.id, None, None)?;
+            engine.queue_scan(r.id, None, None, false)?;
         }
         let e = engine.clone();
         let handle = std::thread::Builder::new()
@@ -420,6 +430,7 @@ impl Engine {
     /// scanner to finish. Called at shutdown, before the writer closes.
     pub fn stop(&self) {
         self.cancel.store(true, Ordering::SeqCst);
+        self.priority.stop_running();
         if let Some(link) = self.fleet.lock_ok().as_ref() {
             link.stop();
         }

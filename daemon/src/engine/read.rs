@@ -854,10 +854,15 @@ impl Rescan {
 
 impl Engine {
     /// Rescans `path` (every root when empty), as this caller may name it.
-    pub fn rescan_seen(&self, path: &[u8], mut view: Option<View>) -> Result<Rescan, Error> {
+    pub fn rescan_seen(
+        &self,
+        path: &[u8],
+        waited: bool,
+        mut view: Option<View>,
+    ) -> Result<Rescan, Error> {
         let p = seen_optional(&mut view, path)?;
         let (tx, done) = mpsc::channel();
-        let progress = self.rescan(p.as_deref(), Some(tx))?;
+        let progress = self.rescan(p.as_deref(), Some(tx), waited)?;
         Ok(Rescan {
             remaining: progress.len(),
             progress,
@@ -882,7 +887,7 @@ impl Engine {
         wait: bool,
         view: Option<View>,
     ) -> Result<tokio::sync::mpsc::Receiver<Result<RescanProgress, Error>>, Error> {
-        let scan = self.rescan_seen(path, view)?;
+        let scan = self.rescan_seen(path, wait, view)?;
         let engine = self.clone();
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let started = Instant::now();

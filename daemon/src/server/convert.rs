@@ -95,6 +95,7 @@ pub fn root_status(v: RootView) -> pb::RootStatus {
         error: v.error.unwrap_or_default(),
         watch: v.watch,
         hashing: v.hashing,
+        priority: v.priority.unwrap_or_default().into(),
     }
 }
 

@@ -255,6 +255,9 @@ impl pb::index_server::Index for IndexService {
             }));
         }
         let view = self.view(&req);
+        if req.get_ref().waiting {
+            self.engine.client_waits_for_ready();
+        }
         let s = self.blocking(move |e| e.status(view)).await?;
         Ok(Response::new(pb::StatusResponse {
             content: Some(convert::content_status(&s)),

@@ -27,6 +27,21 @@ use crate::store::{EntryRow, FLAG_UNREADABLE, Kind, Store, Unlisted, load_row, s
 /// of one thread while the others wait.
 const WIDE_FOLDER: usize = 4096;
 
+/// Test hook (`FSINDEX_TEST_FOLDER_PAUSE_MS`): each folder of a walk
+/// takes this long, so a test can watch a scan under way.
+static TEST_FOLDER_PAUSE: std::sync::LazyLock<Option<std::time::Duration>> =
+    std::sync::LazyLock::new(|| {
+        std::env::var("FSINDEX_TEST_FOLDER_PAUSE_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(std::time::Duration::from_millis)
+    });
+
+/// A walk's thread, named for `top` and the tests that read its priority.
+fn walk_thread() -> std::thread::Builder {
+    std::thread::Builder::new().name("fsindex-walk".into())
+}
+
 /// `lstat` of every name in a wide folder, in order, on several threads;
 /// `None` for the daemon's own cookie files.
 fn lstat_all(dfd: DirRef<'_>, names: &pfs::Names) -> Vec<Option<std::io::Result<Stat>>> {
@@ -34,23 +49,30 @@ fn lstat_all(dfd: DirRef<'_>, names: &pfs::Names) -> Vec<Option<std::io::Result<
         .map_or(1, |n| n.get())
         .clamp(1, 8);
     let chunk = names.len().div_ceil(threads).max(1);
+    let part_of = move |part: &[(Vec<u8>, Option<bool>)]| {
+        part.iter()
+            .map(|(name, _)| {
+                let os = pfs::os(name);
+                (!is_cookie(os)).then(|| pfs::lstat_at(dfd, os))
+            })
+            .collect::<Vec<_>>()
+    };
     std::thread::scope(|s| {
         let parts: Vec<_> = names
             .chunks(chunk)
             .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|(name, _)| {
-                            let os = pfs::os(name);
-                            (!is_cookie(os)).then(|| pfs::lstat_at(dfd, os))
-                        })
-                        .collect::<Vec<_>>()
-                })
+                walk_thread()
+                    .spawn_scoped(s, move || part_of(part))
+                    // No thread to be had: this thread does that part.
+                    .map_err(|_| part)
             })
             .collect();
         parts
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .flat_map(|h| match h {
+                Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                Err(part) => part_of(part),
+            })
             .collect()
     })
 }
@@ -165,7 +187,11 @@ pub(super) fn reconcile(
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     std::thread::scope(|s| {
         for _ in 0..threads {
-            s.spawn(|| walk.work());
+            if let Err(e) = walk_thread().spawn_scoped(s, || walk.work()) {
+                // One is enough to finish the walk; the caller's own.
+                tracing::warn!("no thread for the walk ({e})");
+                break;
+            }
         }
     });
     if let Some(e) = walk.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -298,6 +324,9 @@ impl Walk<'_> {
     /// Lists one folder, reconciles its children, and returns its
     /// subfolders to walk.
     fn folder(&self, conn: &Connection, job: DirJob) -> Result<Vec<DirJob>, Error> {
+        if let Some(pause) = *TEST_FOLDER_PAUSE {
+            std::thread::sleep(pause);
+        }
         let DirJob {
             parent,
             parent_watch,

@@ -316,7 +316,7 @@ impl Ctx {
         }
         let status = self
             .rpc(|mut c| async move {
-                c.status(pb::StatusRequest { brief: false })
+                c.status(pb::StatusRequest::default())
                     .await
                     .map(tonic::Response::into_inner)
             })
