@@ -17,7 +17,8 @@ use crate::Error;
 use super::entries::load_row;
 use super::model::{Change, Kind, Mirror, Op, Totals, pack_links};
 use super::tree::{
-    Aggregates, delete_subtree, dir_totals, drop_root_entries, move_entry, unlisted_of,
+    Aggregates, delete_subtree, dir_totals, drop_root_entries, drop_unclaimed_roots, move_entry,
+    unlisted_of,
 };
 use super::{Store, unix_now};
 use super::{content, hashes, journal};
@@ -305,6 +306,7 @@ fn apply_batch(
                         "UPDATE roots SET entry_id=?2, scanned_at=?3 WHERE id=?1",
                         params![root_id, entry_id, at],
                     )?;
+                    written += drop_unclaimed_roots(&tx, root_id, &mut agg, changes)?;
                 }
                 Op::AddRoot { path, reply } => {
                     tx.execute(

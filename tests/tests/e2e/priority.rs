@@ -111,6 +111,37 @@ fn tree(root: &Path) {
     }
 }
 
+/// What `tree` wrote, relative to the root, sorted.
+fn written() -> Vec<Vec<u8>> {
+    let mut all: Vec<Vec<u8>> = (0..200)
+        .flat_map(|d| {
+            let dir = format!("d{d:03}");
+            (0..3)
+                .map(move |f| format!("{dir}/f{f}.txt").into_bytes())
+                .chain([format!("d{d:03}").into_bytes()])
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// Every path the index lists under `root`, relative and sorted, repeats
+/// kept (a second tree at the root's path would list each path twice).
+fn listed(inst: &Instance, root: &Path) -> Vec<Vec<u8>> {
+    let out = inst.fsctl(&["search", "--sync", "-0", "--limit", "0", "*"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let mut prefix = root.as_os_str().as_encoded_bytes().to_vec();
+    prefix.push(b'/');
+    let mut all: Vec<Vec<u8>> = out
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty() && *p != root.as_os_str().as_encoded_bytes())
+        .map(|p| p.strip_prefix(prefix.as_slice()).unwrap_or(p).to_vec())
+        .collect();
+    all.sort();
+    all
+}
+
 fn fsctl_child(inst: &Instance, args: &[&str]) -> Child {
     inst.fsctl_cmd(args)
         .stdout(Stdio::piped())
@@ -190,20 +221,11 @@ fn a_scan_a_client_waits_on_runs_at_normal_priority_and_others_in_the_background
     // A scan that stopped for the waiting client and started again lost
     // nothing: the index equals the disk.
     verify_clean(&inst);
-    let written: std::collections::BTreeSet<Vec<u8>> = (0..200)
-        .flat_map(|d| {
-            let dir = format!("d{d:03}");
-            (0..3)
-                .map(move |f| format!("{dir}/f{f}.txt").into_bytes())
-                .chain([format!("d{d:03}").into_bytes()])
-        })
-        .collect();
-    let indexed = indexed_rel(&inst, &root);
-    let indexed: std::collections::BTreeSet<Vec<u8>> = indexed
-        .into_iter()
-        .filter(|p| !p.is_empty() && !p.starts_with(b"!outside!"))
-        .collect();
-    assert_eq!(indexed, written, "the index holds what the test wrote");
+    assert_eq!(
+        listed(&inst, &root),
+        written(),
+        "the index holds what the test wrote, each once"
+    );
     inst.stop();
 }
 
@@ -221,5 +243,55 @@ fn status_wait_gives_up_after_its_timeout_and_says_so() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not ready after"), "{err}");
+    inst.stop();
+}
+
+#[test]
+fn a_first_scan_killed_halfway_goes_on_from_what_it_wrote_without_a_second_tree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    // Enough entries for the scan to commit a batch (8,192 rows) before
+    // its end.
+    let mut want = Vec::new();
+    for d in 0..60 {
+        let dir = format!("d{d:02}");
+        std::fs::create_dir_all(root.join(&dir)).unwrap();
+        want.push(dir.clone().into_bytes());
+        for f in 0..250 {
+            let rel = format!("{dir}/f{f}");
+            std::fs::write(root.join(&rel), b"").unwrap();
+            want.push(rel.into_bytes());
+        }
+    }
+    want.sort();
+    let mut inst = Instance::new(tmp.path().join("home"), &[&root], Runner::current());
+    inst.env
+        .push(("FSINDEX_TEST_FOLDER_PAUSE_MS".into(), "50".into()));
+    inst.spawn();
+    inst.wait_listening();
+    // Once the first scan has committed rows (the root's scan not
+    // recorded yet), the daemon is killed.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let v = inst.status();
+        assert_eq!(
+            v["state"], "scanning",
+            "killed too late to test anything: {v}"
+        );
+        if v["rows_written"].as_u64().unwrap_or(0) > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the scan never wrote: {v}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    inst.kill9();
+    inst.env.clear();
+    inst.start();
+    assert_eq!(
+        listed(&inst, &root),
+        want,
+        "after the restart the index holds what the test wrote, each path once"
+    );
+    verify_clean(&inst);
     inst.stop();
 }

@@ -152,7 +152,12 @@ pub(super) fn reconcile(
             };
             (id, parent_id, load_row(&conn, id)?)
         }
-        None => (sink.new_id(), None, None),
+        None => match scan_reads::unclaimed_root(&conn, &name)? {
+            // A first scan of this root that stopped before its end left
+            // its folder's row (and what it had walked): go on from it.
+            Some(id) if target.is_root => (id, None, load_row(&conn, id)?),
+            _ => (sink.new_id(), None, None),
+        },
     };
     let has_unlisted = scan_reads::folders_with_unlisted(&conn)?;
     drop(conn);
