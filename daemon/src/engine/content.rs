@@ -429,10 +429,13 @@ impl Engine {
     /// migration 0006 that the worker has not read again yet).
     pub(super) fn snippet_of(&self, id: u32, words: &[&str]) -> String {
         match self.store.read(|c| content::text(c, id as i64)) {
-            Ok(Some(t)) => {
-                crate::queries::snippet::snippet(&t.text, words, crate::queries::snippet::WIDTH)
-                    .unwrap_or_default()
-            }
+            Ok(Some(t)) => crate::queries::snippet::snippet(
+                &t.text,
+                words,
+                crate::queries::snippet::WIDTH,
+                &t.lang,
+            )
+            .unwrap_or_default(),
             Ok(None) => String::new(),
             Err(e) => {
                 tracing::warn!(id, "reading stored text for a snippet failed: {e}");
