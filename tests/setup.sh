@@ -70,6 +70,14 @@ if ! python3 -c 'import docx, odf.opendocument, reportlab' 2>/dev/null; then
     -r tests/requirements-documents.txt
 fi
 
+# The content stemming test's oracle (tests/stem_oracle.py): the Snowball
+# stemmers in Python. 2.2.0: the Snowball release whose algorithms
+# rust-stemmers implements (3.x rewrote the Dutch stemmer and changed the
+# German, French and English ones).
+if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("snowballstemmer"))' 2>/dev/null)" != 2.2.0 ]; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'snowballstemmer==2.2.0'
+fi
+
 # mutagen tags the media test's songs and reads them back.
 if ! python3 -c 'import mutagen' 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'mutagen==1.48.1'

@@ -409,6 +409,9 @@ impl Engine {
         sink: &mut dyn ChunkSink,
     ) -> Result<(), Error> {
         self.note_activity();
+        // The whole request, the content index's matching included (`t`,
+        // below, starts after it).
+        let started = Instant::now();
         let mut query = Query::parse(&args.query)?;
         if query
             .groups
@@ -585,6 +588,7 @@ impl Engine {
         tracing::debug!(
             us = t.elapsed().as_micros() as u64,
             snippets_us = snippet_time.as_micros() as u64,
+            whole_us = started.elapsed().as_micros() as u64,
             "content search answered"
         );
         Ok(())

@@ -17,7 +17,7 @@
 //! | `path:Taxes/2025` | the relative path contains it, taken literally |
 //! | `regex:^IMG_\d{4}\.jpg$` | the name matches (case-insensitive) |
 //! | `case:README` | the relative path contains it, case-sensitively |
-//! | `content:invoice`, `content:"total due"`, `content:invo*` | the file's text holds the words, in that order; `*` makes the last a prefix (folders with content on) |
+//! | `content:invoice`, `content:"total due"`, `content:invo*` | the file's text holds the words, in that order; one word in any of its forms (`content:invoices` finds "invoiced"), `content:=word` or quotes exactly; `*` makes the last a prefix (folders with content on) |
 //! | `taken:2019`, `camera:canon`, `width:>3000`, `duration:>3min`, `artist:`, ... | media metadata (see [`super::media`]) |
 //!
 //! Every term is folded (NFC + full case folding) once, here. A malformed
@@ -69,7 +69,9 @@ pub enum Item {
     /// Under this entry (what `In` resolves to).
     InEntry(i64),
     /// The file's text holds these words, in this order (`content:`); the
-    /// engine resolves it against the content index.
+    /// engine resolves it against the content index. One word matches in
+    /// its forms; a leading `=` (`content:=word`, or a quoted value) asks
+    /// for the words exactly.
     Content(String),
     /// What `Content` resolves to: the files that match, with their bm25
     /// scores (lower is better).
@@ -413,6 +415,10 @@ fn parse_positive(t: &Token, now: &jiff::Zoned) -> Result<Item, Error> {
             && !t.quoted[..colon].iter().any(|q| *q)
         {
             let value = &t.text[colon + 1..];
+            // A quoted content: value is matched exactly, as `content:=word`.
+            if name == "content" && t.quoted[colon + 1..].iter().any(|q| *q) {
+                return parse_filter("content", &format!("={value}"), &t.text, now);
+            }
             return parse_filter(&name.to_ascii_lowercase(), value, &t.text, now);
         }
     }

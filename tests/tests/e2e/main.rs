@@ -33,6 +33,7 @@ mod search;
 mod security;
 mod service;
 mod snapshots;
+mod stems;
 mod user_watch;
 mod util;
 mod verify;
