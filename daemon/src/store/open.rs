@@ -31,6 +31,10 @@ const MIGRATIONS: &[(u32, &str)] = &[
         include_str!("../../../migrations/0008_fleet_journal.sql"),
     ),
     (9, include_str!("../../../migrations/0009_media.sql")),
+    (
+        10,
+        include_str!("../../../migrations/0010_media_documents.sql"),
+    ),
 ];
 
 /// The newest schema this binary knows.
