@@ -219,8 +219,9 @@ fn xml(r: &mut dyn BufRead) -> quick_xml::Reader<&mut dyn BufRead> {
     x
 }
 
-/// The text of elements by local name, entities decoded, until `done`
-/// says enough.
+/// Hands `found` the text of each element whose local name `want`s
+/// (entities decoded; not nested in another wanted one), and `on_start`
+/// every start or empty tag.
 fn texts(
     r: &mut dyn BufRead,
     mut want: impl FnMut(&[u8]) -> bool,
@@ -267,14 +268,13 @@ fn texts(
                     }
                 }
             }
-            Event::End(e) => {
+            Event::End(e)
                 if current
                     .as_ref()
-                    .is_some_and(|(n, _)| n.as_slice() == e.local_name().as_ref())
-                {
-                    let (n, s) = current.take().expect("checked");
-                    found(&n, s);
-                }
+                    .is_some_and(|(n, _)| n.as_slice() == e.local_name().as_ref()) =>
+            {
+                let (n, s) = current.take().expect("checked");
+                found(&n, s);
             }
             _ => {}
         }
@@ -353,4 +353,38 @@ fn count_elements(r: &mut dyn BufRead, name: &[u8]) -> Result<u32, PartError> {
         },
     )?;
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn office_core_properties_with_entities() {
+        let xml = br#"<?xml version="1.0"?><cp:coreProperties xmlns:cp="c" xmlns:dc="d">
+            <dc:title>Tom &amp; Jerry&#x2019;s</dc:title><dc:creator> Ada </dc:creator>
+            <cp:lastModifiedBy>Someone</cp:lastModifiedBy></cp:coreProperties>"#;
+        let mut m = Media::default();
+        ooxml_core(&mut &xml[..], &mut m).unwrap();
+        assert_eq!(m.title.as_deref(), Some("Tom & Jerry\u{2019}s"));
+        assert_eq!(m.author.as_deref(), Some("Ada"));
+    }
+
+    #[test]
+    fn opendocument_meta_prefers_the_initial_creator() {
+        let xml = br#"<office:document-meta xmlns:office="o" xmlns:meta="m" xmlns:dc="d"><office:meta>
+            <dc:creator>Last Saver</dc:creator><meta:initial-creator>First Author</meta:initial-creator>
+            <dc:title>Notes</dc:title><meta:document-statistic meta:page-count="7" meta:word-count="9"/>
+            </office:meta></office:document-meta>"#;
+        let mut m = Media::default();
+        odf_meta(&mut &xml[..], &mut m).unwrap();
+        assert_eq!(m.author.as_deref(), Some("First Author"));
+        assert_eq!(m.title.as_deref(), Some("Notes"));
+        assert_eq!(m.pages, Some(7));
+        let only_last = br#"<r xmlns:dc="d"><dc:creator>Last Saver</dc:creator></r>"#;
+        let mut m = Media::default();
+        odf_meta(&mut &only_last[..], &mut m).unwrap();
+        assert_eq!(m.author.as_deref(), Some("Last Saver"));
+        assert_eq!(m.pages, None);
+    }
 }
