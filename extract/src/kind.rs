@@ -34,6 +34,8 @@ pub enum Kind {
     Rtf,
     /// A mail message: headers Subject, From, To, Cc, Date, then text parts.
     Eml,
+    /// An EPUB e-book: its chapters' text in reading order.
+    Epub,
     /// A photo, song or video's metadata (never chosen by
     /// [`kind_for_name`]: the daemon asks for it by
     /// [`crate::media::media_kind_for_name`]); the text is
@@ -41,7 +43,7 @@ pub enum Kind {
     Media,
 }
 
-const ALL: [Kind; 15] = [
+const ALL: [Kind; 16] = [
     Kind::Text,
     Kind::MaybeText,
     Kind::Markdown,
@@ -56,6 +58,7 @@ const ALL: [Kind; 15] = [
     Kind::Odp,
     Kind::Rtf,
     Kind::Eml,
+    Kind::Epub,
     Kind::Media,
 ];
 
@@ -77,6 +80,7 @@ impl Kind {
             Kind::Odp => "odp",
             Kind::Rtf => "rtf",
             Kind::Eml => "eml",
+            Kind::Epub => "epub",
             Kind::Media => "media",
         }
     }
@@ -96,6 +100,7 @@ impl Kind {
             Kind::Odt | Kind::Ods | Kind::Odp => "odf",
             Kind::Rtf => "rtf",
             Kind::Eml => "eml",
+            Kind::Epub => "epub",
             Kind::Media => "media",
         }
     }
@@ -114,6 +119,7 @@ impl Kind {
             }
             Kind::Rtf => formats::rtf::VERSION,
             Kind::Eml => formats::mail::VERSION,
+            Kind::Epub => formats::epub::VERSION,
             Kind::Media => crate::media::VERSION,
         }
     }
@@ -128,6 +134,7 @@ impl Kind {
             Kind::Odt | Kind::Ods | Kind::Odp => "UTF-8 (OpenDocument XML)",
             Kind::Rtf => "RTF (code page and \\u escapes)",
             Kind::Eml => "MIME (each part's charset)",
+            Kind::Epub => "EPUB (XHTML chapters)",
             Kind::Media => "media metadata (EXIF, tags, headers)",
             Kind::Text | Kind::MaybeText | Kind::Markdown | Kind::Html | Kind::Xml => "UTF-8",
         }
@@ -147,6 +154,7 @@ impl Kind {
                 | Kind::Odp
                 | Kind::Rtf
                 | Kind::Eml
+                | Kind::Epub
         )
     }
 
@@ -187,6 +195,7 @@ pub fn kind_for_name(name: &[u8]) -> Option<Kind> {
         "odp" | "otp" => Kind::Odp,
         "rtf" => Kind::Rtf,
         "eml" => Kind::Eml,
+        "epub" => Kind::Epub,
         "md" | "markdown" | "mdown" | "mkd" => Kind::Markdown,
         "html" | "htm" | "xhtml" | "shtml" => Kind::Html,
         "xml" | "svg" | "xsl" | "xslt" | "xsd" | "rss" | "atom" | "plist" | "opf" | "ncx"
@@ -469,7 +478,6 @@ const NEVER: &[&str] = &[
     "ppt",
     "msg",
     "pst",
-    "epub",
     "mobi",
     "azw3",
     "djvu",

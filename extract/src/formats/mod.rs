@@ -4,6 +4,7 @@
 //! [`Kind`]; every module receives an already opened, already size-checked
 //! regular file (see [`crate::open`]).
 
+pub mod epub;
 pub mod mail;
 pub mod markup;
 pub mod office;
@@ -34,6 +35,7 @@ pub fn extract(
         }
         Kind::Rtf => rtf::extract(file, size, sink),
         Kind::Eml => mail::extract(file, size, sink),
+        Kind::Epub => epub::extract(file, limits, sink),
         // Media is read from a path by `crate::media`, never as text.
         Kind::Media => Err(Failure::Unsupported),
     }

@@ -11,6 +11,7 @@ mod bad_input;
 mod browse;
 mod clients;
 mod config;
+mod containers;
 mod content;
 mod du;
 mod dupes;
