@@ -36,6 +36,9 @@ pub enum Kind {
     Eml,
     /// An EPUB e-book: its chapters' text in reading order.
     Epub,
+    /// An mbox mailbox: each message as an `Eml`, separated by a form feed
+    /// line ([`crate::formats::mbox::SEPARATOR`]).
+    Mbox,
     /// A photo, song or video's metadata (never chosen by
     /// [`kind_for_name`]: the daemon asks for it by
     /// [`crate::media::media_kind_for_name`]); the text is
@@ -43,7 +46,7 @@ pub enum Kind {
     Media,
 }
 
-const ALL: [Kind; 16] = [
+const ALL: [Kind; 17] = [
     Kind::Text,
     Kind::MaybeText,
     Kind::Markdown,
@@ -59,6 +62,7 @@ const ALL: [Kind; 16] = [
     Kind::Rtf,
     Kind::Eml,
     Kind::Epub,
+    Kind::Mbox,
     Kind::Media,
 ];
 
@@ -81,6 +85,7 @@ impl Kind {
             Kind::Rtf => "rtf",
             Kind::Eml => "eml",
             Kind::Epub => "epub",
+            Kind::Mbox => "mbox",
             Kind::Media => "media",
         }
     }
@@ -101,6 +106,7 @@ impl Kind {
             Kind::Rtf => "rtf",
             Kind::Eml => "eml",
             Kind::Epub => "epub",
+            Kind::Mbox => "mbox",
             Kind::Media => "media",
         }
     }
@@ -120,6 +126,7 @@ impl Kind {
             Kind::Rtf => formats::rtf::VERSION,
             Kind::Eml => formats::mail::VERSION,
             Kind::Epub => formats::epub::VERSION,
+            Kind::Mbox => formats::mbox::VERSION,
             Kind::Media => crate::media::VERSION,
         }
     }
@@ -135,6 +142,7 @@ impl Kind {
             Kind::Rtf => "RTF (code page and \\u escapes)",
             Kind::Eml => "MIME (each part's charset)",
             Kind::Epub => "EPUB (XHTML chapters)",
+            Kind::Mbox => "MIME (each message's charsets)",
             Kind::Media => "media metadata (EXIF, tags, headers)",
             Kind::Text | Kind::MaybeText | Kind::Markdown | Kind::Html | Kind::Xml => "UTF-8",
         }
@@ -155,6 +163,7 @@ impl Kind {
                 | Kind::Rtf
                 | Kind::Eml
                 | Kind::Epub
+                | Kind::Mbox
         )
     }
 
@@ -196,6 +205,7 @@ pub fn kind_for_name(name: &[u8]) -> Option<Kind> {
         "rtf" => Kind::Rtf,
         "eml" => Kind::Eml,
         "epub" => Kind::Epub,
+        "mbox" | "mbx" => Kind::Mbox,
         "md" | "markdown" | "mdown" | "mkd" => Kind::Markdown,
         "html" | "htm" | "xhtml" | "shtml" => Kind::Html,
         "xml" | "svg" | "xsl" | "xslt" | "xsd" | "rss" | "atom" | "plist" | "opf" | "ncx"

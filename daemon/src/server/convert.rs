@@ -122,6 +122,11 @@ pub fn entry(l: Listed) -> pb::Entry {
         mtime_ns: l.mtime_ns,
         sensitive: l.sensitive,
         snippet: l.snippet,
+        inside: l.inside.map(|i| pb::Inside {
+            container: i.container,
+            name: i.name,
+            index: i.index,
+        }),
     }
 }
 

@@ -162,3 +162,145 @@ fn epub_text_is_searchable_in_reading_order_and_its_title_and_author_are_shown()
     );
     assert_eq!(found(&inst, "title:whale"), BTreeSet::from([whale.clone()]));
 }
+
+/// Writes `mail/Inbox.mbox` with Python's `mailbox` module (which quotes a
+/// body line starting with `From ` as `>From `), four messages with words
+/// the test placed in one field each; a `todo.txt` that also says milk;
+/// and `mail/liar.mbox`, whose one message claims a 1 GB body by
+/// `Content-Length`. Prints the messages (subject, the words only it holds).
+const MAKE_MAIL: &str = r#"
+import json, mailbox, os, sys
+from email.message import EmailMessage
+root = sys.argv[1]
+os.makedirs(root + '/mail', exist_ok=True)
+open(root + '/todo.txt', 'w').write('buy milk\n')
+msgs = [
+    dict(subject='Milk order', frm='Ishmael <ishmael@pequod.example>', to='Starbuck <starbuck@pequod.example>',
+         date='Thu, 18 Oct 1851 10:00:00 +0000', body='Two litres of milk for the galley.\nFrom here we sail at dawn.\n'),
+    dict(subject='Zucchini and Re/Plans', frm='Ahab <ahab@pequod.example>', to='Crew <crew@pequod.example>',
+         date='Fri, 14 Nov 1851 09:30:00 +0000', body='Crème brûlée tonight, and more milk.\n'),
+    dict(subject='Harpoons', frm='Queequeg <queequeg@pequod.example>', to='Ahab <ahab@pequod.example>',
+         date='Sat, 15 Nov 1851 08:00:00 +0000', body='The bread is stale.\n'),
+    dict(subject='', frm='Stubb <stubb@pequod.example>', to='Flask <flask@pequod.example>',
+         date='Wed, 16 Nov 1853 07:00:00 +0000', body='Nothing to say about doubloons.\n'),
+]
+box = mailbox.mbox(root + '/mail/Inbox.mbox')
+for m in msgs:
+    e = EmailMessage()
+    if m['subject']:
+        e['Subject'] = m['subject']
+    e['From'] = m['frm']; e['To'] = m['to']; e['Date'] = m['date']
+    e.set_content(m['body'], cte='quoted-printable')
+    box.add(e)
+box.flush(); box.close()
+raw = open(root + '/mail/Inbox.mbox', 'rb').read()
+assert b'\n>From here we sail' in raw, 'mailbox quotes From lines'
+assert b'Cr=C3=A8me' in raw, 'the body is quoted-printable'
+with open(root + '/mail/liar.mbox', 'wb') as f:
+    f.write(b'From liar@example Mon Jan  1 00:00:00 2024\nSubject: big\nContent-Length: 1073741824\n\nshort body\n')
+json.dump([m['subject'] for m in msgs], sys.stdout)
+"#;
+
+#[test]
+fn each_message_of_an_mbox_is_found_by_subject_from_to_date_and_body_and_shown_inside_its_mailbox()
+{
+    let t = tempfile::tempdir().unwrap();
+    let tree = t.path().join("tree");
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(MAKE_MAIL)
+        .arg(&tree)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "making the mailbox failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let home = t.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        format!("[root.{:?}]\ncontent = true\n", tree),
+    )
+    .unwrap();
+    let mut inst = Instance::new(home, &[&tree], Runner::current());
+    inst.start();
+    let folder = crate::content::settled(&inst, &tree, 3);
+    assert_eq!(folder["indexed"], 2, "the mailbox and todo.txt: {folder:#}");
+    // The 1 GB claim: not read, with the reason, and the child was not
+    // killed for memory (nothing of that size was ever allocated).
+    assert_eq!(folder["failed"]["parse"], 1, "{folder:#}");
+    assert!(folder["failed"].get("memory").is_none(), "{folder:#}");
+    let liar = tree.join("mail/liar.mbox").display().to_string();
+    let out = inst.fsctl(&["cat", &liar]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1073741824") && err.contains("Content-Length"),
+        "the error names the claim: {err}"
+    );
+
+    let inbox = tree.join("mail/Inbox.mbox").display().to_string();
+    let msg = |subject: &str| format!("{inbox}/{subject}");
+    let todo = tree.join("todo.txt").display().to_string();
+    // By body (quoted-printable decoded, `>From ` unquoted), subject, from,
+    // to and date: each message that holds the words, shown inside its
+    // mailbox; other files as usual.
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "content:milk",
+            vec![
+                msg("Milk order"),
+                msg("Zucchini and Re\u{2215}Plans"),
+                todo.clone(),
+            ],
+        ),
+        (
+            "content:zucchini",
+            vec![msg("Zucchini and Re\u{2215}Plans")],
+        ),
+        ("content:queequeg", vec![msg("Harpoons")]),
+        ("content:starbuck", vec![msg("Milk order")]),
+        ("content:1853", vec![msg("(no subject)")]),
+        ("content:creme", vec![msg("Zucchini and Re\u{2215}Plans")]),
+        ("content:\"from here we sail\"", vec![msg("Milk order")]),
+        ("content:doubloon*", vec![msg("(no subject)")]),
+        ("content:milk content:galley", vec![msg("Milk order")]),
+    ];
+    for (q, want) in &cases {
+        let want: BTreeSet<String> = want.iter().cloned().collect();
+        assert_eq!(found(&inst, q), want, "`{q}`");
+    }
+    // Words spread over two messages find the mailbox, not a message.
+    assert_eq!(
+        found(&inst, "content:milk content:stale"),
+        BTreeSet::from([inbox.clone()])
+    );
+
+    // The mailbox's text, message by message: `>From ` unquoted, the
+    // quoted-printable body decoded.
+    let out = inst.fsctl(&["cat", &inbox]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l == "From here we sail at dawn.") && !text.contains(">From"),
+        "{text}"
+    );
+    assert!(text.contains("Crème brûlée tonight"), "{text}");
+
+    // --json: the message's path, and where it is inside.
+    let out = inst.fsctl(&["--json", "search", "content:harpoons"]);
+    assert!(out.status.success());
+    let lines: Vec<Value> = crate::util::json_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let hit = &lines[0];
+    assert_eq!(hit["path"], msg("Harpoons"), "{hit}");
+    assert_eq!(hit["name"], "Harpoons", "{hit}");
+    assert_eq!(hit["container"], inbox.as_str(), "{hit}");
+    assert_eq!(hit["inside"], "Harpoons", "{hit}");
+    assert_eq!(hit["message"], 3, "{hit}");
+    assert!(
+        hit["snippet"].as_str().unwrap().contains("**Harpoons**"),
+        "the snippet is the message's: {hit}"
+    );
+}
