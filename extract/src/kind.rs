@@ -179,8 +179,48 @@ impl Kind {
 }
 
 /// The kind a file of this name would be extracted as (extension compared
-/// case-insensitively), or `None` for files that are never read.
+/// case-insensitively), or `None` for files that are never read. A
+/// Maildir message's file (`1700000000.M1P2.host:2,S`: see
+/// [`is_maildir_message`]) is a mail message.
 pub fn kind_for_name(name: &[u8]) -> Option<Kind> {
+    if is_maildir_message(name) {
+        return Some(Kind::Eml);
+    }
+    kind_by_extension(name)
+}
+
+/// True for the name of a message in a Maildir folder's `cur/` or `new/`:
+/// `time.unique.host`, the time in seconds (at least nine digits), and
+/// either the `:2,flags` suffix of `cur/` (`!2,` where `:` is not allowed)
+/// or a delivery id as mail programs write it (`M20P4242`, `P4242Q1`, or
+/// digits), so that `1700000000.report.txt` stays a text file.
+pub fn is_maildir_message(name: &[u8]) -> bool {
+    let base = name.rsplit(|&b| b == b'/').next().unwrap_or(name);
+    let (unique, flagged) = match base.iter().position(|&b| b == b':' || b == b'!') {
+        Some(i) => (&base[..i], base[i + 1..].starts_with(b"2,")),
+        None => (base, false),
+    };
+    let mut parts = unique.splitn(3, |&b| b == b'.');
+    let (Some(time), Some(id), Some(host)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    let id_like = match id {
+        [first, second, ..] => {
+            first.is_ascii_digit() || (b"MPQRVIX#".contains(first) && second.is_ascii_digit())
+        }
+        [only] => only.is_ascii_digit(),
+        [] => false,
+    };
+    time.len() >= 9
+        && time.iter().all(u8::is_ascii_digit)
+        && !host.is_empty()
+        && id
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"_=-#".contains(b))
+        && (flagged || id_like)
+}
+
+fn kind_by_extension(name: &[u8]) -> Option<Kind> {
     let base = name.rsplit(|&b| b == b'/').next().unwrap_or(name);
     let ext = match base.iter().rposition(|&b| b == b'.') {
         // ".bashrc": a dotfile's name is not an extension.
@@ -544,6 +584,22 @@ mod tests {
         // A name that is not UTF-8 still has an extension to go by.
         assert_eq!(kind_for_name(b"caf\xe9.md"), Some(Kind::Markdown));
         assert_eq!(kind_for_name(b"odd.\xff"), Some(Kind::MaybeText));
+    }
+
+    #[test]
+    fn maildir_messages_are_mail() {
+        for name in [
+            &b"1700000000.M20P4242.mailhost:2,S"[..],
+            b"1700000000.M20P4242.mail.example.org",
+            b"1700000000.M123P456.host,S=1234,W=1256:2,RS",
+            b"1700000000.12345_1.host!2,",
+        ] {
+            assert_eq!(kind_for_name(name), Some(Kind::Eml), "{name:?}");
+        }
+        assert_eq!(kind_for_name(b"1700000000.report.txt"), Some(Kind::Text));
+        assert_eq!(kind_for_name(b"170000.a.b"), Some(Kind::MaybeText));
+        assert_eq!(kind_for_name(b"1700000000.weird"), Some(Kind::MaybeText));
+        assert_eq!(kind_for_name(b"1700000000.backup.tar.gz"), None);
     }
 
     #[test]

@@ -53,12 +53,15 @@ pub struct Listed {
 /// Where a hit inside a container file is (issue 32).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Inside {
-    /// The mailbox's path.
+    /// The mailbox's path (an mbox file, or a Maildir folder).
     pub container: Vec<u8>,
     /// The message's subject, as shown.
     pub name: String,
-    /// 1-based position of the message in the mailbox.
+    /// 1-based position of the message in an mbox file; 0 for a Maildir
+    /// message, a file of its own.
     pub index: u32,
+    /// A Maildir message's own file.
+    pub file: Option<Vec<u8>>,
 }
 
 /// What is known of a search answer before its results: how many matched
@@ -573,10 +576,7 @@ impl Engine {
                             .is_none_or(|c| visibility::may(c, path, access::R));
                     // A mailbox found by what it says: its messages that
                     // say it, each a result of its own.
-                    if readable
-                        && fsindex_extract::kind_for_name(&f.name)
-                            == Some(fsindex_extract::Kind::Mbox)
-                    {
+                    if readable && super::mailbox::is_mail_store(&f) {
                         let at = Instant::now();
                         let hits = self.messages_of(&f, &words, k < args.snippets);
                         snippet_time += at.elapsed();
@@ -585,7 +585,8 @@ impl Engine {
                             return hits
                                 .into_iter()
                                 .map(|(inside, snippet)| Listed {
-                                    path: [&base.path[..], b"/", inside.name.as_bytes()].concat(),
+                                    path: [&inside.container[..], b"/", inside.name.as_bytes()]
+                                        .concat(),
                                     name: inside.name.clone().into_bytes(),
                                     snippet,
                                     inside: Some(inside),

@@ -126,6 +126,7 @@ pub fn entry(l: Listed) -> pb::Entry {
             container: i.container,
             name: i.name,
             index: i.index,
+            file: i.file,
         }),
     }
 }

@@ -1,10 +1,11 @@
 //! Text inside containers end to end (issue 32): EPUB e-books built by the
 //! test with Python's `zipfile`, as the EPUB 3 specification lays them out
 //! (a stored `mimetype` first, `META-INF/container.xml`, a package
-//! document whose spine orders XHTML chapters). The oracle is the text the
-//! test wrote into each chapter, the title and author it put in the
-//! package, and the words it hid where no reader shows them (a style
-//! sheet, a script).
+//! document whose spine orders XHTML chapters), and mail stores written by
+//! Python's `mailbox` (an mbox file, a Maildir folder). The oracle is the
+//! text the test wrote into each chapter or message, the title and author
+//! it put in the package, and the words it hid where no reader shows them
+//! (a style sheet, a script).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -166,7 +167,7 @@ fn epub_text_is_searchable_in_reading_order_and_its_title_and_author_are_shown()
 /// Writes `mail/Inbox.mbox` with Python's `mailbox` module (which quotes a
 /// body line starting with `From ` as `>From `), four messages with words
 /// the test placed in one field each; a `todo.txt` that also says milk;
-/// and `mail/liar.mbox`, whose one message claims a 1 GB body by
+/// a Maildir `mail/Work` (one message new, one seen); and `mail/liar.mbox`, whose one message claims a 1 GB body by
 /// `Content-Length`. Prints the messages (subject, the words only it holds).
 const MAKE_MAIL: &str = r#"
 import json, mailbox, os, sys
@@ -196,14 +197,26 @@ box.flush(); box.close()
 raw = open(root + '/mail/Inbox.mbox', 'rb').read()
 assert b'\n>From here we sail' in raw, 'mailbox quotes From lines'
 assert b'Cr=C3=A8me' in raw, 'the body is quoted-printable'
+# A Maildir: one message in new/, one read (cur/, flag S).
+md = mailbox.Maildir(root + '/mail/Work', create=True)
+for subject, body, seen in [('Quarterly kelp report', 'Kelp yields are up, señor.\n', False),
+                            ('Lunch', 'Soup of kelp today.\n', True)]:
+    e = EmailMessage()
+    e['Subject'] = subject; e['From'] = 'Ishmael <ishmael@pequod.example>'; e['To'] = 'Ahab <ahab@pequod.example>'
+    e['Date'] = 'Mon, 17 Nov 1851 12:00:00 +0000'
+    e.set_content(body, cte='quoted-printable')
+    m = mailbox.MaildirMessage(e)
+    if seen:
+        m.set_subdir('cur'); m.add_flag('S')
+    md.add(m)
 with open(root + '/mail/liar.mbox', 'wb') as f:
     f.write(b'From liar@example Mon Jan  1 00:00:00 2024\nSubject: big\nContent-Length: 1073741824\n\nshort body\n')
 json.dump([m['subject'] for m in msgs], sys.stdout)
 "#;
 
 #[test]
-fn each_message_of_an_mbox_is_found_by_subject_from_to_date_and_body_and_shown_inside_its_mailbox()
-{
+fn each_message_of_an_mbox_or_maildir_is_found_by_subject_from_to_date_and_body_and_shown_in_its_mailbox()
+ {
     let t = tempfile::tempdir().unwrap();
     let tree = t.path().join("tree");
     let out = Command::new("python3")
@@ -226,8 +239,11 @@ fn each_message_of_an_mbox_is_found_by_subject_from_to_date_and_body_and_shown_i
     .unwrap();
     let mut inst = Instance::new(home, &[&tree], Runner::current());
     inst.start();
-    let folder = crate::content::settled(&inst, &tree, 3);
-    assert_eq!(folder["indexed"], 2, "the mailbox and todo.txt: {folder:#}");
+    let folder = crate::content::settled(&inst, &tree, 5);
+    assert_eq!(
+        folder["indexed"], 4,
+        "the mailbox, the two Maildir messages and todo.txt: {folder:#}"
+    );
     // The 1 GB claim: not read, with the reason, and the child was not
     // killed for memory (nothing of that size was ever allocated).
     assert_eq!(folder["failed"]["parse"], 1, "{folder:#}");
@@ -277,6 +293,32 @@ fn each_message_of_an_mbox_is_found_by_subject_from_to_date_and_body_and_shown_i
         found(&inst, "content:milk content:stale"),
         BTreeSet::from([inbox.clone()])
     );
+
+    // A Maildir message is shown inside its Maildir folder, whatever
+    // its file's name, read as mail (quoted-printable decoded).
+    let work = tree.join("mail/Work").display().to_string();
+    assert_eq!(
+        found(&inst, "content:kelp"),
+        BTreeSet::from([
+            format!("{work}/Quarterly kelp report"),
+            format!("{work}/Lunch")
+        ])
+    );
+    assert_eq!(
+        found(&inst, "content:señor content:yields"),
+        BTreeSet::from([format!("{work}/Quarterly kelp report")])
+    );
+    let out = inst.fsctl(&["--json", "search", "content:soup"]);
+    let lines = crate::util::json_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let file = lines[0]["file"].as_str().unwrap().to_owned();
+    assert_eq!(lines[0]["container"], work.as_str(), "{}", lines[0]);
+    assert!(lines[0].get("message").is_none(), "{}", lines[0]);
+    assert!(
+        file.starts_with(&format!("{work}/cur/")) && file.contains(":2,S"),
+        "the message's own file: {file}"
+    );
+    assert!(Path::new(&file).is_file());
 
     // The mailbox's text, message by message: `>From ` unquoted, the
     // quoted-printable body decoded.

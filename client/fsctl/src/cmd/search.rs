@@ -154,7 +154,12 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
                 if let Some(i) = &e.inside {
                     v["container"] = lossy(&i.container).into();
                     v["inside"] = i.name.clone().into();
-                    v["message"] = i.index.into();
+                    if i.index > 0 {
+                        v["message"] = i.index.into();
+                    }
+                    if let Some(f) = &i.file {
+                        v["file"] = lossy(f).into();
+                    }
                 }
                 let mut line = serde_json::to_vec(&v)?;
                 line.push(b'\n');
