@@ -319,6 +319,20 @@ fn each_message_of_an_mbox_or_maildir_is_found_by_subject_from_to_date_and_body_
         "the message's own file: {file}"
     );
     assert!(Path::new(&file).is_file());
+    // MCP find_files says the same, so an agent can open the message's file.
+    let mcp = crate::mcp::Mcp::start(&inst, &tree, &[]);
+    let r = mcp.ok("find_files", serde_json::json!({"query": "content:soup"}));
+    let hit = &r["results"][0];
+    assert_eq!(hit["path"], format!("{work}/Lunch").as_str(), "{r}");
+    assert_eq!(hit["inside"]["container"], work.as_str(), "{r}");
+    assert_eq!(hit["inside"]["subject"], "Lunch", "{r}");
+    assert_eq!(hit["inside"]["file"], file.as_str(), "{r}");
+    let r = mcp.ok(
+        "find_files",
+        serde_json::json!({"query": "content:harpoons"}),
+    );
+    assert_eq!(r["results"][0]["inside"]["message"], 3, "{r}");
+    drop(mcp);
 
     // The mailbox's text, message by message: `>From ` unquoted, the
     // quoted-printable body decoded.
