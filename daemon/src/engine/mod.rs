@@ -28,6 +28,7 @@ mod batches;
 mod content;
 pub mod fleet;
 mod hashing;
+mod mailbox;
 mod media;
 mod priority;
 mod read;

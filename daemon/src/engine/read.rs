@@ -45,6 +45,23 @@ pub struct Listed {
     pub sensitive: bool,
     /// For a `content:` query: the passage that matched, words marked.
     pub snippet: String,
+    /// A message inside a mailbox that the `content:` query found (the
+    /// path is then the mailbox's, `/`, and the message's subject).
+    pub inside: Option<Inside>,
+}
+
+/// Where a hit inside a container file is (issue 32).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inside {
+    /// The mailbox's path (an mbox file, or a Maildir folder).
+    pub container: Vec<u8>,
+    /// The message's subject, as shown.
+    pub name: String,
+    /// 1-based position of the message in an mbox file; 0 for a Maildir
+    /// message, a file of its own.
+    pub index: u32,
+    /// A Maildir message's own file.
+    pub file: Option<Vec<u8>>,
 }
 
 /// What is known of a search answer before its results: how many matched
@@ -484,6 +501,7 @@ impl Engine {
             kind: f.kind,
             size: f.size,
             mtime_ns: f.mtime_ns,
+            inside: None,
         };
         if words.is_empty() {
             // Each chunk goes out as soon as its paths are built, under the
@@ -555,12 +573,32 @@ impl Engine {
                     // Only files that matched the content index were read for
                     // it (never a sensitive one), and only a caller who may
                     // read the file sees what it says.
-                    let snippet = if k < args.snippets
-                        && query.content_score(f.id).is_some()
+                    let readable = query.content_score(f.id).is_some()
                         && reader
                             .as_ref()
-                            .is_none_or(|c| visibility::may(c, path, access::R))
-                    {
+                            .is_none_or(|c| visibility::may(c, path, access::R));
+                    // A mailbox found by what it says: its messages that
+                    // say it, each a result of its own.
+                    if readable && super::mailbox::is_mail_store(&f) {
+                        let at = Instant::now();
+                        let hits = self.messages_of(&f, &words, k < args.snippets);
+                        snippet_time += at.elapsed();
+                        if !hits.is_empty() {
+                            let base = listed(f, String::new());
+                            return hits
+                                .into_iter()
+                                .map(|(inside, snippet)| Listed {
+                                    path: [&inside.container[..], b"/", inside.name.as_bytes()]
+                                        .concat(),
+                                    name: inside.name.clone().into_bytes(),
+                                    snippet,
+                                    inside: Some(inside),
+                                    ..base.clone()
+                                })
+                                .collect();
+                        }
+                    }
+                    let snippet = if k < args.snippets && readable {
                         let at = Instant::now();
                         let s = self.snippet_of(f.id, &words);
                         snippet_time += at.elapsed();
@@ -568,8 +606,11 @@ impl Engine {
                     } else {
                         String::new()
                     };
-                    listed(f, snippet)
+                    vec![listed(f, snippet)]
                 })
+                .collect::<Vec<Vec<Listed>>>()
+                .into_iter()
+                .flatten()
                 .collect();
             let mut part = part;
             loop {
@@ -682,6 +723,7 @@ impl Engine {
                     size: r.size,
                     mtime_ns: r.mtime_ns,
                     snippet: String::new(),
+                    inside: None,
                 }
             })
             .collect())

@@ -9,6 +9,7 @@ pub mod browse;
 pub mod du;
 pub mod dupes;
 pub mod fsmap;
+pub mod mailbox;
 pub mod media;
 pub mod query;
 pub mod search;

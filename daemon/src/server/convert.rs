@@ -123,6 +123,12 @@ pub fn entry(l: Listed) -> pb::Entry {
         mtime_ns: l.mtime_ns,
         sensitive: l.sensitive,
         snippet: l.snippet,
+        inside: l.inside.map(|i| pb::Inside {
+            container: i.container,
+            name: i.name,
+            index: i.index,
+            file: i.file,
+        }),
     }
 }
 
@@ -294,6 +300,8 @@ pub fn media_info(row: crate::store::media::MediaRow) -> pb::MediaInfo {
         genre: m.genre,
         gps_lat: m.gps_lat,
         gps_lon: m.gps_lon,
+        pages: m.pages,
+        author: m.author,
     }
 }
 

@@ -150,6 +150,17 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
                 if !e.snippet.is_empty() {
                     v["snippet"] = e.snippet.clone().into();
                 }
+                // A message inside a mailbox: where, and which.
+                if let Some(i) = &e.inside {
+                    v["container"] = lossy(&i.container).into();
+                    v["inside"] = i.name.clone().into();
+                    if i.index > 0 {
+                        v["message"] = i.index.into();
+                    }
+                    if let Some(f) = &i.file {
+                        v["file"] = lossy(f).into();
+                    }
+                }
                 let mut line = serde_json::to_vec(&v)?;
                 line.push(b'\n');
                 out.write_all(&line)?;
