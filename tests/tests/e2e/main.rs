@@ -16,6 +16,7 @@ mod du;
 mod dupes;
 mod exclude;
 mod fleet;
+mod fleet_visibility;
 mod fuzz;
 mod map;
 mod mcp;
