@@ -64,6 +64,18 @@ SET search_path = pg_catalog, pg_temp AS $$
         SELECT 1 FROM fsindex.admins a WHERE pg_has_role(who, a.role, 'MEMBER'))
 $$;
 
+-- Does `who` see every row (an admin, a superuser, a role with BYPASSRLS,
+-- or the schema's owner)? Asked by `fsctl fleet du`, which takes out of a
+-- folder's totals what the caller may not see inside it.
+CREATE FUNCTION fsindex.sees_all(who name)
+RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+    SELECT fsindex.is_admin(who)
+        OR EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = who AND (r.rolsuper OR r.rolbypassrls))
+        OR who = (SELECT pg_get_userbyid(c.relowner) FROM pg_class c
+                  WHERE c.oid = 'fsindex.entries'::regclass)
+$$;
+
 -- The gates `who` opens, with the whole chain above each, as (host, id);
 -- plus (host, 0) for every host `who` is mapped to (rows with no gate
 -- above them). Runs as the schema's owner (it reads gates the role may not

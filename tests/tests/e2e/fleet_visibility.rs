@@ -64,6 +64,38 @@ fn find_as(user: &User, root: &Path) -> BTreeSet<String> {
         .collect()
 }
 
+/// `du -s -B1` and `du -s -b` of `path` run as `user` (a folder it cannot
+/// read counts its own blocks, as the fleet's du must for its role).
+fn du_as(user: &User, path: &Path) -> (u64, u64) {
+    let groups: Vec<String> = user.gids.iter().map(u32::to_string).collect();
+    let get = |flag: &str| -> u64 {
+        let out = Command::new("setpriv")
+            .arg(format!("--reuid={}", user.uid))
+            .arg(format!("--regid={}", user.gids[0]))
+            .arg(format!("--groups={}", groups.join(",")))
+            .args(["--", "du", "-s", flag])
+            .arg(path)
+            .current_dir("/")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    (get("-B1"), get("-b"))
+}
+
+/// `fsctl fleet du HOST:PATH` as the role behind `url`: bytes, apparent.
+fn fleet_du(inst: &Instance, url: &str, path: &Path) -> (u64, u64) {
+    let target = format!("h1:{}", path.display());
+    let out = fleet(inst, url, &["du", &target, "--json"]);
+    assert!(out.status.success(), "fleet du: {}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    (
+        v["bytes"].as_u64().unwrap(),
+        v["apparent_bytes"].as_u64().unwrap(),
+    )
+}
+
 /// `fsctl fleet ARGS --database URL`.
 fn fleet(inst: &Instance, url: &str, args: &[&str]) -> Output {
     let mut a = vec!["fleet"];
@@ -277,6 +309,19 @@ fn mapped_roles_see_in_the_fleet_what_their_users_see_on_the_host() {
     );
     let carol = fleet_sees(&inst, &role_url(&pg, &CAROL), "h1");
     assert!(carol.is_empty(), "a role mapped to another host: {carol:?}");
+
+    // du as each role counts what its user's own du counts.
+    for user in [&ALICE, &BOB] {
+        for p in [root.clone(), root.join("team"), root.join("alice")] {
+            assert_eq!(
+                fleet_du(&inst, &role_url(&pg, user), &p),
+                du_as(user, &p),
+                "fleet du of {} as {}",
+                p.display(),
+                user.role
+            );
+        }
+    }
 
     // chmod on the host: alice opens her folder, the team's closes to its
     // group, and a folder inside an open one closes.

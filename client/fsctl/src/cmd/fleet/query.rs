@@ -387,6 +387,11 @@ pub async fn du(g: &Global, client: &Client, a: &DuArgs) -> anyhow::Result<ExitC
             }
         }
     }
+    {
+        let mut shown: Vec<&mut Usage> = vec![&mut total];
+        shown.extend(children.iter_mut());
+        hide_closed(client, host, &path, &mut shown).await?;
+    }
     let key = |u: &Usage| if a.apparent { u.apparent } else { u.bytes };
     children.sort_by(|x, y| key(y).cmp(&key(x)).then_with(|| x.path.cmp(&y.path)));
     let children_total = children.len();
@@ -417,6 +422,62 @@ pub async fn du(g: &Global, client: &Client, a: &DuArgs) -> anyhow::Result<ExitC
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Is `inner` the path `outer` or below it?
+fn within(inner: &str, outer: &str) -> bool {
+    inner.starts_with(outer)
+        && (inner.len() == outer.len()
+            || outer.ends_with('/')
+            || inner.as_bytes()[outer.len()] == b'/')
+}
+
+/// du as the caller may see it, as the daemon's machine-wide mode answers
+/// it: a folder under `path` that the caller may see but not open counts
+/// its own blocks, and what is inside it is taken out of every figure
+/// shown that holds it (marked incomplete). Rows inside such a folder are
+/// not visible to the caller at all (row-level security), so only these
+/// topmost ones are found. Nothing to do for a role that sees every row.
+async fn hide_closed(
+    client: &Client,
+    host: &str,
+    path: &str,
+    shown: &mut [&mut Usage],
+) -> anyhow::Result<()> {
+    let sees_all: bool = client
+        .query_one("SELECT fsindex.sees_all(current_user)", &[])
+        .await
+        .map_err(db)?
+        .get(0);
+    if sees_all {
+        return Ok(());
+    }
+    let below = format!("{}/%", like_literal(path.trim_end_matches('/')));
+    let closed = client
+        .query(
+            "SELECT path, coalesce(t_bytes, 0) - blocks * 512, coalesce(t_apparent, 0) - size,
+                    coalesce(t_files, 0), greatest(coalesce(t_dirs, 0) - 1, 0)
+             FROM fsindex.entries
+             WHERE host = $1 AND kind = 1 AND (mode & 365) <> 365
+               AND (path = $2 OR path LIKE $3)
+               AND (host, id) NOT IN (SELECT g.host, g.id FROM fsindex.open_gates(current_user) g)",
+            &[&host, &path, &below],
+        )
+        .await
+        .map_err(db)?;
+    for c in &closed {
+        let p: &str = c.get(0);
+        for u in shown.iter_mut() {
+            if within(p, &u.path) {
+                u.bytes -= c.get::<_, i64>(1);
+                u.apparent -= c.get::<_, i64>(2);
+                u.files -= c.get::<_, i64>(3);
+                u.dirs -= c.get::<_, i64>(4);
+                u.incomplete = true;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every host's roots, one line each.
@@ -452,6 +513,8 @@ async fn du_roots(g: &Global, client: &Client) -> anyhow::Result<ExitCode> {
             u.apparent += l.get::<_, i64>(1);
             u.files += 1;
         }
+        let path = u.path.clone();
+        hide_closed(client, host, &path, &mut [&mut u]).await?;
         if g.json {
             println!("{}", u.json(host, 0));
         } else {
