@@ -105,3 +105,57 @@ CREATE POLICY fleet_admins ON fsindex.entries
     WITH CHECK ((SELECT fsindex.is_admin(current_user)));
 CREATE POLICY fleet_readers ON fsindex.entries FOR SELECT
     USING ((host, gate) IN (SELECT g.host, g.id FROM fsindex.open_gates(current_user) g));
+
+-- `fsctl fleet search`: the entries (every column) whose `folded` matches
+-- every term, as `who` may see them, ordered by host and path, at most
+-- `lim` (0: all). `terms` is a JSON array of {"neg": bool, "ext": bool,
+-- "alts": [LIKE patterns]}: a term matches when any pattern does (`ext`:
+-- and the entry is not a folder), `neg` inverts it. It runs as the
+-- schema's owner and applies who-sees-what itself, after the trigram
+-- index has narrowed the rows: under row-level security PostgreSQL
+-- evaluates no function that is not leakproof (LIKE is not) before the
+-- policy, so a mapped role's own `LIKE` scans every row. Every pattern and
+-- name goes into the statement quoted (format %L).
+CREATE FUNCTION fsindex.search(who name, only_host text, terms jsonb, lim bigint)
+RETURNS SETOF fsindex.entries LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    q text := 'SELECT e.* FROM fsindex.entries e WHERE octet_length(e.rel) > 0';
+    t jsonb;
+    a text;
+    cond text;
+BEGIN
+    IF NOT pg_has_role(session_user, who, 'MEMBER') THEN
+        RAISE EXCEPTION 'fsindex.search: % is not a role of this session', who;
+    END IF;
+    IF only_host IS NOT NULL THEN
+        q := q || format(' AND e.host = %L', only_host);
+    END IF;
+    FOR t IN SELECT * FROM jsonb_array_elements(terms) LOOP
+        cond := NULL;
+        FOR a IN SELECT * FROM jsonb_array_elements_text(t -> 'alts') LOOP
+            cond := coalesce(cond || ' OR ', '') || format('e.folded LIKE %L', a);
+        END LOOP;
+        IF cond IS NULL THEN
+            RAISE EXCEPTION 'fsindex.search: a term without patterns';
+        END IF;
+        cond := '(' || cond || ')';
+        IF coalesce((t ->> 'ext')::boolean, false) THEN
+            cond := '(e.kind <> 1 AND ' || cond || ')';
+        END IF;
+        IF coalesce((t ->> 'neg')::boolean, false) THEN
+            cond := 'NOT ' || cond;
+        END IF;
+        q := q || ' AND ' || cond;
+    END LOOP;
+    IF NOT fsindex.sees_all(who) THEN
+        q := q || format(
+            ' AND (e.host, e.gate) IN (SELECT g.host, g.id FROM fsindex.open_gates(%L) g)', who);
+    END IF;
+    q := q || ' ORDER BY e.host, e.path';
+    IF lim > 0 THEN
+        q := q || format(' LIMIT %s', lim);
+    END IF;
+    RETURN QUERY EXECUTE q;
+END
+$$;

@@ -309,6 +309,42 @@ fn mapped_roles_see_in_the_fleet_what_their_users_see_on_the_host() {
     );
     let carol = fleet_sees(&inst, &role_url(&pg, &CAROL), "h1");
     assert!(carol.is_empty(), "a role mapped to another host: {carol:?}");
+    // The functions that run as the schema's owner answer a role only for
+    // itself: bob cannot borrow alice's view.
+    let psql_as = |user: &User, sql: &str| -> Output {
+        Command::new("psql")
+            .arg(role_url(&pg, user))
+            .args(["-X", "-A", "-t", "-c", sql])
+            .output()
+            .unwrap()
+    };
+    let out = psql_as(
+        &BOB,
+        "SELECT count(*) FROM fsindex.search('alice_db', NULL, '[]', 0)",
+    );
+    assert!(
+        !out.status.success() && text(&out).contains("not a role of this session"),
+        "{}",
+        text(&out)
+    );
+    let out = psql_as(&BOB, "SELECT count(*) FROM fsindex.open_gates('alice_db')");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "0",
+        "{}",
+        text(&out)
+    );
+    // Nor read the rows around the policies.
+    let out = psql_as(
+        &BOB,
+        "SELECT count(*) FROM fsindex.entries WHERE path LIKE '%secret%'",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "0",
+        "{}",
+        text(&out)
+    );
 
     // du as each role counts what its user's own du counts.
     for user in [&ALICE, &BOB] {
