@@ -215,13 +215,7 @@ pub(super) fn move_entry(
     agg.add(parent_id, totals);
     agg.apply(tx)?;
     let subtree: Vec<i64> = if row.kind == Kind::Dir {
-        tx.prepare_cached(
-            "WITH RECURSIVE sub(id) AS (SELECT id FROM entries WHERE parent_id = ?1
-               UNION ALL SELECT e.id FROM entries e JOIN sub ON e.parent_id = sub.id)
-             SELECT id FROM sub",
-        )?
-        .query_map([id], |r| r.get(0))?
-        .collect::<Result<_, _>>()?
+        subtree_ids(tx, id)?
     } else {
         Vec::new()
     };
@@ -232,6 +226,18 @@ pub(super) fn move_entry(
         subtree,
     });
     Ok(written + 1)
+}
+
+/// The ids of every entry below folder `id` (not its own).
+pub(super) fn subtree_ids(tx: &Connection, id: i64) -> Result<Vec<i64>, Error> {
+    Ok(tx
+        .prepare_cached(
+            "WITH RECURSIVE sub(id) AS (SELECT id FROM entries WHERE parent_id = ?1
+               UNION ALL SELECT e.id FROM entries e JOIN sub ON e.parent_id = sub.id)
+             SELECT id FROM sub",
+        )?
+        .query_map([id], |r| r.get(0))?
+        .collect::<Result<_, _>>()?)
 }
 
 /// Pending aggregate changes of one batch: "add this to folder X and every

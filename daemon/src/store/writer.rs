@@ -246,6 +246,14 @@ fn apply_batch(
                             agg.add(p, delta);
                         }
                     }
+                    if journal
+                        && row.kind == Kind::Dir
+                        && journal::opens_to_all(row.mode) != journal::opens_to_all(old.mode)
+                    {
+                        // The folder became a gate of the fleet's visibility,
+                        // or stopped being one: what is below it changes gate.
+                        agg.touched.extend(super::tree::subtree_ids(&tx, row.id)?);
+                    }
                     written += 1;
                     // Name and place are the stored ones: an update never moves.
                     row.parent_id = old.parent_id;

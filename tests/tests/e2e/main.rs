@@ -17,6 +17,7 @@ mod du;
 mod dupes;
 mod exclude;
 mod fleet;
+mod fleet_visibility;
 mod fuzz;
 mod map;
 mod mcp;
