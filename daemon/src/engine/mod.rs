@@ -15,6 +15,7 @@
 //!   reports.
 //! - `visibility`: what a caller may see, read live (`lstat`s of folders,
 //!   the caller's groups, machine-wide mode's cache of permissions).
+//! - `labels`: bookmarks and tags, per user, by entry.
 //! - `text`: a file's text, a page at a time (ReadText): from the content
 //!   index's stored text, or extracted on the spot; the sensitive tiers.
 //! - [`reload`]: re-reading `config.toml`.
@@ -28,6 +29,7 @@ mod batches;
 mod content;
 pub mod fleet;
 mod hashing;
+mod labels;
 mod media;
 mod read;
 pub mod reload;
@@ -41,6 +43,7 @@ mod wake;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
+pub use labels::{Bookmark, TagTotal, Tagged, label_uid};
 pub use media::{MediaFigures, MediaRuntime, taken_seconds};
 pub use read::{
     ChunkSink, DEFAULT_SNIPPETS, ListOrder, Listed, MAX_SNIPPETS, Rescan, RescanProgress,

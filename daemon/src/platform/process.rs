@@ -185,3 +185,16 @@ pub fn is_running(pid: u32) -> bool {
         ok && code == STILL_ACTIVE as u32
     }
 }
+
+/// The user the daemon runs as (its effective uid; 0 on Windows, which
+/// has no uids): whose labels a per-user index keeps.
+#[allow(unsafe_code)]
+pub fn own_uid() -> u32 {
+    #[cfg(unix)]
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe {
+        libc::geteuid()
+    }
+    #[cfg(not(unix))]
+    0
+}
