@@ -261,11 +261,13 @@ pub fn entries_with(conn: &Connection, key: &str, uid: i64) -> Result<Vec<i64>, 
 /// Every tag `uid` sees, with the entries carrying it, per source; by key.
 pub fn counts(conn: &Connection, uid: i64) -> Result<Vec<TagCount>, Error> {
     let mut stmt = conn.prepare_cached(
-        "SELECT key, source, MIN(name), group_concat(entry_id) FROM tags WHERE uid IN (?1, ?2)
+        // The bare `name` comes from the row of MIN(added_at): the tag as
+        // first written.
+        "SELECT key, source, name, MIN(added_at), group_concat(entry_id) FROM tags WHERE uid IN (?1, ?2)
          GROUP BY key, source ORDER BY key, source",
     )?;
     let rows = stmt.query_map(params![uid, FILE_UID], |r| {
-        let ids: String = r.get(3)?;
+        let ids: String = r.get(4)?;
         Ok(TagCount {
             name: r.get(2)?,
             source: TagSource::of(r.get(1)?),

@@ -476,13 +476,18 @@ impl Walk<'_> {
             }
         }
         // Whatever the index has that the listing did not show is gone.
+        // Deleted first: a file renamed while the daemon was stopped is
+        // then a delete followed by an insert, which is how its labels
+        // find it again (migration 0007's `labels_limbo`).
+        let mut gone = Vec::with_capacity(known.len());
         for (name, k) in known {
             if k.kind == Kind::Dir {
                 self.links.note_subtree(conn, k.id)?;
             }
             self.links.note(None, Some(&k));
-            found.push(Found::Delete(k, self.path_if(&path, &name)));
+            gone.push(Found::Delete(k, self.path_if(&path, &name)));
         }
+        found.splice(0..0, gone);
         self.unlisted(conn, &mut found, id, hidden.rows())?;
         // This folder's changes go before any of its subfolders' (the
         // writer needs a parent's row before its children's).
