@@ -74,7 +74,7 @@ enum Command {
     Map(cmd::map::Args),
     /// Bookmark folders and files; bookmarks follow them when they move.
     Bookmark(cmd::bookmark::Args),
-    /// Tag files and folders (matched by `tag:NAME` in a search); tags follow them when they move.
+    /// Tag files and folders (found again with `tag:NAME`); tags follow them when they move.
     Tag(cmd::tag::Args),
     /// Check, apply and undo a reorganisation plan (moves, renames, folders, merges).
     Organise(cmd::organise::Args),
