@@ -62,6 +62,7 @@ impl Engine {
                         self.rescan_all_now();
                     }
                     self.content_due();
+                    self.file_tags_due(Vec::new());
                     continue;
                 }
                 Job::Poll(done) => {
@@ -75,6 +76,19 @@ impl Engine {
             };
             let result = self.run_job(&job);
             self.content_due();
+            if result.is_ok() {
+                let top = match &job.path {
+                    Some(p) => Some(p.clone()),
+                    None => self
+                        .store
+                        .read(crate::store::roots)
+                        .ok()
+                        .and_then(|rs| rs.into_iter().find(|r| r.id == job.root_id))
+                        .map(|r| crate::platform::bytes::path_buf(&r.path)),
+                };
+                self.file_tags_below(top.as_slice());
+                self.file_tags_due(Vec::new());
+            }
             let mut roots = self.roots.lock_ok();
             if let Some(rt) = roots.get_mut(&job.root_id) {
                 match &result {

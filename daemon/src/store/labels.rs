@@ -252,8 +252,8 @@ pub fn of_entry(conn: &Connection, entry_id: i64, uid: i64) -> Result<Vec<TagRow
 
 /// The entries carrying the tag `key` for `uid` (its own and the files').
 pub fn entries_with(conn: &Connection, key: &str, uid: i64) -> Result<Vec<i64>, Error> {
-    let mut stmt = conn
-        .prepare_cached("SELECT DISTINCT entry_id FROM tags WHERE key=?1 AND uid IN (?2, ?3)")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT DISTINCT entry_id FROM tags WHERE key=?1 AND uid IN (?2, ?3)")?;
     let rows = stmt.query_map(params![key, uid, FILE_UID], |r| r.get(0))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -289,5 +289,14 @@ pub fn bookmarks(conn: &Connection, uid: i64) -> Result<Vec<BookmarkRow>, Error>
             added_at: r.get(2)?,
         })
     })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Every tag read from the file system, as (entry, key), by entry and key.
+pub fn file_tag_keys(conn: &Connection) -> Result<Vec<(i64, String)>, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT entry_id, key FROM tags WHERE uid=?1 AND source=1 ORDER BY entry_id, key",
+    )?;
+    let rows = stmt.query_map([FILE_UID], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }

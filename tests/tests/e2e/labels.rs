@@ -108,14 +108,37 @@ fn tags_and_bookmarks_follow_moves_survive_restarts_and_leave_with_deletes() {
     let p = |r: &str| tree.join(r);
 
     // Tags, as written and folded: `Receipts` and `receipts` are one tag.
-    ok(&inst, &["tag", "add", s(&p("inbox/scan-0412.pdf")), "Receipts", "2025"]);
-    ok(&inst, &["tag", "add", s(&p("projects/alpha/notes/receipt.txt")), "receipts"]);
+    ok(
+        &inst,
+        &[
+            "tag",
+            "add",
+            s(&p("inbox/scan-0412.pdf")),
+            "Receipts",
+            "2025",
+        ],
+    );
+    ok(
+        &inst,
+        &[
+            "tag",
+            "add",
+            s(&p("projects/alpha/notes/receipt.txt")),
+            "receipts",
+        ],
+    );
     ok(&inst, &["tag", "add", s(&p("projects/alpha")), "project"]);
     ok(&inst, &["tag", "add", s(&p("misc/work.txt")), "work"]);
     ok(&inst, &["tag", "add", s(&p("inbox/other.pdf")), "later"]);
-    ok(&inst, &["tag", "add", s(&p("repo/tracked.txt")), "receipts"]);
+    ok(
+        &inst,
+        &["tag", "add", s(&p("repo/tracked.txt")), "receipts"],
+    );
     ok(&inst, &["bookmark", "add", s(&p("projects/alpha"))]);
-    ok(&inst, &["bookmark", "add", s(&p("misc")), "--name", "Odds & ends"]);
+    ok(
+        &inst,
+        &["bookmark", "add", s(&p("misc")), "--name", "Odds & ends"],
+    );
     assert_eq!(
         tagged(&inst, "RECEIPTS"),
         set(&[
@@ -128,7 +151,10 @@ fn tags_and_bookmarks_follow_moves_survive_restarts_and_leave_with_deletes() {
     assert_eq!(tagged(&inst, "project"), set(&[&p("projects/alpha")]));
     assert_eq!(
         tags_of(&inst, &p("inbox/scan-0412.pdf")),
-        [("2025".into(), "user".into()), ("Receipts".into(), "user".into())]
+        [
+            ("2025".into(), "user".into()),
+            ("Receipts".into(), "user".into())
+        ]
     );
     // With other filters: tag AND extension.
     let got: BTreeSet<PathBuf> = inst
@@ -141,10 +167,25 @@ fn tags_and_bookmarks_follow_moves_survive_restarts_and_leave_with_deletes() {
     // Moves, by the real programs: the file renamed, a folder above a
     // tagged file moved into a folder made the moment before (not watched
     // yet: the kernel reports only the move away), a git mv.
-    run("mv", &[s(&p("inbox/scan-0412.pdf")), s(&p("inbox/2025-04 hardware.pdf"))], &tree);
+    run(
+        "mv",
+        &[
+            s(&p("inbox/scan-0412.pdf")),
+            s(&p("inbox/2025-04 hardware.pdf")),
+        ],
+        &tree,
+    );
     run("mkdir", &["-p", s(&p("archive/2025"))], &tree);
-    run("mv", &[s(&p("projects/alpha")), s(&p("archive/2025/alpha"))], &tree);
-    run("git", &["mv", "tracked.txt", "moved-by-git.txt"], &tree.join("repo"));
+    run(
+        "mv",
+        &[s(&p("projects/alpha")), s(&p("archive/2025/alpha"))],
+        &tree,
+    );
+    run(
+        "git",
+        &["mv", "tracked.txt", "moved-by-git.txt"],
+        &tree.join("repo"),
+    );
     sync(&inst);
     let receipts = set(&[
         &p("inbox/2025-04 hardware.pdf"),
@@ -167,9 +208,19 @@ fn tags_and_bookmarks_follow_moves_survive_restarts_and_leave_with_deletes() {
     inst.kill9();
     // Renamed while the daemon is down: the restart sees a delete and a
     // create of the same file (inode and mtime), and the tag follows.
-    run("mv", &[s(&p("inbox/other.pdf")), s(&p("inbox/renamed-while-down.pdf"))], &tree);
+    run(
+        "mv",
+        &[
+            s(&p("inbox/other.pdf")),
+            s(&p("inbox/renamed-while-down.pdf")),
+        ],
+        &tree,
+    );
     inst.start();
-    assert_eq!(tagged(&inst, "later"), set(&[&p("inbox/renamed-while-down.pdf")]));
+    assert_eq!(
+        tagged(&inst, "later"),
+        set(&[&p("inbox/renamed-while-down.pdf")])
+    );
     assert_eq!(tagged(&inst, "receipts"), receipts);
     assert_eq!(tagged(&inst, "work"), set(&[&p("misc/work.txt")]));
     assert_eq!(bookmarks(&inst), marks);
@@ -209,7 +260,10 @@ fn tags_and_bookmarks_follow_moves_survive_restarts_and_leave_with_deletes() {
     assert!(tagged(&inst, "project").is_empty());
     assert_eq!(
         tagged(&inst, "receipts"),
-        set(&[&p("inbox/2025-04 hardware.pdf"), &p("repo/moved-by-git.txt")])
+        set(&[
+            &p("inbox/2025-04 hardware.pdf"),
+            &p("repo/moved-by-git.txt")
+        ])
     );
     assert_eq!(bookmarks(&inst), marks[..1]);
     w("misc/work.txt");
@@ -218,8 +272,19 @@ fn tags_and_bookmarks_follow_moves_survive_restarts_and_leave_with_deletes() {
     assert!(tags_of(&inst, &p("misc/work.txt")).is_empty());
 
     // Removing: a tag, a bookmark by name and one by path.
-    ok(&inst, &["tag", "remove", s(&p("inbox/2025-04 hardware.pdf")), "RECEIPTS"]);
-    assert_eq!(tagged(&inst, "receipts"), set(&[&p("repo/moved-by-git.txt")]));
+    ok(
+        &inst,
+        &[
+            "tag",
+            "remove",
+            s(&p("inbox/2025-04 hardware.pdf")),
+            "RECEIPTS",
+        ],
+    );
+    assert_eq!(
+        tagged(&inst, "receipts"),
+        set(&[&p("repo/moved-by-git.txt")])
+    );
     assert_eq!(
         tags_of(&inst, &p("inbox/2025-04 hardware.pdf")),
         [("2025".into(), "user".into())]
@@ -250,7 +315,10 @@ fn bad_tags_bookmarks_and_tag_filters_are_refused_with_the_reason() {
     refused(&["tag", "add", s(&a), "two,tags"], "comma");
     refused(&["tag", "add", s(&a), " "], "needs some text");
     refused(&["tag", "add", s(&a), &"x".repeat(300)], "longer than 255");
-    refused(&["tag", "add", s(&tree.join("nowhere.txt")), "x"], "not in the index");
+    refused(
+        &["tag", "add", s(&tree.join("nowhere.txt")), "x"],
+        "not in the index",
+    );
     refused(&["tag", "add", "/", "x"], "not under any root");
     ok(&inst, &["bookmark", "add", s(&a), "--name", "mine"]);
     refused(
@@ -258,7 +326,10 @@ fn bad_tags_bookmarks_and_tag_filters_are_refused_with_the_reason() {
         "a bookmark named `mine` exists already",
     );
     refused(&["bookmark", "add", s(&a)], "bookmarked already, as `mine`");
-    refused(&["bookmark", "remove", "nonesuch"], "no bookmark named `nonesuch`");
+    refused(
+        &["bookmark", "remove", "nonesuch"],
+        "no bookmark named `nonesuch`",
+    );
     // Over gRPC, the codes.
     let codes = util::grpc(&inst, async |c| {
         use fsindex_proto::v1 as pb;
@@ -343,8 +414,132 @@ fn machine_wide_users_each_have_their_own_tags_and_bookmarks() {
     assert_eq!((code, out.trim_end_matches('\0')), (Some(0), s(&report)));
     let (_, out) = v(&["tag", "list", s(&report), "--json"]);
     let tags: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(tags["tags"], serde_json::json!([{"name": "visitors", "source": "user"}]));
+    assert_eq!(
+        tags["tags"],
+        serde_json::json!([{"name": "visitors", "source": "user"}])
+    );
     // And root does not see the visitor's.
     assert!(tagged(&inst, "visitors").is_empty());
     assert_eq!(tagged(&inst, "roots-own"), set(&[&report, &secret]));
+}
+
+fn setfattr(args: &[&str], file: &Path) {
+    let out = Command::new("setfattr")
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "setfattr {args:?}: {}", text(&out));
+}
+
+/// What `getfattr` reads back of `user.xdg.tags`, split as KDE writes it:
+/// the oracle for what the index should hold.
+fn getfattr_tags(file: &Path) -> Vec<String> {
+    let out = Command::new("getfattr")
+        .args(["--only-values", "-n", "user.xdg.tags"])
+        .arg(file)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Vec::new();
+    }
+    let mut tags: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .split(',')
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty())
+        .collect();
+    tags.sort_by_key(|t| t.to_lowercase());
+    tags
+}
+
+/// The tags `fsctl tag list PATH` shows from the file system, by name.
+fn xattr_tags_of(inst: &Instance, p: &Path) -> Vec<String> {
+    tags_of(inst, p)
+        .into_iter()
+        .filter(|(_, source)| source == "xattr")
+        .map(|(name, _)| name)
+        .collect()
+}
+
+#[test]
+fn tags_other_programs_wrote_in_user_xdg_tags_are_read_and_followed_live() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    write_file(&tree, "photos/beach.jpg", b"jpg");
+    write_file(&tree, "photos/city.jpg", b"jpg");
+    write_file(&tree, "docs/plan.odt", b"odt");
+    let beach = tree.join("photos/beach.jpg");
+    let city = tree.join("photos/city.jpg");
+    let plan = tree.join("docs/plan.odt");
+    // Written before the daemon starts, as Dolphin writes them.
+    setfattr(&["-n", "user.xdg.tags", "-v", "Holiday,beach"], &beach);
+    setfattr(
+        &["-n", "user.xdg.tags", "-v", "holiday"],
+        &tree.join("photos"),
+    );
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.start();
+    let within = std::time::Duration::from_secs(20);
+    util::eventually(within, "the tags written before the start", || {
+        tagged(&inst, "holiday") == set(&[&beach, &tree.join("photos")])
+    });
+    assert_eq!(xattr_tags_of(&inst, &beach), getfattr_tags(&beach));
+    assert_eq!(tagged(&inst, "BEACH"), set(&[&beach]));
+
+    // Changed while the daemon runs: added, changed, removed.
+    setfattr(&["-n", "user.xdg.tags", "-v", "work,Q3 plan"], &plan);
+    util::eventually(within, "a tag added with setfattr", || {
+        tagged(&inst, "\"q3 plan\"") == set(&[&plan])
+    });
+    assert_eq!(xattr_tags_of(&inst, &plan), getfattr_tags(&plan));
+    setfattr(&["-n", "user.xdg.tags", "-v", "beach"], &beach);
+    util::eventually(within, "a tag taken out with setfattr", || {
+        tagged(&inst, "holiday") == set(&[&tree.join("photos")])
+    });
+    assert_eq!(xattr_tags_of(&inst, &beach), getfattr_tags(&beach));
+    setfattr(&["-x", "user.xdg.tags"], &tree.join("photos"));
+    util::eventually(within, "the attribute removed", || {
+        tagged(&inst, "holiday").is_empty()
+    });
+
+    // One name from both sources: listed once per source, found once.
+    ok(&inst, &["tag", "add", s(&city), "work"]);
+    setfattr(&["-n", "user.xdg.tags", "-v", "work"], &city);
+    util::eventually(within, "the file's own tag beside the user's", || {
+        tags_of(&inst, &city).len() == 2
+    });
+    assert_eq!(
+        tags_of(&inst, &city),
+        [
+            ("work".into(), "user".into()),
+            ("work".into(), "xattr".into())
+        ]
+    );
+    assert_eq!(tagged(&inst, "work"), set(&[&plan, &city]));
+    let out = inst.fsctl(&["tag", "list", "--json"]);
+    let work: Vec<Value> = json_lines(&out)
+        .into_iter()
+        .filter(|v| v["name"] == "work")
+        .collect();
+    assert_eq!(
+        work,
+        [
+            serde_json::json!({"name": "work", "source": "user", "entries": 1}),
+            serde_json::json!({"name": "work", "source": "xattr", "entries": 2}),
+        ]
+    );
+    // The attribute moves with the file, and so do its tags.
+    run("mv", &[s(&plan), s(&tree.join("plan-final.odt"))], &tree);
+    sync(&inst);
+    assert_eq!(
+        tagged(&inst, "\"q3 plan\""),
+        set(&[&tree.join("plan-final.odt")])
+    );
+    // And they survive a restart.
+    inst.stop();
+    inst.start();
+    assert_eq!(
+        tagged(&inst, "\"q3 plan\""),
+        set(&[&tree.join("plan-final.odt")])
+    );
 }

@@ -79,12 +79,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
                 })
             );
         } else {
-            println!(
-                "{:<w$}  {}",
-                b.name,
-                lossy(&b.path),
-                w = width.unwrap_or(0)
-            );
+            println!("{:<w$}  {}", b.name, lossy(&b.path), w = width.unwrap_or(0));
         }
     }
     Ok(ExitCode::SUCCESS)

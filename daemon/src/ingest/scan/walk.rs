@@ -379,6 +379,8 @@ impl Walk<'_> {
         let existing = old.is_some();
         let wide = old.as_ref().is_some_and(is_wide_dir);
         self.emit_row(&mut found, row, old.as_ref(), self.own_path(&path));
+        // Where the children's changes begin (after the folder's own row).
+        let children_at = found.len();
         let dfd = pfs::listing_fd(&dir)?;
         let mut known = if existing {
             scan_reads::children(conn, id, wide)?
@@ -476,9 +478,10 @@ impl Walk<'_> {
             }
         }
         // Whatever the index has that the listing did not show is gone.
-        // Deleted first: a file renamed while the daemon was stopped is
-        // then a delete followed by an insert, which is how its labels
-        // find it again (migration 0007's `labels_limbo`).
+        // Deleted before the children inserted: a file renamed while the
+        // daemon was stopped is then a delete followed by an insert, which
+        // is how its labels find it again (migration 0007's
+        // `labels_limbo`).
         let mut gone = Vec::with_capacity(known.len());
         for (name, k) in known {
             if k.kind == Kind::Dir {
@@ -487,7 +490,7 @@ impl Walk<'_> {
             self.links.note(None, Some(&k));
             gone.push(Found::Delete(k, self.path_if(&path, &name)));
         }
-        found.splice(0..0, gone);
+        found.splice(children_at..children_at, gone);
         self.unlisted(conn, &mut found, id, hidden.rows())?;
         // This folder's changes go before any of its subfolders' (the
         // writer needs a parent's row before its children's).
