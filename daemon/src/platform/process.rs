@@ -186,15 +186,17 @@ pub fn is_running(pid: u32) -> bool {
     }
 }
 
-/// The user the daemon runs as (its effective uid; 0 on Windows, which
-/// has no uids): whose labels a per-user index keeps.
+/// The user the daemon runs as (its effective uid): whose labels a
+/// per-user index keeps.
+#[cfg(unix)]
 #[allow(unsafe_code)]
 pub fn own_uid() -> u32 {
-    #[cfg(unix)]
     // SAFETY: geteuid takes nothing and cannot fail.
-    unsafe {
-        libc::geteuid()
-    }
-    #[cfg(not(unix))]
+    unsafe { libc::geteuid() }
+}
+
+/// Windows has no uids: every label of a per-user index is uid 0's.
+#[cfg(not(unix))]
+pub fn own_uid() -> u32 {
     0
 }
