@@ -40,6 +40,9 @@ done
 # photos, exiftool tags them and reads them back.
 command -v convert >/dev/null 2>&1 || need_apt+=(imagemagick)
 command -v exiftool >/dev/null 2>&1 || need_apt+=(libimage-exiftool-perl)
+# Tags other programs write (tests/tests/e2e/labels.rs): setfattr and
+# getfattr write and read user.xdg.tags as KDE Dolphin does.
+command -v setfattr >/dev/null 2>&1 || need_apt+=(attr)
 # The fleet tests run a real PostgreSQL (initdb + pg_ctl in temp folders):
 # Debian's server package (15 on Debian 12), pg_trgm included.
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need_apt+=(postgresql)

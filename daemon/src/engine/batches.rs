@@ -76,6 +76,8 @@ impl Engine {
         let roots = self.store.read(crate::store::roots)?;
         let rules = self.rules();
         let cookies = std::mem::take(&mut b.cookies);
+        // Their tags in user.xdg.tags are read once the batch is applied.
+        let named: Vec<PathBuf> = b.changed.iter().cloned().collect();
         // Renames and changed paths become store operations (ingest's
         // job); what needs a whole walk comes back.
         let deep = changes::apply(
@@ -121,6 +123,8 @@ impl Engine {
                 Err(e) => return Err(e),
             }
         }
+        self.file_tags_changed(&named)?;
+        self.file_tags_below(&done);
         self.signal_cookies(&cookies);
         // After a large burst, give memory back as after a scan.
         let written = self.store.rows_written.load(Ordering::Relaxed);

@@ -15,6 +15,8 @@
 //!   reports.
 //! - `visibility`: what a caller may see, read live (`lstat`s of folders,
 //!   the caller's groups, machine-wide mode's cache of permissions).
+//! - `labels`: bookmarks and tags, per user, by entry; `file_tags`: the
+//!   tags other programs wrote on files (`user.xdg.tags`), read in.
 //! - `text`: a file's text, a page at a time (ReadText): from the content
 //!   index's stored text, or extracted on the spot; the sensitive tiers.
 //! - [`reload`]: re-reading `config.toml`.
@@ -26,8 +28,10 @@
 use crate::{LockOk, RwLockOk};
 mod batches;
 mod content;
+mod file_tags;
 pub mod fleet;
 mod hashing;
+mod labels;
 mod mailbox;
 mod media;
 mod priority;
@@ -42,7 +46,9 @@ mod visibility;
 mod wake;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
+pub use file_tags::FileTagRuntime;
 pub use hashing::{HashSettings, Hashing, LastPass};
+pub use labels::{Bookmark, TagTotal, Tagged, label_uid};
 pub use media::{MediaFigures, MediaRuntime, taken_seconds};
 pub use read::{
     ChunkSink, DEFAULT_SNIPPETS, ListOrder, Listed, MAX_SNIPPETS, Rescan, RescanProgress,
@@ -224,6 +230,8 @@ pub struct Engine {
     pub content: ContentRuntime,
     /// Media metadata: the worker's counters.
     pub media: MediaRuntime,
+    /// Tags other programs wrote on files (`user.xdg.tags`).
+    pub file_tags: FileTagRuntime,
     /// What `lstat` said of watched folders, for callers who see only what
     /// they may (machine-wide mode).
     permissions: visibility::Permissions,
@@ -295,6 +303,7 @@ impl Engine {
             hashing: Hashing::default(),
             content: ContentRuntime::default(),
             media: MediaRuntime::default(),
+            file_tags: FileTagRuntime::default(),
             permissions: Default::default(),
             fleet: Mutex::new(None),
             watcher,

@@ -459,6 +459,9 @@ impl Engine {
             let rows = self.store.read(crate::store::media::all_ok)?;
             query.resolve_media(|t| Ok(crate::queries::media::hits(&rows, t)))?;
         }
+        if query.has_tags() {
+            query.resolve_tags(|key| self.tag_hits(key, &view))?;
+        }
         let reader = view.as_ref().map(|v| v.caller.clone());
         let rules = self.rules();
         let t = Instant::now();

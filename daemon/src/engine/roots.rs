@@ -77,6 +77,7 @@ impl Engine {
                         |_| false,
                     );
                     self.content_due();
+                    self.file_tags_due(Vec::new());
                     continue;
                 }
                 Job::Poll(done) => {
@@ -101,6 +102,19 @@ impl Engine {
                 Result::is_err,
             );
             self.content_due();
+            if result.is_ok() {
+                let top = match &job.path {
+                    Some(p) => Some(p.clone()),
+                    None => self
+                        .store
+                        .read(crate::store::roots)
+                        .ok()
+                        .and_then(|rs| rs.into_iter().find(|r| r.id == job.root_id))
+                        .map(|r| crate::platform::bytes::path_buf(&r.path)),
+                };
+                self.file_tags_below(top.as_slice());
+                self.file_tags_due(Vec::new());
+            }
             let mut roots = self.roots.lock_ok();
             if let Some(rt) = roots.get_mut(&job.root_id) {
                 match &result {

@@ -19,6 +19,7 @@
 //! | `case:README` | the relative path contains it, case-sensitively |
 //! | `content:invoice`, `content:"total due"`, `content:invo*` | the file's text holds the words, in that order; one word in any of its forms (`content:invoices` finds "invoiced"), `content:=word` or quotes exactly; `*` makes the last a prefix (folders with content on) |
 //! | `taken:2019`, `camera:canon`, `width:>3000`, `duration:>3min`, `artist:`, `pages:>10`, `author:`, ... | media and document metadata (see [`super::media`]) |
+//! | `tag:receipts` | the entry carries that tag (see [`super::labels`]) |
 //!
 //! Every term is folded (NFC + full case folding) once, here. A malformed
 //! query is refused with one line that quotes the bad part.
@@ -38,7 +39,7 @@ pub const MAX_TERM_BYTES: usize = 4096;
 /// At most this many `*` and `?` in one wildcard pattern.
 pub const MAX_WILDCARDS: usize = 32;
 
-const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case: content: taken: camera: width: height: duration: artist: album: title: genre: pages: author:";
+const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case: content: taken: camera: width: height: duration: artist: album: title: genre: pages: author: tag:";
 
 /// One test on an entry.
 #[derive(Clone, Debug)]
@@ -81,6 +82,10 @@ pub enum Item {
     Media(super::media::MediaTest),
     /// What `Media` resolves to: the files that pass.
     MediaHits(std::sync::Arc<std::collections::HashSet<u32>>),
+    /// Carries this tag (folded); the engine resolves it against the tags.
+    Tag(String),
+    /// What `Tag` resolves to: the entries carrying it.
+    TagHits(std::sync::Arc<std::collections::HashSet<u32>>),
     Not(Box<Item>),
 }
 
@@ -506,6 +511,7 @@ fn parse_filter(name: &str, value: &str, whole: &str, now: &jiff::Zoned) -> Resu
             Ok(Item::Content(value.to_owned()))
         }
         m if super::media::FILTERS.contains(&m) => super::media::parse(m, value, whole, now),
+        "tag" => super::labels::parse(value, whole),
         _ => Err(Error::InvalidQuery(format!(
             "unknown filter `{name}:` in `{whole}`; filters: {FILTERS} (quote it, \"{whole}\", to search for the text)"
         ))),

@@ -55,7 +55,10 @@ impl From<Error> for Status {
         let msg = bounded_message(e.to_string());
         match e {
             Error::InvalidQuery(_) | Error::InvalidArgument(_) => Status::invalid_argument(msg),
-            Error::NotUnderRoot(..) | Error::NotFound(_) => Status::not_found(msg),
+            Error::NotUnderRoot(..) | Error::NotFound(_) | Error::Missing(_) => {
+                Status::not_found(msg)
+            }
+            Error::Exists(_) => Status::already_exists(msg),
             Error::PermissionDenied(_) => Status::permission_denied(msg),
             Error::Precondition(_) => Status::failed_precondition(msg),
             Error::Timeout(_) => Status::deadline_exceeded(msg),

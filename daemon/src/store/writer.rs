@@ -176,6 +176,8 @@ fn apply_batch(
     let mut written = 0u64;
     // Answered only after the commit, so the new root is visible to readers.
     let mut added_roots: Vec<(mpsc::Sender<Result<i64, Error>>, i64)> = Vec::new();
+    let mut labelled: Vec<(mpsc::Sender<super::labels::Outcome>, super::labels::Outcome)> =
+        Vec::new();
     {
         let mut agg = Aggregates::default();
         let mut insert = tx.prepare_cached(
@@ -357,6 +359,9 @@ fn apply_batch(
                 }
                 Op::Barrier(ack) => acks.push(ack),
                 Op::FleetAcked(seq) => journal::prune(&tx, seq)?,
+                Op::Labels { edit, reply } => {
+                    labelled.push((reply, super::labels::apply(&tx, edit)?));
+                }
                 Op::Shutdown | Op::Idle => {}
             }
         }
@@ -368,6 +373,9 @@ fn apply_batch(
     tx.commit()?;
     for (reply, id) in added_roots {
         let _ = reply.send(Ok(id));
+    }
+    for (reply, outcome) in labelled {
+        let _ = reply.send(outcome);
     }
     Ok(written)
 }

@@ -19,6 +19,7 @@ mod exclude;
 mod fleet;
 mod fleet_visibility;
 mod fuzz;
+mod labels;
 mod map;
 mod mcp;
 mod mcp_clients;

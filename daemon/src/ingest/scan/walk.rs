@@ -413,6 +413,8 @@ impl Walk<'_> {
         let existing = old.is_some();
         let wide = old.as_ref().is_some_and(is_wide_dir);
         self.emit_row(&mut found, row, old.as_ref(), self.own_path(&path));
+        // Where the children's changes begin (after the folder's own row).
+        let children_at = found.len();
         let dfd = pfs::listing_fd(&dir)?;
         let mut known = if existing {
             scan_reads::children(conn, id, wide)?
@@ -510,13 +512,19 @@ impl Walk<'_> {
             }
         }
         // Whatever the index has that the listing did not show is gone.
+        // Deleted before the children inserted: a file renamed while the
+        // daemon was stopped is then a delete followed by an insert, which
+        // is how its labels find it again (migration 0007's
+        // `labels_limbo`).
+        let mut gone = Vec::with_capacity(known.len());
         for (name, k) in known {
             if k.kind == Kind::Dir {
                 self.links.note_subtree(conn, k.id)?;
             }
             self.links.note(None, Some(&k));
-            found.push(Found::Delete(k, self.path_if(&path, &name)));
+            gone.push(Found::Delete(k, self.path_if(&path, &name)));
         }
+        found.splice(children_at..children_at, gone);
         self.unlisted(conn, &mut found, id, hidden.rows())?;
         // This folder's changes go before any of its subfolders' (the
         // writer needs a parent's row before its children's).

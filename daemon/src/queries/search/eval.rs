@@ -132,8 +132,8 @@ impl Snapshot {
                 }
                 self.spread(&own, 1)
             }
-            Item::In(_) | Item::Content(_) | Item::Media(_) => vec![false; n],
-            Item::MediaHits(hits) => {
+            Item::In(_) | Item::Content(_) | Item::Media(_) | Item::Tag(_) => vec![false; n],
+            Item::MediaHits(hits) | Item::TagHits(hits) => {
                 let mut m = vec![false; n];
                 for &id in hits.iter() {
                     if let Some(x) = m.get_mut(id as usize) {
