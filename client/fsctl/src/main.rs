@@ -74,6 +74,8 @@ enum Command {
     Map(cmd::map::Args),
     /// Check, apply and undo a reorganisation plan (moves, renames, folders, merges).
     Organise(cmd::organise::Args),
+    /// Folders that hold projects (.git, Cargo.toml, package.json, ...): kinds, languages, size, branch.
+    Projects(cmd::projects::Args),
     /// MCP server on stdio: tools over the index for AI agents (read-only unless --allow-write).
     Mcp(cmd::mcp::Args),
     /// Make the daemon re-read config.toml (as SIGHUP does); an invalid file is refused.
@@ -115,6 +117,7 @@ fn main() -> ExitCode {
             Command::Watch(a) => cmd::watch::run(&cli.global, a).await,
             Command::Map(a) => cmd::map::run(&cli.global, a).await,
             Command::Organise(a) => cmd::organise::run(&cli.global, a).await,
+            Command::Projects(a) => cmd::projects::run(&cli.global, a).await,
             Command::Mcp(a) => cmd::mcp::run(&cli.global, a).await,
             Command::Reload(a) => cmd::reload::run(&cli.global, a).await,
             Command::Service(a) => cmd::service::run(&cli.global, a).await,

@@ -29,6 +29,7 @@ mod content;
 pub mod fleet;
 mod hashing;
 mod media;
+mod projects;
 mod read;
 pub mod reload;
 mod roots;
@@ -42,6 +43,7 @@ mod wake;
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
 pub use media::{MediaFigures, MediaRuntime, taken_seconds};
+pub use projects::{Branch, Project};
 pub use read::{
     ChunkSink, DEFAULT_SNIPPETS, ListOrder, Listed, MAX_SNIPPETS, Rescan, RescanProgress,
     SearchArgs, SearchHead, SearchPage, Taken, UsageArgs,

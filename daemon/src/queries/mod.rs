@@ -10,6 +10,7 @@ pub mod du;
 pub mod dupes;
 pub mod fsmap;
 pub mod media;
+pub mod projects;
 pub mod query;
 pub mod search;
 pub mod snippet;

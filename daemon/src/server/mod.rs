@@ -616,6 +616,16 @@ impl pb::index_server::Index for IndexService {
             .await?;
         Ok(Response::new(convert::fs_map(map, budget)))
     }
+
+    async fn projects(
+        &self,
+        req: Request<pb::ProjectsRequest>,
+    ) -> Result<Response<pb::ProjectsResponse>, Status> {
+        let view = self.view(&req);
+        let path = req.into_inner().path;
+        let found = self.blocking(move |e| e.projects(&path, view)).await?;
+        Ok(Response::new(convert::projects(found)))
+    }
 }
 
 /// Serves the index service, health and reflection on the unix socket

@@ -457,6 +457,12 @@ mod mismatch {
         ) -> Result<Response<pb::ReadTextResponse>, Status> {
             no()
         }
+        async fn projects(
+            &self,
+            _: Request<pb::ProjectsRequest>,
+        ) -> Result<Response<pb::ProjectsResponse>, Status> {
+            no()
+        }
     }
 
     /// Serves `release` on a unix socket at `path` from a thread of its own

@@ -11,6 +11,7 @@ pub mod man;
 pub mod map;
 pub mod mcp;
 pub mod organise;
+pub mod projects;
 pub mod reload;
 pub mod roots;
 pub mod scan;
