@@ -25,6 +25,7 @@ mod mcp_names;
 mod mcp_robust;
 mod media;
 mod organise;
+mod projects;
 mod query;
 mod read_text;
 mod restart;
