@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use crate::mcp::Mcp;
 use crate::security::{change, start_system, system_tree};
 use crate::util::{self, Instance, Runner, json_lines, sh, text, write_file};
 
@@ -176,10 +177,7 @@ fn projects_made_by_git_cargo_and_npm_are_listed_with_their_kinds_branch_languag
     assert_eq!(solo["branch"].as_str().unwrap(), &commit[..12]);
     let wt = &got[&s("wt")];
     assert!(r("wt/.git").is_file(), "a worktree's .git is a file");
-    assert_eq!(
-        wt["branch"],
-        git_out(&r("wt"), "symbolic-ref --short HEAD")
-    );
+    assert_eq!(wt["branch"], git_out(&r("wt"), "symbolic-ref --short HEAD"));
     assert_eq!(wt["branch"], "wt-branch");
     assert_eq!(got[&s("py")]["branch"], Value::Null);
 
@@ -224,6 +222,38 @@ fn projects_made_by_git_cargo_and_npm_are_listed_with_their_kinds_branch_languag
     // The newest change: the file the test touched last, not `.git`'s.
     assert_eq!(app["mtime"], "2025-02-03T04:05:06Z", "{app}");
     assert_eq!(got[&s("app/web")]["mtime"], "2024-01-02T03:04:05Z");
+
+    // MCP list_projects: the same projects, paged by its cursor.
+    let mcp = Mcp::start(&inst, t.path(), &[]);
+    let mut seen = Vec::new();
+    let mut args = json!({"limit": 3});
+    loop {
+        let page = mcp.ok("list_projects", args.clone());
+        assert_eq!(page["total"], want.len(), "{page}");
+        for p in page["projects"].as_array().unwrap() {
+            let path = p["path"].as_str().unwrap().to_owned();
+            let cli = &got[&path];
+            assert_eq!(p["kinds"], cli["kinds"], "{path}");
+            assert_eq!(p["bytes"], cli["bytes"], "{path}");
+            assert_eq!(p.get("parent"), cli.get("parent").filter(|v| !v.is_null()));
+            seen.push(path);
+        }
+        match page.get("nextCursor") {
+            Some(c) => args = json!({"limit": 3, "cursor": c}),
+            None => break,
+        }
+    }
+    assert_eq!(seen, order, "every project once, in order");
+    let solo_mcp = mcp.ok("list_projects", json!({"path": s("solo")}));
+    assert_eq!(
+        solo_mcp["projects"][0]["branch"],
+        format!("detached at {}", &commit[..12])
+    );
+    assert_eq!(
+        mcp.ok("list_projects", json!({"path": s("app/web")}))["projects"][0]["branch"],
+        Value::Null
+    );
+    drop(mcp);
 
     // One folder: only what is at or below it.
     let under = projects(&inst, &[&s("app")]);
