@@ -165,6 +165,8 @@ pub fn media_json(m: &fsindex_proto::v1::MediaInfo, camel: bool) -> serde_json::
     put("genre", "genre", m.genre.as_ref().map(|x| json!(x)));
     put("gps_lat", "gpsLat", m.gps_lat.map(|x| json!(x)));
     put("gps_lon", "gpsLon", m.gps_lon.map(|x| json!(x)));
+    put("pages", "pages", m.pages.map(|x| json!(x)));
+    put("author", "author", m.author.as_ref().map(|x| json!(x)));
     serde_json::Value::Object(v)
 }
 
@@ -207,11 +209,15 @@ pub fn media_lines(m: &fsindex_proto::v1::MediaInfo) -> Vec<(&'static str, Strin
         ("artist", &m.artist),
         ("album", &m.album),
         ("title", &m.title),
+        ("author", &m.author),
         ("genre", &m.genre),
     ] {
         if let Some(v) = v {
             out.push((label, v.clone()));
         }
+    }
+    if let Some(p) = m.pages {
+        out.push(("pages", p.to_string()));
     }
     if let Some(t) = m.track {
         out.push(("track", t.to_string()));

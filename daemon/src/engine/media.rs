@@ -1,5 +1,6 @@
 //! Media metadata's running part (issue 32): the worker that reads what
-//! photos, songs and videos say about themselves, under every root.
+//! photos, songs, videos and documents (pages, title, author) say about
+//! themselves, under every root.
 //!
 //! One thread at nice 19 and idle I/O, woken like the content worker (after
 //! each scan and applied watcher batch, at most twice a second). A sweep
@@ -117,10 +118,10 @@ impl Engine {
         let mut queue = Vec::new();
         let mut wanted = HashSet::new();
         // The kind class (half a byte per entry) rules out code, text,
-        // documents, archives and folders before any name is looked at.
+        // archives and folders before any name is looked at (documents
+        // have pages, a title and an author).
         use crate::index::kinds::KindClass;
         let not_media = [
-            KindClass::Document,
             KindClass::Archive,
             KindClass::Code,
             KindClass::Text,

@@ -1,6 +1,7 @@
 //! The media filters of the query language (issue 32): `taken:`,
 //! `camera:`, `width:`, `height:`, `duration:`, `artist:`, `album:`,
-//! `title:`, `genre:`. Parsed here (the query parser hands over any filter
+//! `title:`, `genre:`, and for documents `pages:` and `author:` (a
+//! document's title is `title:` too). Parsed here (the query parser hands over any filter
 //! named in [`FILTERS`]) and answered from the `media` table's rows: the
 //! engine resolves each [`MediaTest`] to the set of entries that pass it,
 //! as it resolves `content:` against the content index.
@@ -14,7 +15,8 @@ use crate::store::media::MediaRow;
 
 /// The filter names this module parses.
 pub const FILTERS: &[&str] = &[
-    "taken", "camera", "width", "height", "duration", "artist", "album", "title", "genre",
+    "taken", "camera", "width", "height", "duration", "artist", "album", "title", "genre", "pages",
+    "author",
 ];
 
 /// A test on a media file's metadata.
@@ -47,6 +49,13 @@ pub enum MediaTest {
     Album(String),
     Title(String),
     Genre(String),
+    /// A document's pages, inclusive bounds.
+    Pages {
+        min: u64,
+        max: u64,
+    },
+    /// A document's author holds this folded text.
+    Author(String),
 }
 
 /// Parses `name:value` for a name in [`FILTERS`].
@@ -95,11 +104,22 @@ pub fn parse(name: &str, value: &str, whole: &str, now: &jiff::Zoned) -> Result<
         "album" => MediaTest::Album(text()?),
         "title" => MediaTest::Title(text()?),
         "genre" => MediaTest::Genre(text()?),
+        "pages" => {
+            let (min, max) = parse_range(
+                value,
+                whole,
+                pixels,
+                "pages:>10, pages:<=2, pages:1 or pages:10..50",
+            )?;
+            MediaTest::Pages { min, max }
+        }
+        "author" => MediaTest::Author(text()?),
         _ => unreachable!("only the names in FILTERS are handed over"),
     };
     Ok(Item::Media(test))
 }
 
+/// A whole number (pixels, pages).
 fn pixels(s: &str) -> Option<u64> {
     s.trim().parse().ok()
 }
@@ -198,6 +218,8 @@ pub fn hits(rows: &[MediaRow], test: &MediaTest) -> HashSet<u32> {
                 MediaTest::Album(s) => holds(&m.album, s),
                 MediaTest::Title(s) => holds(&m.title, s),
                 MediaTest::Genre(s) => holds(&m.genre, s),
+                MediaTest::Pages { min, max } => within(m.pages.map(u64::from), *min, *max),
+                MediaTest::Author(s) => holds(&m.author, s),
             }
         })
         .map(|r| r.entry_id as u32)
@@ -248,6 +270,15 @@ mod tests {
             }
         );
         assert_eq!(test_of("camera:Canon"), MediaTest::Camera("canon".into()));
+        assert_eq!(
+            test_of("pages:>10"),
+            MediaTest::Pages {
+                min: 11,
+                max: u64::MAX
+            }
+        );
+        assert_eq!(test_of("pages:2..5"), MediaTest::Pages { min: 2, max: 5 });
+        assert_eq!(test_of("author:Ada"), MediaTest::Author("ada".into()));
     }
 
     #[test]
@@ -258,6 +289,9 @@ mod tests {
             ("duration", "3 parsecs"),
             ("taken", "2019-13"),
             ("height", "9..1"),
+            ("pages", "many"),
+            ("pages", ">-3"),
+            ("author", " "),
         ] {
             let whole = format!("{name}:{value}");
             let e = parse(name, value, &whole, &now).unwrap_err().to_string();

@@ -18,7 +18,7 @@
 //! | `regex:^IMG_\d{4}\.jpg$` | the name matches (case-insensitive) |
 //! | `case:README` | the relative path contains it, case-sensitively |
 //! | `content:invoice`, `content:"total due"`, `content:invo*` | the file's text holds the words, in that order; `*` makes the last a prefix (folders with content on) |
-//! | `taken:2019`, `camera:canon`, `width:>3000`, `duration:>3min`, `artist:`, ... | media metadata (see [`super::media`]) |
+//! | `taken:2019`, `camera:canon`, `width:>3000`, `duration:>3min`, `artist:`, `pages:>10`, `author:`, ... | media and document metadata (see [`super::media`]) |
 //!
 //! Every term is folded (NFC + full case folding) once, here. A malformed
 //! query is refused with one line that quotes the bad part.
@@ -38,7 +38,7 @@ pub const MAX_TERM_BYTES: usize = 4096;
 /// At most this many `*` and `?` in one wildcard pattern.
 pub const MAX_WILDCARDS: usize = 32;
 
-const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case: content: taken: camera: width: height: duration: artist: album: title: genre:";
+const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case: content: taken: camera: width: height: duration: artist: album: title: genre: pages: author:";
 
 /// One test on an entry.
 #[derive(Clone, Debug)]

@@ -293,6 +293,8 @@ pub fn media_info(row: crate::store::media::MediaRow) -> pb::MediaInfo {
         genre: m.genre,
         gps_lat: m.gps_lat,
         gps_lon: m.gps_lon,
+        pages: m.pages,
+        author: m.author,
     }
 }
 

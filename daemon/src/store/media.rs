@@ -1,5 +1,5 @@
-//! The media metadata table (migration 0009): what photos, songs and videos
-//! say about themselves, one row per file, valid for the `(dev, ino, size,
+//! The media metadata table (migrations 0009, 0010): what photos, songs,
+//! videos and documents say about themselves, one row per file, valid for the `(dev, ino, size,
 //! mtime_ns, ctime_ns)` it was read for. Writes go through the single
 //! writer ([`super::Op::PutMedia`], [`super::Op::DropMedia`]); this module
 //! holds the SQL.
@@ -51,7 +51,7 @@ pub fn states(conn: &Connection) -> Result<HashMap<u32, (u64, i64, u32)>, Error>
 
 const COLUMNS: &str = "entry_id, dev, ino, size, mtime_ns, ctime_ns, version, status, detail, \
      taken, taken_s, camera_make, camera_model, width, height, duration_ms, artist, album, \
-     title, track, year, genre, gps_lat, gps_lon";
+     title, track, year, genre, gps_lat, gps_lon, pages, author";
 
 fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<MediaRow> {
     Ok(MediaRow {
@@ -82,6 +82,8 @@ fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<MediaRow> {
             genre: r.get(21)?,
             gps_lat: r.get(22)?,
             gps_lon: r.get(23)?,
+            pages: r.get(24)?,
+            author: r.get(25)?,
         },
     })
 }
@@ -130,7 +132,7 @@ pub fn put(tx: &Connection, row: &MediaRow) -> Result<(), Error> {
     let m = &row.media;
     let sql = format!(
         "INSERT OR REPLACE INTO media ({COLUMNS}) VALUES \
-         (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)"
+         (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26)"
     );
     tx.prepare_cached(&sql)?.execute(params![
         row.entry_id,
@@ -157,6 +159,8 @@ pub fn put(tx: &Connection, row: &MediaRow) -> Result<(), Error> {
         m.genre,
         m.gps_lat,
         m.gps_lon,
+        m.pages,
+        m.author,
     ])?;
     Ok(())
 }

@@ -31,10 +31,24 @@ const MIGRATIONS: &[(u32, &str)] = &[
         include_str!("../../../migrations/0008_fleet_journal.sql"),
     ),
     (9, include_str!("../../../migrations/0009_media.sql")),
+    (
+        10,
+        include_str!("../../../migrations/0010_media_documents.sql"),
+    ),
 ];
 
-/// The newest schema this binary knows.
-pub const SCHEMA_VERSION: u32 = MIGRATIONS[MIGRATIONS.len() - 1].0;
+/// The newest schema this binary knows: the highest number, wherever a
+/// merge put it in the list.
+pub const SCHEMA_VERSION: u32 = {
+    let (mut i, mut max) = (0, 0);
+    while i < MIGRATIONS.len() {
+        if MIGRATIONS[i].0 > max {
+            max = MIGRATIONS[i].0;
+        }
+        i += 1;
+    }
+    max
+};
 
 /// The writer's connection, ready for use: checked (or recovered), with
 /// its pragmas set and every migration applied; and the notice to show in

@@ -1,5 +1,6 @@
 //! What media files say about themselves: a photo's date taken, camera and
-//! size, a song's tags and length, a video's length and frame size (issue 32).
+//! size, a song's tags and length, a video's length and frame size, a
+//! document's pages, title and author (issue 32).
 //!
 //! Read from headers only, never the picture or the sound: EXIF through
 //! `kamadak-exif` and the frame size through `imagesize` (both pure Rust, no
@@ -9,6 +10,8 @@
 //! that say length and frame size, read by [`video`] here: the `mp4` and
 //! `matroska` crates parse the whole sample tables or pull in date and
 //! serialisation crates for what is a few dozen lines of box walking.
+//! Documents (PDF, Office, OpenDocument) are read by [`document`]: lopdf's
+//! metadata loader, and the properties parts of the zip formats.
 //!
 //! Like documents, media files are parsed in the sandboxed child: the
 //! parsers are third-party code fed hostile bytes. The child answers a
@@ -16,6 +19,7 @@
 //! lines as the text, and the daemon decodes them with [`Media::decode`].
 
 mod audio;
+mod document;
 mod photo;
 pub mod video;
 
@@ -32,6 +36,8 @@ pub enum MediaKind {
     Photo,
     Audio,
     Video,
+    /// PDF, Office Open XML and OpenDocument: pages, title, author.
+    Document,
 }
 
 /// The media kind a file of this name is read as (extension compared
@@ -53,6 +59,8 @@ pub fn media_kind_for_name(name: &[u8]) -> Option<MediaKind> {
             MediaKind::Audio
         }
         b"mp4" | b"m4v" | b"mov" | b"mkv" | b"webm" => MediaKind::Video,
+        b"pdf" | b"docx" | b"docm" | b"dotx" | b"pptx" | b"pptm" | b"potx" | b"xlsx" | b"xlsm"
+        | b"xltx" | b"odt" | b"ott" | b"ods" | b"ots" | b"odp" | b"otp" => MediaKind::Document,
         _ => return None,
     })
 }
@@ -70,6 +78,8 @@ pub struct Media {
     pub duration_ms: Option<u64>,
     pub artist: Option<String>,
     pub album: Option<String>,
+    /// A song's title, or a document's (PDF Info, Office core properties,
+    /// OpenDocument meta).
     pub title: Option<String>,
     pub track: Option<u32>,
     pub year: Option<i32>,
@@ -77,6 +87,10 @@ pub struct Media {
     /// Degrees, north and east positive.
     pub gps_lat: Option<f64>,
     pub gps_lon: Option<f64>,
+    /// A document's pages (a presentation's slides).
+    pub pages: Option<u32>,
+    /// A document's author.
+    pub author: Option<String>,
 }
 
 impl Media {
@@ -115,6 +129,8 @@ impl Media {
         put("genre", self.genre.clone());
         put("gps_lat", self.gps_lat.map(|n| n.to_string()));
         put("gps_lon", self.gps_lon.map(|n| n.to_string()));
+        put("pages", self.pages.map(|n| n.to_string()));
+        put("author", self.author.clone());
         out
     }
 
@@ -142,6 +158,8 @@ impl Media {
                 "genre" => m.genre = s,
                 "gps_lat" => m.gps_lat = v.parse().ok(),
                 "gps_lon" => m.gps_lon = v.parse().ok(),
+                "pages" => m.pages = v.parse().ok(),
+                "author" => m.author = s,
                 _ => {}
             }
         }
@@ -163,6 +181,7 @@ pub fn read_media(path: &Path) -> Result<Media, Failure> {
         MediaKind::Photo => photo::read(file, size)?,
         MediaKind::Audio => audio::read(file)?,
         MediaKind::Video => video::read(file, size)?,
+        MediaKind::Document => document::read(file, size)?,
     };
     if m.is_empty() {
         return Err(Failure::Parse("no metadata found".into()));
@@ -186,6 +205,11 @@ mod tests {
         assert_eq!(media_kind_for_name(b"a.flac"), Some(MediaKind::Audio));
         assert_eq!(media_kind_for_name(b"a.webm"), Some(MediaKind::Video));
         assert_eq!(media_kind_for_name(b"a.txt"), None);
+        assert_eq!(
+            media_kind_for_name(b"Report.PDF"),
+            Some(MediaKind::Document)
+        );
+        assert_eq!(media_kind_for_name(b"deck.pptx"), Some(MediaKind::Document));
         assert_eq!(media_kind_for_name(b"jpg"), None);
     }
 
@@ -196,6 +220,8 @@ mod tests {
             camera_make: Some("Canon\tInc".into()),
             width: Some(493),
             gps_lat: Some(-33.5),
+            pages: Some(12),
+            author: Some("Ada\nLovelace".into()),
             ..Media::default()
         };
         let back = Media::decode(&m.encode());
@@ -203,5 +229,7 @@ mod tests {
         assert_eq!(back.width, Some(493));
         assert_eq!(back.gps_lat, Some(-33.5));
         assert_eq!(back.taken, m.taken);
+        assert_eq!(back.pages, Some(12));
+        assert_eq!(back.author.as_deref(), Some("Ada Lovelace"));
     }
 }

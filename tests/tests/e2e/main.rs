@@ -24,6 +24,7 @@ mod mcp_fuzz;
 mod mcp_names;
 mod mcp_robust;
 mod media;
+mod media_documents;
 mod organise;
 mod projects;
 mod query;

@@ -249,7 +249,7 @@ fn wants(tree: &Path, o: &Value) -> BTreeMap<String, Want> {
 }
 
 /// Waits until the worker has nothing queued and holds `rows` rows.
-fn settled(inst: &Instance, rows: u64) -> Value {
+pub(crate) fn settled(inst: &Instance, rows: u64) -> Value {
     let mut last = Value::Null;
     let ok = poll_until(SETTLE, || {
         last = inst.status()["media"].clone();
@@ -262,7 +262,7 @@ fn settled(inst: &Instance, rows: u64) -> Value {
     last
 }
 
-fn found(inst: &Instance, query: &str) -> BTreeSet<String> {
+pub(crate) fn found(inst: &Instance, query: &str) -> BTreeSet<String> {
     inst.search0(&["--limit", "0", query])
         .iter()
         .map(|p| lossy(p))

@@ -90,9 +90,10 @@ pub struct FileInfo {
     pub target: Option<String>,
     /// Matches a sensitive pattern (WARN tier: indexed and flagged).
     pub sensitive: bool,
-    /// Photos, songs, videos: what the file says about itself (status, then
-    /// taken, cameraMake, cameraModel, width, height, durationMs, artist,
-    /// album, title, track, year, genre, gpsLat, gpsLon where known).
+    /// Photos, songs, videos, documents: what the file says about itself
+    /// (status, then taken, cameraMake, cameraModel, width, height,
+    /// durationMs, artist, album, title, track, year, genre, gpsLat, gpsLon,
+    /// pages, author where known).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub media: Option<serde_json::Value>,
 }
