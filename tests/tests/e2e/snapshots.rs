@@ -425,7 +425,11 @@ fn json_shapes_match_their_snapshots() {
         SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
     );
     util::sync(&inst);
-    snap("projects", out(&inst, &["projects", "--json", root], 0), false);
+    snap(
+        "projects",
+        out(&inst, &["projects", "--json", root], 0),
+        false,
+    );
     inst.stop();
 
     // verify with differences: a daemon that does not watch, and a tree
