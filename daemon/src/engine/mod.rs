@@ -28,6 +28,7 @@ mod batches;
 mod content;
 pub mod fleet;
 mod hashing;
+mod manifest;
 mod media;
 mod projects;
 mod read;
@@ -42,6 +43,9 @@ mod wake;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use hashing::{HashSettings, Hashing, LastPass};
+pub use manifest::{
+    Manifest, ManifestArgs, ManifestFile, ManifestProgress, header, rfc3339_seconds,
+};
 pub use media::{MediaFigures, MediaRuntime, taken_seconds};
 pub use projects::{Branch, Project};
 pub use read::{

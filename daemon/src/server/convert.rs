@@ -527,3 +527,15 @@ pub fn projects(found: Vec<crate::engine::Project>) -> pb::ProjectsResponse {
         .collect();
     pb::ProjectsResponse { projects }
 }
+
+pub fn manifest_file(f: crate::engine::ManifestFile) -> pb::ManifestFile {
+    pb::ManifestFile {
+        relative_path: f.rel,
+        kind: f.kind.to_owned(),
+        size: f.size,
+        mtime_ns: f.mtime_ns,
+        summary: f.summary,
+        source: f.source.to_owned(),
+        sensitive: f.sensitive,
+    }
+}

@@ -40,6 +40,7 @@ pub mod media;
 pub mod model;
 pub mod open;
 pub mod scan_reads;
+pub mod summaries;
 pub mod tree;
 pub mod writer;
 

@@ -35,6 +35,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
         10,
         include_str!("../../../migrations/0010_media_documents.sql"),
     ),
+    (13, include_str!("../../../migrations/0013_summaries.sql")),
 ];
 
 /// The newest schema this binary knows: the highest number, wherever a
