@@ -76,6 +76,8 @@ enum Command {
     Organise(cmd::organise::Args),
     /// Folders that hold projects (.git, Cargo.toml, package.json, ...): kinds, languages, size, branch.
     Projects(cmd::projects::Args),
+    /// Every file of a folder with kind, size, mtime and a one-line summary, within a token budget.
+    Manifest(cmd::manifest::Args),
     /// MCP server on stdio: tools over the index for AI agents (read-only unless --allow-write).
     Mcp(cmd::mcp::Args),
     /// Make the daemon re-read config.toml (as SIGHUP does); an invalid file is refused.
@@ -118,6 +120,7 @@ fn main() -> ExitCode {
             Command::Map(a) => cmd::map::run(&cli.global, a).await,
             Command::Organise(a) => cmd::organise::run(&cli.global, a).await,
             Command::Projects(a) => cmd::projects::run(&cli.global, a).await,
+            Command::Manifest(a) => cmd::manifest::run(&cli.global, a).await,
             Command::Mcp(a) => cmd::mcp::run(&cli.global, a).await,
             Command::Reload(a) => cmd::reload::run(&cli.global, a).await,
             Command::Service(a) => cmd::service::run(&cli.global, a).await,

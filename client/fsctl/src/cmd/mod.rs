@@ -8,6 +8,7 @@ pub mod fleet;
 pub mod info;
 pub mod ls;
 pub mod man;
+pub mod manifest;
 pub mod map;
 pub mod mcp;
 pub mod organise;
