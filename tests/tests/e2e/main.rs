@@ -17,6 +17,7 @@ mod dupes;
 mod exclude;
 mod fleet;
 mod fuzz;
+mod manifest;
 mod map;
 mod mcp;
 mod mcp_clients;
