@@ -204,19 +204,19 @@ fn sentence(text: &str) -> Option<(Source, String)> {
 /// heading, else the first sentence of the prose (markup taken out).
 fn markdown(text: &str) -> Option<(Source, String)> {
     let mut body = text;
-    if let Some(rest) = text.strip_prefix("---\n") {
-        if let Some(end) = rest.find("\n---") {
-            let front = &rest[..end];
-            for l in front.lines() {
-                if let Some(t) = l.strip_prefix("title:") {
-                    let t = t.trim().trim_matches(|c| c == '"' || c == '\'');
-                    if let Some(r) = tagged(Source::Title, t) {
-                        return Some(r);
-                    }
+    if let Some(rest) = text.strip_prefix("---\n")
+        && let Some(end) = rest.find("\n---")
+    {
+        let front = &rest[..end];
+        for l in front.lines() {
+            if let Some(t) = l.strip_prefix("title:") {
+                let t = t.trim().trim_matches(|c| c == '"' || c == '\'');
+                if let Some(r) = tagged(Source::Title, t) {
+                    return Some(r);
                 }
             }
-            body = rest[end + 4..].trim_start_matches(|c| c != '\n');
         }
+        body = rest[end + 4..].trim_start_matches(|c| c != '\n');
     }
     let lines: Vec<&str> = body.lines().collect();
     let mut fenced = false;
@@ -240,10 +240,11 @@ fn markdown(text: &str) -> Option<(Source, String)> {
             && let Some(next) = lines.get(k + 1)
         {
             let n = next.trim();
-            if n.len() >= 2 && (n.bytes().all(|b| b == b'=') || n.bytes().all(|b| b == b'-')) {
-                if let Some(r) = tagged(Source::Heading, &inline_markdown(l.trim())) {
-                    return Some(r);
-                }
+            if n.len() >= 2
+                && (n.bytes().all(|b| b == b'=') || n.bytes().all(|b| b == b'-'))
+                && let Some(r) = tagged(Source::Heading, &inline_markdown(l.trim()))
+            {
+                return Some(r);
             }
         }
     }
@@ -300,16 +301,16 @@ fn inline_markdown(s: &str) -> String {
 /// sentence of the text without tags.
 fn html(text: &str) -> Option<(Source, String)> {
     let lower = text.to_ascii_lowercase();
-    if let Some(t) = element(text, &lower, "title") {
-        if let Some(r) = tagged(Source::Title, &t) {
-            return Some(r);
-        }
+    if let Some(t) = element(text, &lower, "title")
+        && let Some(r) = tagged(Source::Title, &t)
+    {
+        return Some(r);
     }
     for h in ["h1", "h2", "h3"] {
-        if let Some(t) = element(text, &lower, h) {
-            if let Some(r) = tagged(Source::Heading, &t) {
-                return Some(r);
-            }
+        if let Some(t) = element(text, &lower, h)
+            && let Some(r) = tagged(Source::Heading, &t)
+        {
+            return Some(r);
         }
     }
     // The body's text: after <body> when there is one, tags and

@@ -430,6 +430,11 @@ fn json_shapes_match_their_snapshots() {
         out(&inst, &["projects", "--json", root], 0),
         false,
     );
+    snap(
+        "manifest",
+        out(&inst, &["manifest", "--json", root], 0),
+        true,
+    );
     inst.stop();
 
     // verify with differences: a daemon that does not watch, and a tree
