@@ -10,6 +10,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
 
+use fsindex_proto::v1 as pb;
 use serde_json::{Value, json};
 
 use crate::mcp::Mcp;
@@ -267,6 +268,41 @@ fn manifest_over_a_budget_leaves_the_oldest_files_out_first() {
     let mut inst = Instance::new(t.path().join("home"), &[&root], Runner::current());
     inst.start();
     let r = root.to_str().unwrap();
+    // The stream: progress while summaries are made, then the files in
+    // path order, then the summary.
+    let items = crate::util::grpc(&inst, async |c| {
+        let mut stream = c
+            .manifest(pb::ManifestRequest {
+                path: r.as_bytes().to_vec(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut items = Vec::new();
+        while let Some(m) = stream.message().await.unwrap() {
+            items.push(m.item.unwrap());
+        }
+        items
+    });
+    use pb::manifest_response::Item;
+    let kinds: String = items
+        .iter()
+        .map(|i| match i {
+            Item::Progress(_) => 'p',
+            Item::File(_) => 'f',
+            Item::Summary(_) => 's',
+        })
+        .collect();
+    assert!(kinds.starts_with('p'), "{kinds}");
+    assert!(
+        kinds.ends_with(&format!("{}s", "f".repeat(n as usize))),
+        "{kinds}"
+    );
+    let Item::Progress(first) = &items[0] else {
+        unreachable!()
+    };
+    assert_eq!(first.todo, n as u64);
     let all = manifest(&inst, &[r]);
     assert_eq!(
         (all["total"].clone(), all["left_out"].clone()),

@@ -194,7 +194,7 @@ impl FsIndexServer {
 
     #[tool(
         title = "Folder manifest",
-        description = "One line per file of a project folder (relativePath, kind, size, mtime), sorted by path, for an agent's context. Paged.",
+        description = "One line per file of a project folder (relativePath, kind, size, mtime, summary), sorted by path, for an agent's context. The summary is the file's own: a document's title, its first heading, its first sentence, or a source file's module doc comment (at most 120 characters). Paged; with tokenBudget, the newest files that fit and how many older ones were left out.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ManifestAnswer>()
     )]
