@@ -42,8 +42,8 @@ fail() {
 jq -e -s 'length >= 4 and all(.jsonrpc == "2.0")' "$out" >/dev/null || fail "stdout holds something other than JSON-RPC lines"
 jq -e -s '.[] | select(.id == 1) | .result.serverInfo.name == "fsindex" and (.result.capabilities.tools != null)' "$out" >/dev/null \
     || fail "initialize: no server info or tools capability"
-jq -e -s '.[] | select(.id == 2) | .result.tools | length == 16 and all(.annotations.readOnlyHint == true and .annotations.openWorldHint == false and .outputSchema != null)' "$out" >/dev/null \
-    || fail "tools/list: expected 16 read-only tools with output schemas"
+jq -e -s '.[] | select(.id == 2) | .result.tools | length == 17 and all(.annotations.readOnlyHint == true and .annotations.openWorldHint == false and .outputSchema != null)' "$out" >/dev/null \
+    || fail "tools/list: expected 17 read-only tools with output schemas"
 jq -e -s '.[] | select(.id == 2) | .result.tools | all(.title != null and ([.inputSchema.properties[] | (.type | type) == "string" and .format == null] | all))' "$out" >/dev/null \
     || fail "tools/list: every tool needs a title and plain parameter types (one type string, no format)"
 want="$(realpath "$TREE")/hello-smoke.txt"

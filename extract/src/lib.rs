@@ -31,6 +31,7 @@ pub mod open;
 pub mod outcome;
 pub mod sandbox;
 pub mod sink;
+pub mod summary;
 
 pub use kind::{Kind, kind_for_name};
 pub use outcome::{Extracted, Failure, Limits};

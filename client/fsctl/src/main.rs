@@ -78,6 +78,10 @@ enum Command {
     Tag(cmd::tag::Args),
     /// Check, apply and undo a reorganisation plan (moves, renames, folders, merges).
     Organise(cmd::organise::Args),
+    /// Folders that hold projects (.git, Cargo.toml, package.json, ...): kinds, languages, size, branch.
+    Projects(cmd::projects::Args),
+    /// Every file of a folder with kind, size, mtime and a one-line summary, within a token budget.
+    Manifest(cmd::manifest::Args),
     /// MCP server on stdio: tools over the index for AI agents (read-only unless --allow-write).
     Mcp(cmd::mcp::Args),
     /// Make the daemon re-read config.toml (as SIGHUP does); an invalid file is refused.
@@ -121,6 +125,8 @@ fn main() -> ExitCode {
             Command::Bookmark(a) => cmd::bookmark::run(&cli.global, a).await,
             Command::Tag(a) => cmd::tag::run(&cli.global, a).await,
             Command::Organise(a) => cmd::organise::run(&cli.global, a).await,
+            Command::Projects(a) => cmd::projects::run(&cli.global, a).await,
+            Command::Manifest(a) => cmd::manifest::run(&cli.global, a).await,
             Command::Mcp(a) => cmd::mcp::run(&cli.global, a).await,
             Command::Reload(a) => cmd::reload::run(&cli.global, a).await,
             Command::Service(a) => cmd::service::run(&cli.global, a).await,

@@ -37,8 +37,8 @@ impl Engine {
         words: &[&str],
         snippets: bool,
     ) -> Vec<(super::read::Inside, String)> {
-        let text = match self.store.read(|c| content::text(c, i64::from(f.id))) {
-            Ok(Some(t)) => t.text,
+        let (text, lang) = match self.store.read(|c| content::text(c, i64::from(f.id))) {
+            Ok(Some(t)) => (t.text, t.lang),
             Ok(None) => return Vec::new(),
             Err(e) => {
                 tracing::warn!(id = f.id, "reading a mailbox's stored text failed: {e}");
@@ -53,6 +53,7 @@ impl Engine {
                         hit.text,
                         words,
                         crate::queries::snippet::WIDTH,
+                        &lang,
                     )
                     .unwrap_or_default()
                 } else {

@@ -33,8 +33,10 @@ pub mod fleet;
 mod hashing;
 mod labels;
 mod mailbox;
+mod manifest;
 mod media;
 mod priority;
+mod projects;
 mod read;
 pub mod reload;
 mod roots;
@@ -49,7 +51,11 @@ pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use file_tags::FileTagRuntime;
 pub use hashing::{HashSettings, Hashing, LastPass};
 pub use labels::{Bookmark, TagTotal, Tagged, label_uid};
+pub use manifest::{
+    Manifest, ManifestArgs, ManifestFile, ManifestProgress, header, rfc3339_seconds,
+};
 pub use media::{MediaFigures, MediaRuntime, taken_seconds};
+pub use projects::{Branch, Project};
 pub use read::{
     ChunkSink, DEFAULT_SNIPPETS, ListOrder, Listed, MAX_SNIPPETS, Rescan, RescanProgress,
     SearchArgs, SearchHead, SearchPage, Taken, UsageArgs,

@@ -320,7 +320,7 @@ const SYNC_WAIT: Duration = Duration::from_secs(10);
 impl Engine {
     /// The folders at or below entry `id` (path `path`) that the caller
     /// cannot open (see [`visibility::closed_under`]).
-    fn closed_under(
+    pub(super) fn closed_under(
         &self,
         c: &rusqlite::Connection,
         id: i64,

@@ -39,7 +39,7 @@ pub struct Info {
     pub media: Option<crate::store::media::MediaRow>,
 }
 
-fn kind_name(k: KindClass) -> &'static str {
+pub fn kind_name(k: KindClass) -> &'static str {
     match k {
         KindClass::Document => "document",
         KindClass::Image => "image",

@@ -13,6 +13,7 @@ pub mod fsmap;
 pub mod labels;
 pub mod mailbox;
 pub mod media;
+pub mod projects;
 pub mod query;
 pub mod search;
 pub mod snippet;

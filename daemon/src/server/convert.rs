@@ -499,3 +499,53 @@ pub fn text_page(p: crate::engine::TextPage) -> pb::ReadTextResponse {
         sensitive: p.sensitive,
     }
 }
+
+pub fn projects(found: Vec<crate::engine::Project>) -> pb::ProjectsResponse {
+    use crate::engine::Branch;
+    let projects = found
+        .into_iter()
+        .map(|p| {
+            let f = p.figures;
+            let (branch, detached) = match p.branch {
+                Branch::Unknown => (String::new(), false),
+                Branch::Named(b) => (b, false),
+                Branch::Detached(h) => (h, true),
+            };
+            pb::Project {
+                path: p.path,
+                kinds: p.kinds.iter().map(|k| k.name().to_string()).collect(),
+                languages: f
+                    .languages
+                    .iter()
+                    .map(|(l, n)| pb::ProjectLanguage {
+                        language: l.to_string(),
+                        files: *n,
+                    })
+                    .collect(),
+                bytes: f.usage.bytes,
+                apparent_bytes: f.usage.apparent,
+                files: f.usage.files,
+                dirs: f.usage.dirs,
+                incomplete: f.usage.incomplete,
+                mtime_ns: f.newest_ns,
+                branch,
+                detached,
+                parent: p.parent.unwrap_or_default(),
+                depth: p.depth,
+            }
+        })
+        .collect();
+    pb::ProjectsResponse { projects }
+}
+
+pub fn manifest_file(f: crate::engine::ManifestFile) -> pb::ManifestFile {
+    pb::ManifestFile {
+        relative_path: f.rel,
+        kind: f.kind.to_owned(),
+        size: f.size,
+        mtime_ns: f.mtime_ns,
+        summary: f.summary,
+        source: f.source.to_owned(),
+        sensitive: f.sensitive,
+    }
+}

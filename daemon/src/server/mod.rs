@@ -652,6 +652,84 @@ impl pb::index_server::Index for IndexService {
             bookmarks: marks.into_iter().map(labels::bookmark).collect(),
         }))
     }
+
+    async fn projects(
+        &self,
+        req: Request<pb::ProjectsRequest>,
+    ) -> Result<Response<pb::ProjectsResponse>, Status> {
+        let view = self.view(&req);
+        let path = req.into_inner().path;
+        let found = self.blocking(move |e| e.projects(&path, view)).await?;
+        Ok(Response::new(convert::projects(found)))
+    }
+
+    type ManifestStream = ResponseStream<pb::ManifestResponse>;
+
+    async fn manifest(
+        &self,
+        req: Request<pb::ManifestRequest>,
+    ) -> Result<Response<Self::ManifestStream>, Status> {
+        use pb::manifest_response::Item;
+        let view = self.view(&req);
+        let r = req.into_inner();
+        let args = crate::engine::ManifestArgs {
+            path: r.path,
+            budget: r.budget,
+            offset: r.offset,
+            limit: r.limit,
+            allow_sensitive: r.allow_sensitive,
+        };
+        let engine = self.engine.clone();
+        let (out, inbox) = Outbox::new(self.patience);
+        let item = |i: Item| pb::ManifestResponse { item: Some(i) };
+        tokio::task::spawn_blocking(move || {
+            let mut last = Instant::now() - Duration::from_secs(1);
+            // Progress at most ten times a second; a client that went
+            // away stops the work.
+            let mut progress = |p: crate::engine::ManifestProgress| {
+                if out.is_gone() {
+                    return false;
+                }
+                if last.elapsed() >= Duration::from_millis(100) {
+                    last = Instant::now();
+                    let _ = out.offer(
+                        item(Item::Progress(pb::ManifestProgress {
+                            done: p.done,
+                            todo: p.todo,
+                        })),
+                        32,
+                    );
+                }
+                true
+            };
+            let budget = args.budget;
+            let m = match engine.manifest(args, view, &mut progress) {
+                Ok(m) => m,
+                Err(e) => {
+                    out.fail(e.into());
+                    return;
+                }
+            };
+            let shown = m.files.len() as u64;
+            for f in m.files {
+                let bytes = f.rel.len() + f.summary.len() + 64;
+                if !out.send(item(Item::File(convert::manifest_file(f))), bytes) {
+                    return;
+                }
+            }
+            let _ = out.send(
+                item(Item::Summary(pb::ManifestSummary {
+                    total: m.total,
+                    shown,
+                    left_out: m.left_out,
+                    tokens: m.tokens,
+                    budget,
+                })),
+                64,
+            );
+        });
+        Ok(Response::new(self.until_stopped(Box::pin(inbox))))
+    }
 }
 
 /// Serves the index service, health and reflection on the unix socket

@@ -43,6 +43,7 @@ pub mod model;
 pub mod open;
 pub mod scan_reads;
 pub mod stem;
+pub mod summaries;
 pub mod tree;
 pub mod writer;
 

@@ -258,6 +258,8 @@ pub enum Op {
     PutMedia(Vec<super::media::MediaRow>),
     /// Files whose media rows go (no longer media files, or sensitive).
     DropMedia(Vec<i64>),
+    /// One-line summaries made for folder manifests.
+    PutSummaries(Vec<super::summaries::SummaryRow>),
     /// Bulk work is over: checkpoint the WAL (so it does not stay large)
     /// and give the page cache back.
     Idle,

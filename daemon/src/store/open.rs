@@ -40,6 +40,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
         11,
         include_str!("../../../migrations/0011_content_stems.sql"),
     ),
+    (13, include_str!("../../../migrations/0013_summaries.sql")),
 ];
 
 /// The newest schema this binary knows: the highest number, wherever a

@@ -351,6 +351,7 @@ fn apply_batch(
                     }
                 }
                 Op::DropMedia(ids) => super::media::drop(&tx, &ids)?,
+                Op::PutSummaries(rows) => super::summaries::put(&tx, &rows)?,
                 Op::SetRootContent { root_id, on } => {
                     tx.execute(
                         "UPDATE roots SET content=?2 WHERE id=?1",

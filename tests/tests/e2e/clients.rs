@@ -469,6 +469,19 @@ mod mismatch {
         ) -> Result<Response<pb::BookmarksResponse>, Status> {
             no()
         }
+        async fn projects(
+            &self,
+            _: Request<pb::ProjectsRequest>,
+        ) -> Result<Response<pb::ProjectsResponse>, Status> {
+            no()
+        }
+        type ManifestStream = Streamed<pb::ManifestResponse>;
+        async fn manifest(
+            &self,
+            _: Request<pb::ManifestRequest>,
+        ) -> Result<Response<Self::ManifestStream>, Status> {
+            no()
+        }
     }
 
     /// Serves `release` on a unix socket at `path` from a thread of its own

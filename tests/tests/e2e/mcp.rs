@@ -231,7 +231,7 @@ pub(crate) fn abs(root: &Path, rel: &str) -> String {
     root.join(rel).to_string_lossy().into_owned()
 }
 
-pub(crate) const TOOLS: [&str; 16] = [
+pub(crate) const TOOLS: [&str; 17] = [
     "check_move_plan",
     "count_files",
     "directory_tree",
@@ -244,6 +244,7 @@ pub(crate) const TOOLS: [&str; 16] = [
     "list_allowed_directories",
     "list_directory",
     "list_directory_with_sizes",
+    "list_projects",
     "read_text_file",
     "recent_files",
     "search_file_content",
@@ -988,6 +989,7 @@ fn path_calls(bad: &str) -> Vec<(&'static str, Value)> {
         ("count_files", json!({"path": bad})),
         ("recent_files", json!({"path": bad})),
         ("folder_manifest", json!({"path": bad})),
+        ("list_projects", json!({"path": bad})),
         ("read_text_file", json!({"path": bad})),
         ("search_file_content", json!({"path": bad, "pattern": "x"})),
         (

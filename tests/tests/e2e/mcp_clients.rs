@@ -156,6 +156,7 @@ fn mcp_inspector_cli_calls_every_tool_with_typed_arguments() {
         ),
         ("recent_files", vec![a("limit", "3"), a("since", "3650d")]),
         ("folder_manifest", vec![a("path", "src"), a("limit", "2")]),
+        ("list_projects", vec![a("limit", "2")]),
         (
             "read_text_file",
             vec![

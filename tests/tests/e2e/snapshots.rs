@@ -418,6 +418,25 @@ fn json_shapes_match_their_snapshots() {
         .collect();
     snap("watch", events, false);
     drop(watch);
+
+    // projects: one made after the rest, so the shapes above stay as they were.
+    write_at(
+        &tree,
+        "proj/Cargo.toml",
+        b"[package]\nname = \"proj\"\n",
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+    );
+    util::sync(&inst);
+    snap(
+        "projects",
+        out(&inst, &["projects", "--json", root], 0),
+        false,
+    );
+    snap(
+        "manifest",
+        out(&inst, &["manifest", "--json", root], 0),
+        true,
+    );
     inst.stop();
 
     // verify with differences: a daemon that does not watch, and a tree

@@ -15,10 +15,11 @@ use serde::{Deserialize, Serialize};
 
 use super::content::{self, ContentMatch, SkippedFile};
 use super::index::{
-    Ctx, FOUND_HEADER, Failure, FoundEntry, Outcome, next_cursor, page, relative, reply, showing,
+    Ctx, FOUND_HEADER, Failure, FoundEntry, Outcome, Page, next_cursor, page, relative, reply,
+    showing,
 };
 use super::names::{shown, shown_path};
-use crate::output::{lossy, rfc3339, size};
+use crate::output::{lossy, path_bytes, rfc3339, size};
 
 // ---------------------------------------------------------------- find_files
 
@@ -764,6 +765,11 @@ pub struct ManifestParams {
     pub limit: Option<u64>,
     /// The nextCursor of the previous page.
     pub cursor: Option<String>,
+    /// Tokens (bytes / 4) the manifest may take: the newest files that fit, the oldest left out (counted in leftOut); no paging then.
+    #[schemars(range(min = 16))]
+    pub token_budget: Option<u32>,
+    /// Summarise sensitive files (e.g. a password file) too: set it only when the user asked for them.
+    pub allow_sensitive: Option<bool>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -773,6 +779,8 @@ pub struct ManifestAnswer {
     /// Files in all (folders are implied by the paths).
     pub total: u64,
     pub offset: u64,
+    /// With tokenBudget: the oldest files left out to fit it.
+    pub left_out: u64,
     pub files: Vec<ManifestLine>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
@@ -786,37 +794,124 @@ pub struct ManifestLine {
     pub kind: String,
     pub size: u64,
     pub mtime: String,
+    /// One line: the document's title, its first heading, its first sentence, or a source file's module doc comment; empty when there is none.
+    pub summary: String,
+    /// title, heading, sentence or doc-comment (absent with no summary).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub source: String,
+    /// A sensitive file: no summary unless allowSensitive.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sensitive: bool,
+}
+
+/// The daemon's Manifest stream, gathered: the files and the summary.
+async fn manifest_rpc(
+    ctx: &Ctx,
+    raw: &str,
+    req: pb::ManifestRequest,
+) -> Result<(Vec<pb::ManifestFile>, pb::ManifestSummary), Failure> {
+    ctx.rpc(|mut c| {
+        let req = req.clone();
+        async move {
+            let mut stream = c.manifest(req).await?.into_inner();
+            let mut files = Vec::new();
+            let mut summary = pb::ManifestSummary::default();
+            while let Some(m) = stream.message().await? {
+                match m.item {
+                    Some(pb::manifest_response::Item::File(f)) => files.push(f),
+                    Some(pb::manifest_response::Item::Summary(s)) => summary = s,
+                    _ => {}
+                }
+            }
+            Ok((files, summary))
+        }
+    })
+    .await
+    .map_err(|s| ctx.daemon_error(raw, s))
 }
 
 pub async fn folder_manifest(ctx: &Ctx, p: ManifestParams) -> Outcome {
     let base = ctx.guard().existing(&p.path)?;
-    let query = format!("{} !kind:folder", ctx.scope(Some(&base))?);
-    let fp = ("folder_manifest", query.clone());
-    let pg = page(p.cursor.as_deref(), p.limit, 500, 5000, &fp)?;
-    let (total, entries) = ctx
-        .search(query, pb::SortOrder::Path, pg.offset, pg.limit)
-        .await?;
-    let mut files = Vec::with_capacity(entries.len());
-    for e in &entries {
-        files.push(ManifestLine {
-            relative_path: relative(&shown(&e.path), &base),
-            kind: ctx.kind(&e.path, &lossy(&e.name)).await,
-            size: e.size,
-            mtime: rfc3339(e.mtime_ns),
-        });
+    let allow_sensitive = p.allow_sensitive.unwrap_or(false);
+    let fp = ("folder_manifest", base.clone(), allow_sensitive);
+    let (pg, budget) = match p.token_budget {
+        // What the byte budget holds, at most (the text and the structured
+        // content each carry every line).
+        Some(t) => (
+            Page {
+                offset: 0,
+                limit: u64::MAX,
+            },
+            t.clamp(16, (ctx.text_room() / 4 / 2) as u32),
+        ),
+        None => (page(p.cursor.as_deref(), p.limit, 500, 5000, &fp)?, 0),
+    };
+    let request = |budget: u32| pb::ManifestRequest {
+        path: path_bytes(&base),
+        budget,
+        offset: pg.offset,
+        limit: if budget > 0 { 0 } else { pg.limit },
+        allow_sensitive,
+    };
+    let mut budget = budget;
+    let mut tries = 0;
+    loop {
+        let (found, summary) = manifest_rpc(ctx, &p.path, request(budget)).await?;
+        let files: Vec<ManifestLine> = found
+            .iter()
+            .map(|f| ManifestLine {
+                relative_path: shown(&f.relative_path),
+                kind: f.kind.clone(),
+                size: f.size,
+                mtime: rfc3339(f.mtime_ns),
+                summary: f.summary.clone(),
+                source: f.source.clone(),
+                sensitive: f.sensitive,
+            })
+            .collect();
+        let (out, text) = manifest_answer(ctx, &base, pg, budget, &fp, &files, &summary);
+        // With a budget, what the byte budget cuts must be the oldest too:
+        // ask again for less (summaries are cached by now).
+        if budget > 16 && out.files.len() < files.len() && tries < 4 {
+            tries += 1;
+            let share = out.files.len() as u64 * u64::from(budget) / files.len().max(1) as u64;
+            budget = (share as u32).clamp(16, budget - 1);
+            continue;
+        }
+        return reply(&out, text);
     }
-    let sp = shown_path(&base);
-    let (out, text) = ctx.fit(files.len(), |k| {
-        let next = next_cursor(pg, k as u64, total, &fp);
+}
+
+fn manifest_answer(
+    ctx: &Ctx,
+    base: &std::path::Path,
+    pg: Page,
+    budget: u32,
+    fp: &impl std::hash::Hash,
+    files: &[ManifestLine],
+    summary: &pb::ManifestSummary,
+) -> (ManifestAnswer, String) {
+    let total = summary.total;
+    let sp = shown_path(base);
+    ctx.fit(files.len(), |k| {
+        let next = (budget == 0)
+            .then(|| next_cursor(pg, k as u64, total, fp))
+            .flatten();
+        let left = summary.left_out + (files.len() - k) as u64 * u64::from(budget > 0);
         let mut text = format!(
-            "# {sp}: {}\n# relativePath\tkind\tsize\tmtime\n",
-            showing(pg.offset, k, total, "files", next.as_deref())
+            "# {sp}: {}{}\n# relativePath\tkind\tsize\tmtime\tsummary\n",
+            showing(pg.offset, k, total, "files", next.as_deref()),
+            if left > 0 {
+                format!("; the {left} oldest left out to fit the budget")
+            } else {
+                String::new()
+            }
         );
         for f in &files[..k] {
             let _ = writeln!(
                 text,
-                "{}\t{}\t{}\t{}",
-                f.relative_path, f.kind, f.size, f.mtime
+                "{}\t{}\t{}\t{}\t{}",
+                f.relative_path, f.kind, f.size, f.mtime, f.summary
             );
         }
         (
@@ -824,13 +919,13 @@ pub async fn folder_manifest(ctx: &Ctx, p: ManifestParams) -> Outcome {
                 path: sp.clone(),
                 total,
                 offset: pg.offset,
+                left_out: left,
                 files: files[..k].to_vec(),
                 next_cursor: next,
             },
             text,
         )
-    });
-    reply(&out, text)
+    })
 }
 
 // ---------------------------------------------------------------- find_duplicates

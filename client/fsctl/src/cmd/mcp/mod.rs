@@ -25,6 +25,7 @@ mod index;
 pub(crate) mod names;
 mod organise;
 mod plan;
+mod projects;
 mod roots;
 mod schema;
 mod server;

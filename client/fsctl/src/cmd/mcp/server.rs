@@ -25,6 +25,7 @@ use super::find::{self, *};
 use super::index::{Ctx, add_notices, finish, with_notices};
 use super::organise::{self, ApplyAnswer, ApplyParams, UndoParams};
 use super::plan::{self, PlanAnswer, PlanParams};
+use super::projects::{self, ProjectsAnswer, ProjectsParams};
 use super::roots::Roots;
 use super::schema;
 
@@ -193,12 +194,22 @@ impl FsIndexServer {
 
     #[tool(
         title = "Folder manifest",
-        description = "One line per file of a project folder (relativePath, kind, size, mtime), sorted by path, for an agent's context. Paged.",
+        description = "One line per file of a project folder (relativePath, kind, size, mtime, summary), sorted by path, for an agent's context. The summary is the file's own: a document's title, its first heading, its first sentence, or a source file's module doc comment (at most 120 characters). Paged; with tokenBudget, the newest files that fit and how many older ones were left out.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ManifestAnswer>()
     )]
     async fn folder_manifest(&self, Parameters(p): Parameters<ManifestParams>) -> CallToolResult {
         finish(find::folder_manifest(&self.ctx, p).await)
+    }
+
+    #[tool(
+        title = "List projects",
+        description = "Folders that hold a project (.git, Cargo.toml, package.json, pyproject.toml/setup.py, go.mod, pom.xml, build.gradle, *.sln/*.csproj, CMakeLists.txt, *.xcodeproj, a LaTeX root), each with its kinds, main languages by file count, size in bytes (as du), newest change, git branch, and the project it is nested in. From the index. Paged.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ProjectsAnswer>()
+    )]
+    async fn list_projects(&self, Parameters(p): Parameters<ProjectsParams>) -> CallToolResult {
+        finish(projects::list_projects(&self.ctx, p).await)
     }
 
     #[tool(
