@@ -2,8 +2,10 @@
 //! file system: name search and its query language ([`search`],
 //! [`query`]), disk usage ([`du`]), duplicates ([`dupes`]), the condensed
 //! map ([`fsmap`]), browsing ([`browse`]), what a caller may see
-//! ([`access`]) and content snippets ([`snippet`]).
+//! ([`access`]) and content snippets ([`snippet`]); names compared
+//! without their accents on request ([`accents`]).
 
+pub mod accents;
 pub mod access;
 pub mod browse;
 pub mod du;

@@ -19,6 +19,7 @@
 //! | `case:README` | the relative path contains it, case-sensitively |
 //! | `content:invoice`, `content:"total due"`, `content:invo*` | the file's text holds the words, in that order; `*` makes the last a prefix (folders with content on) |
 //! | `taken:2019`, `camera:canon`, `width:>3000`, `duration:>3min`, `artist:`, ... | media metadata (see [`super::media`]) |
+//! | `accents:ignore` | not an item: the whole query's terms and `path:` ignore accents (`cafe` finds `café`); `accents:match` is the default |
 //!
 //! Every term is folded (NFC + full case folding) once, here. A malformed
 //! query is refused with one line that quotes the bad part.
@@ -38,7 +39,7 @@ pub const MAX_TERM_BYTES: usize = 4096;
 /// At most this many `*` and `?` in one wildcard pattern.
 pub const MAX_WILDCARDS: usize = 32;
 
-const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case: content: taken: camera: width: height: duration: artist: album: title: genre:";
+const FILTERS: &str = "accents: ext: size: dm: kind: in: path: regex: case: content: taken: camera: width: height: duration: artist: album: title: genre:";
 
 /// One test on an entry.
 #[derive(Clone, Debug)]
@@ -96,6 +97,10 @@ pub struct ContentHits {
 #[derive(Clone, Debug)]
 pub struct Query {
     pub groups: Vec<Vec<Item>>,
+    /// `accents:ignore`: plain terms (and `path:`) are bare (see
+    /// [`crate::index::fold::strip_accents`]) and match names whose bare
+    /// form holds them.
+    pub ignore_accents: bool,
 }
 
 impl Query {
@@ -114,7 +119,8 @@ impl Query {
         }
         // Split first and count, so that a query past the limit is refused
         // before any of its items is compiled.
-        let alternatives = tokens(input)?
+        let (tokens, ignore_accents) = super::accents::take_switch(tokens(input)?)?;
+        let alternatives = tokens
             .iter()
             .map(split_alternatives)
             .collect::<Result<Vec<_>, _>>()?;
@@ -133,7 +139,14 @@ impl Query {
             .iter()
             .map(|alts| alts.iter().map(|a| parse_item(a, now)).collect())
             .collect::<Result<_, _>>()?;
-        Ok(Query { groups })
+        let mut query = Query {
+            groups,
+            ignore_accents,
+        };
+        if ignore_accents {
+            super::accents::strip_terms(&mut query);
+        }
+        Ok(query)
     }
 
     /// Plain terms that must match (not negated, not in an alternative):
@@ -279,9 +292,9 @@ impl Query {
 /// A token as typed: its text without quotes, and which characters were
 /// quoted (quoted text is literal: no `|`, `!`, filters or wildcards).
 #[derive(Clone, Debug, Default)]
-struct Token {
-    text: String,
-    quoted: Vec<bool>,
+pub(super) struct Token {
+    pub(super) text: String,
+    pub(super) quoted: Vec<bool>,
 }
 
 impl Token {
