@@ -2,9 +2,11 @@
 //! file system: name search and its query language ([`search`],
 //! [`query`]), disk usage ([`du`]), duplicates ([`dupes`]), the condensed
 //! map ([`fsmap`]), browsing ([`browse`]), what a caller may see
-//! ([`access`]), content snippets ([`snippet`]) and the user's labels in
-//! queries ([`labels`]).
+//! ([`access`]), content snippets ([`snippet`]), the user's labels in
+//! queries ([`labels`]); names compared without their accents on request
+//! ([`accents`]).
 
+pub mod accents;
 pub mod access;
 pub mod browse;
 pub mod du;

@@ -20,6 +20,7 @@
 //! | `content:invoice`, `content:"total due"`, `content:invo*` | the file's text holds the words, in that order; one word in any of its forms (`content:invoices` finds "invoiced"), `content:=word` or quotes exactly; `*` makes the last a prefix (folders with content on) |
 //! | `taken:2019`, `camera:canon`, `width:>3000`, `duration:>3min`, `artist:`, `pages:>10`, `author:`, ... | media and document metadata (see [`super::media`]) |
 //! | `tag:receipts` | the entry carries that tag (see [`super::labels`]) |
+//! | `accents:ignore` | not an item: the whole query's terms and `path:` ignore accents (`cafe` finds `café`); `accents:match` is the default |
 //!
 //! Every term is folded (NFC + full case folding) once, here. A malformed
 //! query is refused with one line that quotes the bad part.
@@ -39,7 +40,7 @@ pub const MAX_TERM_BYTES: usize = 4096;
 /// At most this many `*` and `?` in one wildcard pattern.
 pub const MAX_WILDCARDS: usize = 32;
 
-const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case: content: taken: camera: width: height: duration: artist: album: title: genre: pages: author: tag:";
+const FILTERS: &str = "accents: ext: size: dm: kind: in: path: regex: case: content: taken: camera: width: height: duration: artist: album: title: genre: pages: author: tag:";
 
 /// One test on an entry.
 #[derive(Clone, Debug)]
@@ -103,6 +104,10 @@ pub struct ContentHits {
 #[derive(Clone, Debug)]
 pub struct Query {
     pub groups: Vec<Vec<Item>>,
+    /// `accents:ignore`: plain terms (and `path:`) are bare (see
+    /// [`crate::index::fold::strip_accents`]) and match names whose bare
+    /// form holds them.
+    pub ignore_accents: bool,
 }
 
 impl Query {
@@ -121,7 +126,8 @@ impl Query {
         }
         // Split first and count, so that a query past the limit is refused
         // before any of its items is compiled.
-        let alternatives = tokens(input)?
+        let (tokens, ignore_accents) = super::accents::take_switch(tokens(input)?)?;
+        let alternatives = tokens
             .iter()
             .map(split_alternatives)
             .collect::<Result<Vec<_>, _>>()?;
@@ -140,7 +146,14 @@ impl Query {
             .iter()
             .map(|alts| alts.iter().map(|a| parse_item(a, now)).collect())
             .collect::<Result<_, _>>()?;
-        Ok(Query { groups })
+        let mut query = Query {
+            groups,
+            ignore_accents,
+        };
+        if ignore_accents {
+            super::accents::strip_terms(&mut query);
+        }
+        Ok(query)
     }
 
     /// Plain terms that must match (not negated, not in an alternative):
@@ -286,9 +299,9 @@ impl Query {
 /// A token as typed: its text without quotes, and which characters were
 /// quoted (quoted text is literal: no `|`, `!`, filters or wildcards).
 #[derive(Clone, Debug, Default)]
-struct Token {
-    text: String,
-    quoted: Vec<bool>,
+pub(super) struct Token {
+    pub(super) text: String,
+    pub(super) quoted: Vec<bool>,
 }
 
 impl Token {

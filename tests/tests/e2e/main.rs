@@ -7,6 +7,7 @@
 #![cfg(target_os = "linux")]
 
 mod abuse;
+mod accents;
 mod bad_input;
 mod browse;
 mod clients;
