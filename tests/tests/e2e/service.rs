@@ -321,7 +321,7 @@ fn thread_nice(pid: u64) -> Vec<(String, String, i64)> {
 }
 
 #[test]
-fn scans_run_at_low_priority_and_requests_do_not() {
+fn background_workers_run_at_low_priority_and_requests_do_not() {
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("tree");
     crate::util::wide_tree(&root, 20, 20);
@@ -340,14 +340,24 @@ fn scans_run_at_low_priority_and_requests_do_not() {
             .cloned()
             .unwrap_or_else(|| panic!("no thread {name}: {threads:?}"))
     };
-    assert_eq!(thread("fsindex-scan").2, 19, "{threads:?}");
+    // Background workers run at nice 19 and idle I/O; the scanner thread
+    // keeps the daemon's own priority, for the scans a client waits on,
+    // and runs the others on a thread that lowers itself (the walk's
+    // threads during such scans are checked in `priority.rs`).
+    for worker in ["fsindex-content", "fsindex-media"] {
+        assert_eq!(thread(worker).2, 19, "{worker}: {threads:?}");
+        if let Ok(o) = Command::new("ionice")
+            .args(["-p", &thread(worker).1])
+            .output()
+        {
+            assert_eq!(
+                String::from_utf8_lossy(&o.stdout).trim(),
+                "idle",
+                "{worker}"
+            );
+        }
+    }
+    assert_eq!(thread("fsindex-scan").2, 0, "{threads:?}");
     assert_eq!(thread("fsindex-writer").2, 0, "{threads:?}");
     assert_eq!(thread("tokio-rt-worker").2, 0, "{threads:?}");
-    // I/O priority: the idle class for the scanner (util-linux `ionice`).
-    if let Ok(o) = Command::new("ionice")
-        .args(["-p", &thread("fsindex-scan").1])
-        .output()
-    {
-        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "idle");
-    }
 }
