@@ -19,12 +19,13 @@ pub(super) fn is_mail_store(f: &Found) -> bool {
 
 /// The Maildir folder of a Maildir message's path.
 fn maildir_of(f: &Found) -> Option<&[u8]> {
+    use crate::platform::bytes;
     if !fsindex_extract::kind::is_maildir_message(&f.name) {
         return None;
     }
-    let parent = &f.path[..f.path.len().checked_sub(f.name.len() + 1)?];
-    let slash = parent.iter().rposition(|&b| b == b'/')?;
-    matches!(&parent[slash + 1..], b"cur" | b"new").then(|| &parent[..slash])
+    let sub = bytes::path(&f.path).parent()?;
+    let folder = sub.parent()?;
+    matches!(sub.file_name()?.as_encoded_bytes(), b"cur" | b"new").then(|| bytes::of(folder))
 }
 
 impl Engine {

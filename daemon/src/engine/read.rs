@@ -591,8 +591,10 @@ impl Engine {
                             return hits
                                 .into_iter()
                                 .map(|(inside, snippet)| Listed {
-                                    path: [&inside.container[..], b"/", inside.name.as_bytes()]
-                                        .concat(),
+                                    path: crate::platform::bytes::child(
+                                        &inside.container,
+                                        inside.name.as_bytes(),
+                                    ),
                                     name: inside.name.clone().into_bytes(),
                                     snippet,
                                     inside: Some(inside),

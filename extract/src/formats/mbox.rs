@@ -230,6 +230,44 @@ mod tests {
         assert_eq!(header_value(b"no colon\n", b"subject"), None);
     }
 
+    fn read(bytes: &[u8]) -> Result<String, Failure> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("box.mbox");
+        std::fs::write(&p, bytes).unwrap();
+        crate::extract_file(&p, Kind::Mbox, &crate::Limits::default()).map(|e| e.text)
+    }
+
+    #[test]
+    fn a_content_length_keeps_an_unquoted_from_line_in_its_body() {
+        let body = "Hello\n\nFrom the bridge, all is well.\n";
+        let mbox = format!(
+            "From a@x Mon Jan  1 00:00:00 2024\nSubject: one\nContent-Length: {}\n\n{body}\n\
+             From b@x Mon Jan  1 00:00:00 2024\nSubject: two\n\n>From quoted\nbye\n",
+            body.len()
+        );
+        let text = read(mbox.as_bytes()).unwrap();
+        let msgs: Vec<&str> = messages(&text).collect();
+        assert_eq!(msgs.len(), 2, "{text:?}");
+        assert!(
+            msgs[0].contains("From the bridge, all is well."),
+            "{text:?}"
+        );
+        assert!(msgs[1].starts_with("Subject: two"), "{text:?}");
+        assert!(msgs[1].contains("\nFrom quoted\n"), "{text:?}");
+    }
+
+    #[test]
+    fn a_length_claim_past_the_end_is_refused_and_not_an_mbox_is_said() {
+        let liar = b"From a@x Mon Jan  1 00:00:00 2024\nSubject: big\nContent-Length: 1073741824\n\nshort\n";
+        let e = read(liar).unwrap_err();
+        assert!(
+            matches!(&e, Failure::Parse(d) if d.contains("1073741824")),
+            "{e}"
+        );
+        let e = read(b"Subject: no From line\n\nbody\n").unwrap_err();
+        assert_eq!(e.reason(), "parse");
+    }
+
     #[test]
     fn messages_split_on_the_separator_line() {
         let text = format!("Subject: a\n\nbody a\n{SEPARATOR}\nSubject: b\n\nbody b");

@@ -212,11 +212,14 @@ fn part<T>(
     if limited.limit() == 0 {
         return Err(Failure::Bomb(format!("{name} inflates past {cap} bytes")));
     }
-    got.map_err(|e| match e {
-        PartError::Io(e) if e.to_string().contains("larger than its declared") => {
+    // The zip crate stops a member at its declared size; the error reaches
+    // here directly or through the XML reader.
+    got.map_err(|e| {
+        if e.to_string().contains("larger than its declared") {
             Failure::Bomb(format!("{name} inflates past its declared size"))
+        } else {
+            Failure::Parse(format!("{name}: {e}"))
         }
-        e => Failure::Parse(format!("{name}: {e}")),
     })
 }
 
