@@ -379,3 +379,122 @@ pub fn pending_after(conn: &Connection, seq: i64) -> Result<(u64, Option<i64>), 
         .prepare_cached("SELECT COUNT(*), MIN(at_ns) FROM fleet_journal WHERE seq > ?1")?
         .query_row([seq], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::sync::mpsc;
+
+    use super::*;
+    use crate::store::{Change, Mirror, Op, Store, WriteHandle};
+
+    struct NoMirror;
+    impl Mirror for NoMirror {
+        fn load(&mut self, _: &Connection) -> Result<(), Error> {
+            Ok(())
+        }
+        fn apply(&mut self, _: Vec<Change>) {}
+    }
+
+    fn entry(id: i64, parent_id: Option<i64>, name: &[u8], kind: Kind, mode: u32) -> EntryRow {
+        EntryRow {
+            id,
+            parent_id,
+            name: name.to_vec(),
+            kind,
+            size: 10,
+            blocks: 8,
+            mtime_ns: 1,
+            dev: 1,
+            ino: id as u64,
+            nlink: 1,
+            mode,
+            flags: 0,
+        }
+    }
+    fn dir(id: i64, parent: Option<i64>, name: &str, mode: u32) -> EntryRow {
+        entry(id, parent, name.as_bytes(), Kind::Dir, 0o040000 | mode)
+    }
+    fn file(id: i64, parent: i64, name: &str) -> EntryRow {
+        entry(id, Some(parent), name.as_bytes(), Kind::File, 0o100600)
+    }
+
+    fn commit(w: &WriteHandle, mut ops: Vec<Op>) {
+        let (tx, rx) = mpsc::channel();
+        ops.push(Op::Barrier(tx));
+        w.send(ops).unwrap();
+        rx.recv().unwrap();
+    }
+
+    fn gates_of(store: &Store) -> BTreeMap<i64, i64> {
+        let mut m = BTreeMap::new();
+        store
+            .read(|c| {
+                snapshot(c, |r| {
+                    m.insert(r.row.id, r.gate);
+                    Ok(())
+                })
+            })
+            .unwrap();
+        m
+    }
+
+    /// The ids journaled since `seq`.
+    fn journaled(store: &Store, seq: i64) -> BTreeSet<i64> {
+        store
+            .read(|c| batches_after(c, seq, 1_000_000))
+            .unwrap()
+            .into_iter()
+            .flat_map(|b| b.ids)
+            .collect()
+    }
+
+    #[test]
+    fn rows_carry_the_nearest_folder_above_them_not_open_to_all() {
+        let t = tempfile::tempdir().unwrap();
+        let (store, writer) =
+            Store::open_with(&t.path().join("index.db"), Box::new(NoMirror), true).unwrap();
+        let w = writer.handle();
+        // /r (0755) / a (0700) / b (0755) / f;  /r / c (0750) / g;  /r / h
+        commit(
+            &w,
+            vec![
+                Op::Insert(dir(1, None, "/r", 0o755)),
+                Op::Insert(dir(2, Some(1), "a", 0o700)),
+                Op::Insert(dir(3, Some(2), "b", 0o755)),
+                Op::Insert(file(4, 3, "f")),
+                Op::Insert(dir(5, Some(1), "c", 0o750)),
+                Op::Insert(file(6, 5, "g")),
+                Op::Insert(file(7, 1, "h")),
+            ],
+        );
+        let want: BTreeMap<i64, i64> =
+            [(1, 0), (2, 0), (3, 2), (4, 2), (5, 0), (6, 5), (7, 0)].into();
+        assert_eq!(gates_of(&store), want);
+        assert_eq!(store.read(gates).unwrap(), vec![2, 5]);
+
+        // a opens to all and b closes: what is below each changes gate,
+        // and is journaled to ship again.
+        let seq = store.read(state).unwrap().last;
+        commit(
+            &w,
+            vec![
+                Op::Update(dir(2, Some(1), "a", 0o755)),
+                Op::Update(dir(3, Some(2), "b", 0o711)),
+            ],
+        );
+        let ids = journaled(&store, seq);
+        assert!(ids.is_superset(&[2, 3, 4].into()), "{ids:?}");
+        let g = gates_of(&store);
+        assert_eq!((g[&3], g[&4]), (0, 3));
+
+        // A chmod that leaves a folder a gate (0750 -> 0700) changes no
+        // gate below it: only the folder itself is journaled.
+        let seq = store.read(state).unwrap().last;
+        commit(&w, vec![Op::Update(dir(5, Some(1), "c", 0o700))]);
+        let ids = journaled(&store, seq);
+        assert!(ids.contains(&5) && !ids.contains(&6), "{ids:?}");
+        drop(w);
+        drop(writer);
+    }
+}

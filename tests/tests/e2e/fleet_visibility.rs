@@ -3,7 +3,8 @@
 //! exactly what each user may see on that host. The oracle is GNU `find`
 //! run as that user (`setpriv` to its uid and groups: the kernel decides
 //! what it may open), before and after a `chmod` and a `chown` on the host
-//! ship. Needs root (to own folders as other users, and to run as them).
+//! ship (as root: to own folders as other users, and to run as them). And a
+//! fleet schema of version 1, rows without gates, upgraded in place.
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
@@ -377,4 +378,82 @@ fn mapped_roles_see_in_the_fleet_what_their_users_see_on_the_host() {
 
     inst.stop();
     pg.halt();
+}
+
+/// A fleet schema of version 1 (rows without gates, shipped by an older
+/// daemon) is upgraded by `fsctl fleet init`: until then this daemon says
+/// what to run; after, the host reconciles once, its rows carry their
+/// gates, and a stale row of the old shipping is gone.
+#[test]
+fn a_fleet_schema_of_version_1_upgrades_and_every_host_reships() {
+    let t = tempfile::tempdir().unwrap();
+    chmod(0o755, t.path());
+    let root = t.path().join("tree");
+    write_file(&root, "open/a.txt", b"a");
+    write_file(&root, "shut/b.txt", b"b");
+    chmod(0o700, &root.join("shut"));
+    let pg = Postgres::start();
+    // Version 1 as an older fsctl made it, with one row an older daemon
+    // shipped for this host (and its place in the journal).
+    let v1 = include_str!("../../../migrations/fleet/0001_fleet.sql");
+    pg.psql(&format!(
+        "CREATE SCHEMA fsindex;
+         CREATE TABLE fsindex.schema_version (version integer PRIMARY KEY,
+             applied_at timestamptz NOT NULL DEFAULT now());
+         {v1}
+         INSERT INTO fsindex.schema_version (version) VALUES (1);
+         INSERT INTO fsindex.hosts (host, epoch, seq) VALUES ('h1', 7, 3);
+         INSERT INTO fsindex.entries (host, id, root, rel, path, folded, name, kind, size,
+             blocks, mtime_ns, dev, ino, nlink, mode, flags)
+         VALUES ('h1', 999999, '/gone', 'x', '/gone/x', 'x', 'x', 0, 1, 0, 0, 0, 0, 1, 33188, 0);"
+    ));
+    let home = t.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[fleet]\ndatabase = \"{}\"\nhost = \"h1\"\npassword_file = \"{}\"\n",
+            pg.url(),
+            pg.password_file.display()
+        ),
+    )
+    .unwrap();
+    let mut inst = Instance::new(home, &[root.as_path()], Runner::current());
+    inst.start();
+    let mut last = Value::Null;
+    let told = poll_until(Duration::from_secs(30), || {
+        last = inst.status()["fleet"].clone();
+        last["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("version 1") && e.contains("fsctl fleet init"))
+    });
+    assert!(told, "status: {last}");
+    let admin = pg.url_with_password();
+    let out = fleet(&inst, &admin, &["init", "--json"]);
+    assert!(out.status.success(), "fleet init: {}", text(&out));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["applied"],
+        serde_json::json!([2])
+    );
+    let everything: BTreeSet<String> = find_oracle(&Runner::current(), &root)
+        .iter()
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    let shipped = poll_until(Duration::from_secs(30), || {
+        fleet_sees(&inst, &admin, "h1") == everything
+            && pg.psql("SELECT count(*) FROM fsindex.entries WHERE gate = -1 OR id = 999999") == "0"
+    });
+    assert!(
+        shipped,
+        "after the upgrade: {:?}",
+        fleet_sees(&inst, &admin, "h1")
+    );
+    // The private folder is the gate of what is in it.
+    let shut = pg.psql(&format!(
+        "SELECT (SELECT gate FROM fsindex.entries WHERE path = '{0}/shut/b.txt')
+              = (SELECT id FROM fsindex.entries WHERE path = '{0}/shut')",
+        root.display()
+    ));
+    assert_eq!(shut, "t");
+    inst.stop();
 }

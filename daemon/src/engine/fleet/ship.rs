@@ -273,8 +273,9 @@ pub(super) async fn apply(
     Ok(written)
 }
 
-/// Reconciles the host's rows with a snapshot of the whole index: the
-/// snapshot goes into a staging table; rows that differ, and rows no
+/// Reconciles the host's rows with a snapshot of the whole index (a host
+/// with no rows yet: straight into the table): the snapshot goes into a
+/// staging table; rows that differ, and rows no
 /// longer in the index, are dropped; staged rows not there are inserted;
 /// the host's `(epoch, seq)` becomes the snapshot's. One transaction, so
 /// readers see the old rows or the new, never a mix. Returns the seq the
@@ -290,10 +291,22 @@ pub(super) async fn reconcile(
     // would otherwise interleave).
     tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&host])
         .await?;
-    tx.batch_execute(
-        "CREATE TEMP TABLE staging (LIKE fsindex.entries INCLUDING DEFAULTS) ON COMMIT DROP",
-    )
-    .await?;
+    // A host's first load has nothing to compare with: its rows go
+    // straight into the table, without the staging copy and the two
+    // anti-joins (about a tenth of a first load's time, measured).
+    let first = tx
+        .query_one(
+            "SELECT NOT EXISTS (SELECT 1 FROM fsindex.entries WHERE host = $1)",
+            &[&host],
+        )
+        .await?
+        .get::<_, bool>(0);
+    if !first {
+        tx.batch_execute(
+            "CREATE TEMP TABLE staging (LIKE fsindex.entries INCLUDING DEFAULTS) ON COMMIT DROP",
+        )
+        .await?;
+    }
     let st = store.clone();
     let (seq_tx, seq_rx) = tokio::sync::oneshot::channel();
     let mut rows = spawn_reader(move |send| {
@@ -315,7 +328,13 @@ pub(super) async fn reconcile(
         }
         let _ = seq_tx.send(out);
     });
-    copy_rows(&tx, "staging", host, &mut rows).await?;
+    let copied = copy_rows(
+        &tx,
+        if first { "fsindex.entries" } else { "staging" },
+        host,
+        &mut rows,
+    )
+    .await?;
     let (epoch, seq) = match seq_rx.await {
         Ok(Ok(at)) => (at.epoch, at.last),
         Ok(Err(e)) => {
@@ -328,20 +347,27 @@ pub(super) async fn reconcile(
             return Ok(None);
         }
     };
-    tx.batch_execute("ANALYZE staging").await?;
-    tx.execute(
-        "DELETE FROM fsindex.entries e WHERE e.host = $1 AND NOT EXISTS (
-           SELECT 1 FROM staging s WHERE s.id = e.id AND ROW(s.*) IS NOT DISTINCT FROM ROW(e.*))",
-        &[&host],
-    )
-    .await?;
-    let written = tx
-        .execute(
-            "INSERT INTO fsindex.entries SELECT s.* FROM staging s WHERE NOT EXISTS (
-               SELECT 1 FROM fsindex.entries e WHERE e.host = s.host AND e.id = s.id)",
-            &[],
+    let written = if first {
+        copied
+    } else {
+        tx.batch_execute("ANALYZE staging").await?;
+        tx.execute(
+            "DELETE FROM fsindex.entries e WHERE e.host = $1 AND NOT EXISTS (
+               SELECT 1 FROM staging s WHERE s.id = e.id AND ROW(s.*) IS NOT DISTINCT FROM ROW(e.*))",
+            &[&host],
         )
         .await?;
+        // What is left of the host's rows equals its staged rows: the
+        // rest go in. Not as an anti-join: with the table's statistics
+        // saying it is (nearly) empty, PostgreSQL planned one as a nested
+        // loop over a whole index, which the statement's own inserts made
+        // quadratic (more than 14 minutes for 152k rows, seen here).
+        tx.execute(
+            "INSERT INTO fsindex.entries SELECT s.* FROM staging s ON CONFLICT (host, id) DO NOTHING",
+            &[],
+        )
+        .await?
+    };
     tx.execute(
         "INSERT INTO fsindex.hosts (host, epoch, seq, shipped_at) VALUES ($1, $2, $3, now())
          ON CONFLICT (host) DO UPDATE SET epoch = $2, seq = $3, shipped_at = now()",
