@@ -135,8 +135,10 @@ pub(super) fn apply(tx: &Connection, edit: Edit) -> Result<Outcome, Error> {
             if !exists(tx, entry_id)? {
                 return Ok(Outcome::Gone);
             }
+            // One spelling per tag and user: the one first written.
             let mut put = tx.prepare_cached(
-                "INSERT OR IGNORE INTO tags (entry_id, uid, key, name, source, added_at) VALUES (?1, ?2, ?3, ?4, 0, ?5)",
+                "INSERT OR IGNORE INTO tags (entry_id, uid, key, name, source, added_at)
+                 VALUES (?1, ?2, ?3, COALESCE((SELECT name FROM tags WHERE key=?3 AND uid=?2 LIMIT 1), ?4), 0, ?5)",
             )?;
             let mut n = 0;
             for t in tags {
