@@ -1,17 +1,156 @@
 //! Bookmarks and tags (migration 0007): the user's own labels on entries,
 //! kept by entry id so that they follow their entry through renames and
-//! moves and leave with it (a trigger on `entries`). Writes go through the
-//! single writer ([`super::Op::Labels`]); this module holds the SQL, the
-//! writer's half ([`apply`]) and the reads.
+//! moves and leave with it. Writes go through the single writer
+//! ([`super::Op::Labels`]); this module holds the SQL, the writer's half
+//! ([`apply`], and [`leaving`] / [`arrived`], which the writer calls as
+//! entries are deleted and inserted) and the reads.
 //!
 //! The store takes tags already folded (`key`): folding is the name
 //! index's business, a layer up.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::Error;
 
+use super::model::EntryRow;
 use super::unix_now;
+
+/// How long labels wait in `labels_limbo` for their file to come back.
+pub const LIMBO_SECS: i64 = 600;
+
+/// What the writer thread knows of the labels, so that entries without any
+/// (nearly all) cost nothing as they come and go: the entries that carry
+/// some, and until when the limbo may hold any.
+struct Keeper {
+    ids: HashSet<i64>,
+    limbo_until: i64,
+}
+
+thread_local! {
+    /// The writer thread's [`Keeper`], loaded at its first use; dropped
+    /// when a batch fails (its transaction rolled back what it noted).
+    static KEEPER: RefCell<Option<Keeper>> = const { RefCell::new(None) };
+}
+
+fn with_keeper<T>(
+    tx: &Connection,
+    f: impl FnOnce(&mut Keeper) -> Result<T, Error>,
+) -> Result<T, Error> {
+    KEEPER.with(|k| {
+        let mut k = k.borrow_mut();
+        if k.is_none() {
+            // Labels of entries gone while no keeper watched (none should
+            // be) go now, before their ids could be handed out again.
+            tx.execute_batch(
+                "DELETE FROM tags WHERE entry_id NOT IN (SELECT id FROM entries);
+                 DELETE FROM bookmarks WHERE entry_id NOT IN (SELECT id FROM entries);",
+            )?;
+            let ids = tx
+                .prepare("SELECT entry_id FROM tags UNION SELECT entry_id FROM bookmarks")?
+                .query_map([], |r| r.get(0))?
+                .collect::<Result<HashSet<i64>, _>>()?;
+            let last: Option<i64> =
+                tx.query_row("SELECT MAX(gone_at) FROM labels_limbo", [], |r| r.get(0))?;
+            *k = Some(Keeper {
+                ids,
+                limbo_until: last.map_or(0, |t| t + LIMBO_SECS),
+            });
+        }
+        f(k.as_mut().expect("loaded above"))
+    })
+}
+
+/// Forgets what the writer thread knew (its batch was rolled back).
+pub(super) fn forget() {
+    KEEPER.with(|k| *k.borrow_mut() = None);
+}
+
+/// Entries about to be deleted (their rows still there): the labels of
+/// those that carry some move to the limbo.
+pub(super) fn leaving(tx: &Connection, ids: &[i64]) -> Result<(), Error> {
+    with_keeper(tx, |k| {
+        if k.ids.is_empty() {
+            return Ok(());
+        }
+        let now = unix_now();
+        for id in ids {
+            if !k.ids.remove(id) {
+                continue;
+            }
+            if k.limbo_until < now {
+                tx.execute(
+                    "DELETE FROM labels_limbo WHERE gone_at < ?1",
+                    [now - LIMBO_SECS],
+                )?;
+            }
+            tx.prepare_cached(
+                "INSERT INTO labels_limbo
+                 SELECT e.dev, e.ino, e.kind, e.mtime_ns, ?2, 0, t.uid, t.key, t.name, t.source, t.added_at
+                 FROM tags t JOIN entries e ON e.id = t.entry_id WHERE t.entry_id = ?1",
+            )?
+            .execute(params![id, now])?;
+            tx.prepare_cached(
+                "INSERT INTO labels_limbo
+                 SELECT e.dev, e.ino, e.kind, e.mtime_ns, ?2, 1, b.uid, '', b.name, 0, b.added_at
+                 FROM bookmarks b JOIN entries e ON e.id = b.entry_id WHERE b.entry_id = ?1",
+            )?
+            .execute(params![id, now])?;
+            tx.prepare_cached("DELETE FROM tags WHERE entry_id = ?1")?
+                .execute([id])?;
+            tx.prepare_cached("DELETE FROM bookmarks WHERE entry_id = ?1")?
+                .execute([id])?;
+            k.limbo_until = now + LIMBO_SECS;
+        }
+        Ok(())
+    })
+}
+
+/// An entry just inserted: labels waiting in the limbo for the same file
+/// (device, inode, kind, mtime) go to it.
+pub(super) fn arrived(tx: &Connection, row: &EntryRow) -> Result<(), Error> {
+    with_keeper(tx, |k| {
+        if k.limbo_until == 0 {
+            return Ok(()); // nothing ever left (the common case: no clock read)
+        }
+        let now = unix_now();
+        if k.limbo_until < now {
+            return Ok(());
+        }
+        let key = params![
+            row.dev as i64,
+            row.ino as i64,
+            row.kind as u8,
+            row.mtime_ns,
+            row.id,
+            now - LIMBO_SECS
+        ];
+        let restored = tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO tags (entry_id, uid, key, name, source, added_at)
+                 SELECT ?5, uid, key, name, source, added_at FROM labels_limbo
+                 WHERE dev = ?1 AND ino = ?2 AND kind = ?3 AND mtime_ns = ?4 AND what = 0 AND gone_at >= ?6",
+            )?
+            .execute(key)?
+            + tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO bookmarks (uid, name, entry_id, added_at)
+                 SELECT uid, name, ?5, added_at FROM labels_limbo
+                 WHERE dev = ?1 AND ino = ?2 AND kind = ?3 AND mtime_ns = ?4 AND what = 1 AND gone_at >= ?6",
+                )?
+                .execute(key)?;
+        if restored > 0 {
+            tx.prepare_cached(
+                "DELETE FROM labels_limbo WHERE dev = ?1 AND ino = ?2 AND kind = ?3 AND mtime_ns = ?4",
+            )?
+            .execute(params![row.dev as i64, row.ino as i64, row.kind as u8, row.mtime_ns])?;
+            k.ids.insert(row.id);
+        }
+        Ok(())
+    })
+}
 
 /// Whose label a tag read from the file system is: the file's own, for
 /// everyone who may see the file.
@@ -135,13 +274,16 @@ pub(super) fn apply(tx: &Connection, edit: Edit) -> Result<Outcome, Error> {
             if !exists(tx, entry_id)? {
                 return Ok(Outcome::Gone);
             }
+            // One spelling per tag and user: the one first written.
             let mut put = tx.prepare_cached(
-                "INSERT OR IGNORE INTO tags (entry_id, uid, key, name, source, added_at) VALUES (?1, ?2, ?3, ?4, 0, ?5)",
+                "INSERT OR IGNORE INTO tags (entry_id, uid, key, name, source, added_at)
+                 VALUES (?1, ?2, ?3, COALESCE((SELECT name FROM tags WHERE key=?3 AND uid=?2 LIMIT 1), ?4), 0, ?5)",
             )?;
             let mut n = 0;
             for t in tags {
                 n += put.execute(params![entry_id, uid, t.key, t.name, now])?;
             }
+            with_keeper(tx, |k| Ok(k.ids.insert(entry_id)))?;
             Ok(Outcome::Changed(n))
         }
         Edit::RemoveTags {
@@ -171,6 +313,7 @@ pub(super) fn apply(tx: &Connection, edit: Edit) -> Result<Outcome, Error> {
             for t in tags {
                 n += put.execute(params![entry_id, FILE_UID, t.key, t.name, now])?;
             }
+            with_keeper(tx, |k| Ok(k.ids.insert(entry_id)))?;
             Ok(Outcome::Changed(n))
         }
         Edit::AddBookmark {
@@ -205,6 +348,7 @@ pub(super) fn apply(tx: &Connection, edit: Edit) -> Result<Outcome, Error> {
                 "INSERT INTO bookmarks (uid, name, entry_id, added_at) VALUES (?1, ?2, ?3, ?4)",
                 params![uid, name, entry_id, now],
             )?;
+            with_keeper(tx, |k| Ok(k.ids.insert(entry_id)))?;
             Ok(Outcome::Changed(1))
         }
         Edit::RemoveBookmark {

@@ -149,6 +149,7 @@ pub(super) fn delete_subtree(
         return Ok(0);
     };
     if row.kind != Kind::Dir {
+        super::labels::leaving(tx, &[id])?;
         changes.push(Change::Removed(vec![id]));
         return Ok(tx.execute("DELETE FROM entries WHERE id=?1", [id])? as u64);
     }
@@ -164,6 +165,7 @@ pub(super) fn delete_subtree(
         .prepare_cached("SELECT id FROM doomed")?
         .query_map([], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
+    super::labels::leaving(tx, &ids)?;
     changes.push(Change::Removed(ids));
     tx.execute(
         "DELETE FROM dir_totals WHERE id IN (SELECT id FROM doomed)",

@@ -138,7 +138,10 @@ fn writer_loop(
                     mirror.apply(changes);
                 }
             }
-            Err(e) => tracing::error!("index write failed, batch dropped: {e}"),
+            Err(e) => {
+                tracing::error!("index write failed, batch dropped: {e}");
+                super::labels::forget();
+            }
         }
         for ack in acks {
             let _ = ack.send(());
@@ -221,6 +224,7 @@ fn apply_batch(
                     if let Some(p) = row.parent_id {
                         agg.add(p, c);
                     }
+                    super::labels::arrived(&tx, &row)?;
                     written += 1;
                     changes.push(Change::Upsert(row));
                 }

@@ -543,3 +543,92 @@ fn tags_other_programs_wrote_in_user_xdg_tags_are_read_and_followed_live() {
         set(&[&tree.join("plan-final.odt")])
     );
 }
+
+#[test]
+fn mcp_agents_tag_and_bookmark_without_allow_write_through_the_python_sdk() {
+    use crate::mcp::{abs, setup};
+    use crate::mcp_clients::{answer, sdk_session};
+    let s = setup();
+    let (tree, inst) = (&s.tree, &s.inst);
+    let outside = tree.parent().unwrap().join("outside");
+    let steps = serde_json::json!([
+        {"call": "add_tags", "arguments": {"path": "docs/notes.txt", "tags": ["Receipts", "2025"]}},
+        {"call": "add_tags", "arguments": {"path": "docs/report-2025.pdf", "tags": ["receipts"]}},
+        {"call": "find_files", "arguments": {"query": "tag:receipts", "sortBy": "path"}},
+        {"call": "list_tags", "arguments": {}},
+        {"call": "remove_tags", "arguments": {"path": "docs/notes.txt", "tags": ["2025"]}},
+        {"call": "list_tags", "arguments": {"path": "docs/notes.txt"}},
+        {"call": "add_bookmark", "arguments": {"path": "docs"}},
+        {"call": "list_bookmarks", "arguments": {}},
+        {"call": "remove_bookmark", "arguments": {"nameOrPath": "docs"}},
+        {"call": "list_bookmarks", "arguments": {}},
+        // Refused: outside the allowed directories, a bad tag, a bookmark twice.
+        {"call": "add_tags", "arguments": {"path": outside.to_str().unwrap(), "tags": ["x"]}, "error": true},
+        {"call": "add_tags", "arguments": {"path": "docs/notes.txt", "tags": ["a,b"]}, "error": true},
+        {"call": "add_bookmark", "arguments": {"path": "src", "name": "code"}},
+        {"call": "add_bookmark", "arguments": {"path": "src"}, "error": true},
+    ]);
+    let lines = sdk_session(inst, tree, &[], 32 << 10, &[], &steps);
+    let notes = abs(tree, "docs/notes.txt");
+    let report = abs(tree, "docs/report-2025.pdf");
+    let names = |v: &Value| -> Vec<String> {
+        v["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = &answer(&lines, "add_tags", 0)["structured"];
+    assert_eq!(first["path"], notes.as_str());
+    assert_eq!(names(first), ["2025", "Receipts"]);
+    let found: Vec<&str> = answer(&lines, "find_files", 0)["structured"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, [notes.as_str(), report.as_str()]);
+    let all = &answer(&lines, "list_tags", 0)["structured"]["tags"];
+    assert_eq!(
+        *all,
+        serde_json::json!([
+            {"name": "2025", "source": "user", "entries": 1},
+            {"name": "Receipts", "source": "user", "entries": 2},
+        ])
+    );
+    assert_eq!(
+        names(&answer(&lines, "list_tags", 1)["structured"]),
+        ["Receipts"]
+    );
+    assert_eq!(
+        answer(&lines, "list_bookmarks", 0)["structured"]["bookmarks"],
+        serde_json::json!([{"name": "docs", "path": abs(tree, "docs"), "type": "dir"}])
+    );
+    assert_eq!(
+        answer(&lines, "list_bookmarks", 1)["structured"]["bookmarks"],
+        serde_json::json!([])
+    );
+    let refused: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["isError"] == true)
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(refused.len(), 3, "{refused:?}");
+    assert!(refused[1].contains("comma"), "{}", refused[1]);
+    assert!(
+        refused[2].contains("bookmarked already, as `code`"),
+        "{}",
+        refused[2]
+    );
+    // The daemon holds them for every client: fsctl sees what the agent set,
+    // and the files themselves are untouched.
+    assert_eq!(
+        tags_of(inst, Path::new(&notes)),
+        [("Receipts".into(), "user".into())]
+    );
+    assert_eq!(
+        std::fs::read(&notes).unwrap(),
+        b"caf\xe9 cr\xe8me\nligne deux\nligne trois\n"
+    );
+}

@@ -231,7 +231,9 @@ pub(crate) fn abs(root: &Path, rel: &str) -> String {
     root.join(rel).to_string_lossy().into_owned()
 }
 
-pub(crate) const TOOLS: [&str; 17] = [
+pub(crate) const TOOLS: [&str; 23] = [
+    "add_bookmark",
+    "add_tags",
     "check_move_plan",
     "count_files",
     "directory_tree",
@@ -242,14 +244,23 @@ pub(crate) const TOOLS: [&str; 17] = [
     "fs_map",
     "get_file_info",
     "list_allowed_directories",
+    "list_bookmarks",
     "list_directory",
     "list_directory_with_sizes",
     "list_projects",
+    "list_tags",
     "read_text_file",
     "recent_files",
+    "remove_bookmark",
+    "remove_tags",
     "search_file_content",
     "search_files",
 ];
+
+/// Tools that change the index's labels (never a file): served without
+/// `--allow-write`, and not read-only.
+pub(crate) const LABEL_WRITES: [&str; 4] =
+    ["add_bookmark", "add_tags", "remove_bookmark", "remove_tags"];
 
 pub(crate) struct Setup {
     pub(crate) _tmp: tempfile::TempDir,
@@ -284,9 +295,10 @@ fn mcp_lists_every_tool_read_only_with_schemas() {
             .annotations
             .as_ref()
             .unwrap_or_else(|| panic!("{}: no annotations", t.name));
+        let writes = LABEL_WRITES.contains(&t.name.as_ref());
         assert_eq!(
             (a.read_only_hint, a.open_world_hint),
-            (Some(true), Some(false)),
+            (Some(!writes), Some(false)),
             "{}",
             t.name
         );

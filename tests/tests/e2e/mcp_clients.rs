@@ -183,6 +183,22 @@ fn mcp_inspector_cli_calls_every_tool_with_typed_arguments() {
                 r#"[{"from": "big.txt", "to": "archive/big.txt"}]"#,
             )],
         ),
+        // One chunk of four, then one of two: each runs in order.
+        ("list_tags", vec![]),
+        (
+            "add_tags",
+            vec![a("path", "docs/notes.txt"), a("tags", r#"["x", "y"]"#)],
+        ),
+        (
+            "remove_tags",
+            vec![a("path", "docs/notes.txt"), a("tags", r#"["y"]"#)],
+        ),
+        ("list_bookmarks", vec![]),
+        (
+            "add_bookmark",
+            vec![a("path", "docs"), a("name", "the docs")],
+        ),
+        ("remove_bookmark", vec![a("nameOrPath", "the docs")]),
     ];
     assert_eq!(calls.len(), TOOLS.len());
     // Four at a time: each call starts node, the Inspector and fsctl mcp.

@@ -15,6 +15,8 @@
 //! - `roots`: MCP Roots narrowing the allowed directories;
 //! - `browse`, `find`, `plan`: the tools' work;
 //! - `organise`: the two tools that change files (`--allow-write` only);
+//! - `labels`: tags and bookmarks (the index's metadata, not files: no
+//!   `--allow-write` needed);
 //! - `text`, `content`: decoding and the content scan.
 
 mod browse;
@@ -22,6 +24,7 @@ mod content;
 mod find;
 mod guard;
 mod index;
+mod labels;
 pub(crate) mod names;
 mod organise;
 mod plan;

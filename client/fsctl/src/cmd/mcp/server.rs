@@ -23,6 +23,7 @@ use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use super::browse::{self, *};
 use super::find::{self, *};
 use super::index::{Ctx, add_notices, finish, with_notices};
+use super::labels::{self, *};
 use super::organise::{self, ApplyAnswer, ApplyParams, UndoParams};
 use super::plan::{self, PlanAnswer, PlanParams};
 use super::projects::{self, ProjectsAnswer, ProjectsParams};
@@ -274,6 +275,92 @@ impl FsIndexServer {
     async fn undo_move_plan(&self, Parameters(p): Parameters<UndoParams>) -> CallToolResult {
         finish(organise::undo_move_plan(&self.ctx, p).await)
     }
+
+    #[tool(
+        title = "List tags",
+        description = "The user's tags: those of one file or folder (with `path`), or every tag on entries under the allowed directories with how many carry it. Tags the user set (source `user`) and tags other programs wrote in the file's user.xdg.tags (source `xattr`, e.g. KDE Dolphin). Find the tagged files with find_files and the query `tag:NAME`.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<TagsAnswer>()
+    )]
+    async fn list_tags(&self, Parameters(p): Parameters<ListTagsParams>) -> CallToolResult {
+        finish(labels::list_tags(&self.ctx, p).await)
+    }
+
+    #[tool(
+        title = "Tag a file",
+        description = "Adds the user's tags to a file or folder, kept in the index (not in the file, which is not changed): they follow it through moves and renames and go when it is deleted; `tag:NAME` finds it in find_files. Tags compare case-insensitively and hold no commas. Answers the entry's tags afterwards.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
+        output_schema = schema_for_output::<TagsAnswer>()
+    )]
+    async fn add_tags(&self, Parameters(p): Parameters<TagParams>) -> CallToolResult {
+        finish(labels::add_tags(&self.ctx, p).await)
+    }
+
+    #[tool(
+        title = "Untag a file",
+        description = "Takes the user's tags off a file or folder (tags read from its user.xdg.tags stay: they are the file's). Answers the entry's tags afterwards.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
+        output_schema = schema_for_output::<TagsAnswer>()
+    )]
+    async fn remove_tags(&self, Parameters(p): Parameters<TagParams>) -> CallToolResult {
+        finish(labels::remove_tags(&self.ctx, p).await)
+    }
+
+    #[tool(
+        title = "List bookmarks",
+        description = "The user's bookmarks under the allowed directories: each name with where its folder or file is now (bookmarks follow moves).",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<BookmarksAnswer>()
+    )]
+    async fn list_bookmarks(
+        &self,
+        Parameters(p): Parameters<ListBookmarksParams>,
+    ) -> CallToolResult {
+        finish(labels::list_bookmarks(&self.ctx, p).await)
+    }
+
+    #[tool(
+        title = "Bookmark a folder",
+        description = "Bookmarks a folder or file under a name (default: its own name), kept in the index (nothing on disk changes); refused when the name is taken or the entry has a bookmark already. Answers the bookmarks afterwards.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        ),
+        output_schema = schema_for_output::<BookmarksAnswer>()
+    )]
+    async fn add_bookmark(&self, Parameters(p): Parameters<BookmarkParams>) -> CallToolResult {
+        finish(labels::add_bookmark(&self.ctx, p).await)
+    }
+
+    #[tool(
+        title = "Remove a bookmark",
+        description = "Removes the user's bookmark with this name, or else the bookmark on this path (the folder or file itself is not touched). Answers the bookmarks afterwards.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        ),
+        output_schema = schema_for_output::<BookmarksAnswer>()
+    )]
+    async fn remove_bookmark(
+        &self,
+        Parameters(p): Parameters<RemoveBookmarkParams>,
+    ) -> CallToolResult {
+        finish(labels::remove_bookmark(&self.ctx, p).await)
+    }
 }
 
 /// A tools/call's arguments that the tool's schema refuses: before
@@ -293,7 +380,7 @@ fn bad_arguments(
 #[tool_handler(
     router = self.tools,
     name = "fsindex",
-    instructions = "Tools over fsindex, a live index of the user's files; they only read, except apply_move_plan and undo_move_plan, served only when the user started the server with --allow-write. Paths must be under the allowed directories (list_allowed_directories). Prefer fs_map to get the lie of a tree, find_files / count_files / disk_usage / find_duplicates over walking, and read_text_file to read. Every answer fits a byte budget (32 KiB unless configured): long lists are paged, the text says how many there are and the cursor of the rest (pass nextCursor back as cursor). Paths come shown: a name that is not UTF-8 has \\xHH for its odd bytes, control characters are escaped (\\n, \\t, \\u{202E}) and a backslash is doubled; pass a path back exactly as shown and it reaches the same file."
+    instructions = "Tools over fsindex, a live index of the user's files; they only read, except apply_move_plan and undo_move_plan, served only when the user started the server with --allow-write, and the tag and bookmark tools, which change only the index's labels, never a file. Paths must be under the allowed directories (list_allowed_directories). Prefer fs_map to get the lie of a tree, find_files / count_files / disk_usage / find_duplicates over walking, and read_text_file to read. Every answer fits a byte budget (32 KiB unless configured): long lists are paged, the text says how many there are and the cursor of the rest (pass nextCursor back as cursor). Paths come shown: a name that is not UTF-8 has \\xHH for its odd bytes, control characters are escaped (\\n, \\t, \\u{202E}) and a backslash is doubled; pass a path back exactly as shown and it reaches the same file."
 )]
 impl ServerHandler for FsIndexServer {
     async fn call_tool(
