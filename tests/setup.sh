@@ -40,6 +40,9 @@ done
 # photos, exiftool tags them and reads them back.
 command -v convert >/dev/null 2>&1 || need_apt+=(imagemagick)
 command -v exiftool >/dev/null 2>&1 || need_apt+=(libimage-exiftool-perl)
+# Tags other programs write (tests/tests/e2e/labels.rs): setfattr and
+# getfattr write and read user.xdg.tags as KDE Dolphin does.
+command -v setfattr >/dev/null 2>&1 || need_apt+=(attr)
 # The fleet tests run a real PostgreSQL (initdb + pg_ctl in temp folders):
 # Debian's server package (15 on Debian 12), pg_trgm included.
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need_apt+=(postgresql)
@@ -69,6 +72,14 @@ fi
 if ! python3 -c 'import docx, odf.opendocument, reportlab, pptx' 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
     -r tests/requirements-documents.txt
+fi
+
+# The content stemming test's oracle (tests/stem_oracle.py): the Snowball
+# stemmers in Python. 2.2.0: the Snowball release whose algorithms
+# rust-stemmers implements (3.x rewrote the Dutch stemmer and changed the
+# German, French and English ones).
+if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("snowballstemmer"))' 2>/dev/null)" != 2.2.0 ]; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'snowballstemmer==2.2.0'
 fi
 
 # mutagen tags the media test's songs and reads them back.

@@ -61,6 +61,12 @@ pub enum Error {
     /// index, list a folder it cannot open).
     #[error("{0}")]
     PermissionDenied(String),
+    /// What the request names does not exist (a bookmark), said whole.
+    #[error("{0}")]
+    Missing(String),
+    /// What the request would make exists already (a bookmark's name).
+    #[error("{0}")]
+    Exists(String),
     /// The request is valid but the index is not set up to answer it.
     #[error("{0}")]
     Precondition(String),

@@ -34,6 +34,11 @@ pub enum Kind {
     Rtf,
     /// A mail message: headers Subject, From, To, Cc, Date, then text parts.
     Eml,
+    /// An EPUB e-book: its chapters' text in reading order.
+    Epub,
+    /// An mbox mailbox: each message as an `Eml`, separated by a form feed
+    /// line ([`crate::formats::mbox::SEPARATOR`]).
+    Mbox,
     /// A photo, song or video's metadata (never chosen by
     /// [`kind_for_name`]: the daemon asks for it by
     /// [`crate::media::media_kind_for_name`]); the text is
@@ -41,7 +46,7 @@ pub enum Kind {
     Media,
 }
 
-const ALL: [Kind; 15] = [
+const ALL: [Kind; 17] = [
     Kind::Text,
     Kind::MaybeText,
     Kind::Markdown,
@@ -56,6 +61,8 @@ const ALL: [Kind; 15] = [
     Kind::Odp,
     Kind::Rtf,
     Kind::Eml,
+    Kind::Epub,
+    Kind::Mbox,
     Kind::Media,
 ];
 
@@ -77,6 +84,8 @@ impl Kind {
             Kind::Odp => "odp",
             Kind::Rtf => "rtf",
             Kind::Eml => "eml",
+            Kind::Epub => "epub",
+            Kind::Mbox => "mbox",
             Kind::Media => "media",
         }
     }
@@ -96,6 +105,8 @@ impl Kind {
             Kind::Odt | Kind::Ods | Kind::Odp => "odf",
             Kind::Rtf => "rtf",
             Kind::Eml => "eml",
+            Kind::Epub => "epub",
+            Kind::Mbox => "mbox",
             Kind::Media => "media",
         }
     }
@@ -114,6 +125,8 @@ impl Kind {
             }
             Kind::Rtf => formats::rtf::VERSION,
             Kind::Eml => formats::mail::VERSION,
+            Kind::Epub => formats::epub::VERSION,
+            Kind::Mbox => formats::mbox::VERSION,
             Kind::Media => crate::media::VERSION,
         }
     }
@@ -128,6 +141,8 @@ impl Kind {
             Kind::Odt | Kind::Ods | Kind::Odp => "UTF-8 (OpenDocument XML)",
             Kind::Rtf => "RTF (code page and \\u escapes)",
             Kind::Eml => "MIME (each part's charset)",
+            Kind::Epub => "EPUB (XHTML chapters)",
+            Kind::Mbox => "MIME (each message's charsets)",
             Kind::Media => "media metadata (EXIF, tags, headers)",
             Kind::Text | Kind::MaybeText | Kind::Markdown | Kind::Html | Kind::Xml => "UTF-8",
         }
@@ -147,6 +162,8 @@ impl Kind {
                 | Kind::Odp
                 | Kind::Rtf
                 | Kind::Eml
+                | Kind::Epub
+                | Kind::Mbox
         )
     }
 
@@ -162,8 +179,48 @@ impl Kind {
 }
 
 /// The kind a file of this name would be extracted as (extension compared
-/// case-insensitively), or `None` for files that are never read.
+/// case-insensitively), or `None` for files that are never read. A
+/// Maildir message's file (`1700000000.M1P2.host:2,S`: see
+/// [`is_maildir_message`]) is a mail message.
 pub fn kind_for_name(name: &[u8]) -> Option<Kind> {
+    if is_maildir_message(name) {
+        return Some(Kind::Eml);
+    }
+    kind_by_extension(name)
+}
+
+/// True for the name of a message in a Maildir folder's `cur/` or `new/`:
+/// `time.unique.host`, the time in seconds (at least nine digits), and
+/// either the `:2,flags` suffix of `cur/` (`!2,` where `:` is not allowed)
+/// or a delivery id as mail programs write it (`M20P4242`, `P4242Q1`, or
+/// digits), so that `1700000000.report.txt` stays a text file.
+pub fn is_maildir_message(name: &[u8]) -> bool {
+    let base = name.rsplit(|&b| b == b'/').next().unwrap_or(name);
+    let (unique, flagged) = match base.iter().position(|&b| b == b':' || b == b'!') {
+        Some(i) => (&base[..i], base[i + 1..].starts_with(b"2,")),
+        None => (base, false),
+    };
+    let mut parts = unique.splitn(3, |&b| b == b'.');
+    let (Some(time), Some(id), Some(host)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    let id_like = match id {
+        [first, second, ..] => {
+            first.is_ascii_digit() || (b"MPQRVIX#".contains(first) && second.is_ascii_digit())
+        }
+        [only] => only.is_ascii_digit(),
+        [] => false,
+    };
+    time.len() >= 9
+        && time.iter().all(u8::is_ascii_digit)
+        && !host.is_empty()
+        && id
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"_=-#".contains(b))
+        && (flagged || id_like)
+}
+
+fn kind_by_extension(name: &[u8]) -> Option<Kind> {
     let base = name.rsplit(|&b| b == b'/').next().unwrap_or(name);
     let ext = match base.iter().rposition(|&b| b == b'.') {
         // ".bashrc": a dotfile's name is not an extension.
@@ -187,6 +244,8 @@ pub fn kind_for_name(name: &[u8]) -> Option<Kind> {
         "odp" | "otp" => Kind::Odp,
         "rtf" => Kind::Rtf,
         "eml" => Kind::Eml,
+        "epub" => Kind::Epub,
+        "mbox" | "mbx" => Kind::Mbox,
         "md" | "markdown" | "mdown" | "mkd" => Kind::Markdown,
         "html" | "htm" | "xhtml" | "shtml" => Kind::Html,
         "xml" | "svg" | "xsl" | "xslt" | "xsd" | "rss" | "atom" | "plist" | "opf" | "ncx"
@@ -469,7 +528,6 @@ const NEVER: &[&str] = &[
     "ppt",
     "msg",
     "pst",
-    "epub",
     "mobi",
     "azw3",
     "djvu",
@@ -526,6 +584,22 @@ mod tests {
         // A name that is not UTF-8 still has an extension to go by.
         assert_eq!(kind_for_name(b"caf\xe9.md"), Some(Kind::Markdown));
         assert_eq!(kind_for_name(b"odd.\xff"), Some(Kind::MaybeText));
+    }
+
+    #[test]
+    fn maildir_messages_are_mail() {
+        for name in [
+            &b"1700000000.M20P4242.mailhost:2,S"[..],
+            b"1700000000.M20P4242.mail.example.org",
+            b"1700000000.M123P456.host,S=1234,W=1256:2,RS",
+            b"1700000000.12345_1.host!2,",
+        ] {
+            assert_eq!(kind_for_name(name), Some(Kind::Eml), "{name:?}");
+        }
+        assert_eq!(kind_for_name(b"1700000000.report.txt"), Some(Kind::Text));
+        assert_eq!(kind_for_name(b"170000.a.b"), Some(Kind::MaybeText));
+        assert_eq!(kind_for_name(b"1700000000.weird"), Some(Kind::MaybeText));
+        assert_eq!(kind_for_name(b"1700000000.backup.tar.gz"), None);
     }
 
     #[test]

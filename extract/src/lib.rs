@@ -56,7 +56,10 @@ pub fn extract_file(path: &Path, kind: Kind, limits: &Limits) -> Result<Extracte
             encoding: kind.decoding().to_owned(),
         });
     }
-    let max_size = if kind.is_document() {
+    // A mailbox is streamed and stops at the text cap: any size.
+    let max_size = if kind == Kind::Mbox {
+        u64::MAX
+    } else if kind.is_document() {
         limits.max_document_file
     } else {
         limits.max_text_file

@@ -195,7 +195,10 @@ impl std::error::Error for ProtocolMismatch {}
 /// Returns the daemon's status.
 pub async fn handshake(client: &mut Client) -> anyhow::Result<pb::StatusResponse> {
     let status = client
-        .status(pb::StatusRequest { brief: true })
+        .status(pb::StatusRequest {
+            brief: true,
+            ..Default::default()
+        })
         .await?
         .into_inner();
     check_protocol(&status)?;

@@ -72,6 +72,10 @@ enum Command {
     Watch(cmd::watch::Args),
     /// A condensed outline of a tree for an LLM's context, within a token budget.
     Map(cmd::map::Args),
+    /// Bookmark folders and files; bookmarks follow them when they move.
+    Bookmark(cmd::bookmark::Args),
+    /// Tag files and folders (found again with `tag:NAME`); tags follow them when they move.
+    Tag(cmd::tag::Args),
     /// Check, apply and undo a reorganisation plan (moves, renames, folders, merges).
     Organise(cmd::organise::Args),
     /// Folders that hold projects (.git, Cargo.toml, package.json, ...): kinds, languages, size, branch.
@@ -118,6 +122,8 @@ fn main() -> ExitCode {
             Command::Tree(a) => cmd::tree::run(&cli.global, a).await,
             Command::Watch(a) => cmd::watch::run(&cli.global, a).await,
             Command::Map(a) => cmd::map::run(&cli.global, a).await,
+            Command::Bookmark(a) => cmd::bookmark::run(&cli.global, a).await,
+            Command::Tag(a) => cmd::tag::run(&cli.global, a).await,
             Command::Organise(a) => cmd::organise::run(&cli.global, a).await,
             Command::Projects(a) => cmd::projects::run(&cli.global, a).await,
             Command::Manifest(a) => cmd::manifest::run(&cli.global, a).await,

@@ -223,8 +223,10 @@ impl App {
             .as_deref()
             .map(Settings::load)
             .unwrap_or_default();
+        let mut search = SearchModel::default();
+        search.ignore_accents = !settings.match_accents.unwrap_or(false);
         let mut app = App {
-            search: SearchModel::default(),
+            search,
             du: DuModel::default(),
             dupes: DupesModel::default(),
             view: options.view,
@@ -463,6 +465,15 @@ impl App {
     }
 
     /// The query box changed.
+    /// The accents toggle: the query again, and the choice kept.
+    pub fn set_ignore_accents(&mut self, ignore: bool) {
+        let r = self.search.set_ignore_accents(ignore);
+        self.settings.match_accents = Some(!ignore);
+        self.save_settings();
+        self.focus_query = true;
+        self.send(r);
+    }
+
     pub fn type_query(&mut self, query: &str) {
         let r = self.search.set_query(query);
         self.send(r);

@@ -69,6 +69,8 @@ pub struct SearchParams {
     pub query: String,
     pub sort: SortKey,
     pub reverse: bool,
+    /// Sent as `accents:ignore`: `cafe` finds `café`.
+    pub ignore_accents: bool,
 }
 
 /// What an entry is, for its icon and its colour in the treemap.
@@ -186,6 +188,12 @@ pub fn query_words(query: &str) -> Vec<String> {
 /// Byte ranges of `name` where any of `words` occurs, compared as the
 /// daemon compares (case folded), merged and in order.
 pub fn name_marks(name: &str, words: &[String]) -> Vec<std::ops::Range<usize>> {
+    name_marks_as(name, words, false)
+}
+
+/// [`name_marks`], with accents ignored when `bare` (`accents:ignore`):
+/// `cafe` marks `Café` whole.
+pub fn name_marks_as(name: &str, words: &[String], bare: bool) -> Vec<std::ops::Range<usize>> {
     if words.is_empty() {
         return Vec::new();
     }
@@ -194,14 +202,34 @@ pub fn name_marks(name: &str, words: &[String]) -> Vec<std::ops::Range<usize>> {
     let mut lower = String::with_capacity(name.len());
     let mut origin: Vec<std::ops::Range<usize>> = Vec::with_capacity(name.len());
     for (i, c) in name.char_indices() {
-        for l in c.to_lowercase() {
+        let mut push = |l: char| {
             let before = lower.len();
             lower.push(l);
             origin.extend((before..lower.len()).map(|_| i..i + c.len_utf8()));
+        };
+        if bare {
+            for l in c.to_lowercase().flat_map(bare_chars) {
+                push(l);
+            }
+        } else {
+            c.to_lowercase().for_each(push);
         }
     }
+    let bare_words: Vec<String>;
+    let words = if bare {
+        bare_words = words
+            .iter()
+            .map(|w| w.chars().flat_map(bare_chars).collect())
+            .collect();
+        &bare_words
+    } else {
+        words
+    };
     let mut marks: Vec<std::ops::Range<usize>> = Vec::new();
     for w in words {
+        if w.is_empty() {
+            continue;
+        }
         for (at, m) in lower.match_indices(w.as_str()) {
             marks.push(origin[at].start..origin[at + m.len() - 1].end);
         }
@@ -215,6 +243,32 @@ pub fn name_marks(name: &str, words: &[String]) -> Vec<std::ops::Range<usize>> {
         }
     }
     merged
+}
+
+/// A lowercase character as `accents:ignore` compares it (the daemon's
+/// folding, for highlighting): decomposed, its combining diacritical marks
+/// dropped, æ œ ø ł đ ð þ ħ ŧ ı ŀ spelled out.
+fn bare_chars(c: char) -> impl Iterator<Item = char> {
+    use unicode_normalization::char::decompose_canonical;
+    let mut out: Vec<char> = Vec::with_capacity(2);
+    decompose_canonical(c, |d| match d {
+        '\u{0300}'..='\u{036F}'
+        | '\u{1AB0}'..='\u{1AFF}'
+        | '\u{1DC0}'..='\u{1DFF}'
+        | '\u{20D0}'..='\u{20FF}'
+        | '\u{FE20}'..='\u{FE2F}' => {}
+        'æ' => out.extend(['a', 'e']),
+        'œ' => out.extend(['o', 'e']),
+        'ø' => out.push('o'),
+        'ł' | 'ŀ' => out.push('l'),
+        'đ' | 'ð' => out.push('d'),
+        'þ' => out.extend(['t', 'h']),
+        'ħ' => out.push('h'),
+        'ŧ' => out.push('t'),
+        'ı' => out.push('i'),
+        d => out.push(d),
+    });
+    out.into_iter()
 }
 
 /// Disk usage of one path, as `fsctl du` counts it.
@@ -610,8 +664,12 @@ async fn search(
     offset: u64,
     limit: u64,
 ) {
+    let mut query = expand_home(&params.query);
+    if params.ignore_accents {
+        query.push_str(" accents:ignore");
+    }
     let req = pb::SearchRequest {
-        query: expand_home(&params.query),
+        query,
         limit,
         sort: params.sort.proto() as i32,
         sync: false,
@@ -620,6 +678,7 @@ async fn search(
         snippets: None,
     };
     let words = query_words(&params.query);
+    let bare = params.ignore_accents;
     let answer = async {
         let mut stream = client.search(req).await?.into_inner();
         let (mut total, mut elapsed_us, mut rows) = (0, 0, Vec::new());
@@ -628,7 +687,7 @@ async fn search(
             elapsed_us = chunk.elapsed_us;
             rows.extend(chunk.entries.into_iter().map(|e| {
                 let mut row = Row::from_entry(e);
-                row.marks = name_marks(&row.name, &words);
+                row.marks = name_marks_as(&row.name, &words, bare);
                 row
             }));
         }
@@ -733,20 +792,29 @@ async fn duplicates(mut client: Client, out: Out, generation: u64) {
 }
 
 /// The status every second while scanning, every few once ready; a poll
-/// that fails means the daemon is gone (`lost`). Only a status that
+/// that fails means the daemon is gone (`lost`). Until the first `ready`,
+/// each call says the window waits (see `StatusRequest.waiting`). Only a status that
 /// differs from the last is sent: an idle daemon wakes the window for
 /// nothing (a frame of the duplicates view with hundreds of groups costs
 /// a quarter of a second of CPU under llvmpipe in a debug build).
 async fn poll_status(mut client: Client, out: Out, lost: UnboundedSender<String>) {
     let mut last: Option<StatusInfo> = None;
+    // Until the index is first ready, a person sits waiting on this
+    // window: the daemon scans at normal priority rather than in the
+    // background meanwhile (a later rescan stays background work).
+    let mut waiting = true;
     loop {
         let answer = client
-            .status(pb::StatusRequest::default())
+            .status(pb::StatusRequest {
+                waiting,
+                ..Default::default()
+            })
             .await
             .map(|r| StatusInfo::from_proto(r.into_inner()));
         let ready = match answer {
             Ok(s) => {
                 let ready = s.state == "ready";
+                waiting &= !ready;
                 if last.as_ref() != Some(&s) {
                     last = Some(s.clone());
                     if !out.send(Reply::Status(s)) {
@@ -866,6 +934,12 @@ mod tests {
         let w = query_words("ärg rger");
         assert_eq!(name_marks("ÄRGER.txt", &w), vec![(0..6)]);
         assert!(name_marks("notes", &query_words("content:x")).is_empty());
+        // accents:ignore marks what it matches: é for e, both spellings.
+        let w = query_words("cafe CREME aero");
+        assert!(name_marks("Café", &w).is_empty());
+        assert_eq!(name_marks_as("Café.txt", &w, true), [0..5]);
+        assert_eq!(name_marks_as("cafe\u{301}", &w, true), [0..4]);
+        assert_eq!(name_marks_as("Crème Ærø", &w, true), [0..6, 7..12]);
     }
 
     #[test]

@@ -130,6 +130,8 @@ pub struct SearchModel {
     /// Keep the order for every query (otherwise a new query starts in
     /// relevance order).
     pub pinned: bool,
+    /// Queries ignore accents (`accents:ignore`): `cafe` finds `café`.
+    pub ignore_accents: bool,
     /// The query the order was chosen for: edits at its end keep the order,
     /// another query goes back to relevance.
     sorted_for: String,
@@ -207,7 +209,17 @@ impl SearchModel {
             query: self.query.trim().to_owned(),
             sort: self.sort,
             reverse: self.reverse,
+            ignore_accents: self.ignore_accents,
         }
+    }
+
+    /// The accents toggle: the same query again, matched the other way.
+    pub fn set_ignore_accents(&mut self, ignore: bool) -> Vec<Request> {
+        if self.ignore_accents == ignore {
+            return Vec::new();
+        }
+        self.ignore_accents = ignore;
+        self.restart()
     }
 
     fn restart(&mut self) -> Vec<Request> {

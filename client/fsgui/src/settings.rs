@@ -22,6 +22,9 @@ pub struct Settings {
     /// "light" or "dark" once chosen with the toggle; unset: egui's default
     /// (the system's, where the platform reports one).
     pub theme: Option<String>,
+    /// Whether queries match accents (`accents:ignore` unless set): unset
+    /// is Everything's default, `cafe` finding `café`.
+    pub match_accents: Option<bool>,
 }
 
 impl Settings {

@@ -76,6 +76,8 @@ impl Engine {
         let roots = self.store.read(crate::store::roots)?;
         let rules = self.rules();
         let cookies = std::mem::take(&mut b.cookies);
+        // Their tags in user.xdg.tags are read once the batch is applied.
+        let named: Vec<PathBuf> = b.changed.iter().cloned().collect();
         // Renames and changed paths become store operations (ingest's
         // job); what needs a whole walk comes back.
         let deep = changes::apply(
@@ -108,7 +110,7 @@ impl Engine {
                 Err(Runtime::RootGone { .. }) => continue,
                 target => target?,
             };
-            match self.scan_target(&target, &Progress::default()) {
+            match self.scan_target(&target, &Progress::default(), &self.cancel) {
                 Ok(_) => done.push(d),
                 // Gone between the check above and the scan's first stat:
                 // as above, its event follows.
@@ -121,6 +123,8 @@ impl Engine {
                 Err(e) => return Err(e),
             }
         }
+        self.file_tags_changed(&named)?;
+        self.file_tags_below(&done);
         self.signal_cookies(&cookies);
         // After a large burst, give memory back as after a scan.
         let written = self.store.rows_written.load(Ordering::Relaxed);
@@ -143,7 +147,7 @@ impl Engine {
             let Ok(target) = self.checked_target(root, &top) else {
                 continue;
             };
-            if let Err(e) = self.scan_target(&target, &Progress::default()) {
+            if let Err(e) = self.scan_target(&target, &Progress::default(), &self.cancel) {
                 tracing::warn!("polling {} failed: {e}", top.display());
             }
         }

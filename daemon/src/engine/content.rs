@@ -362,19 +362,25 @@ impl Engine {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
         let row = match got {
-            Ok(e) => ContentRow {
-                entry_id: id as i64,
-                size,
-                mtime_ns,
-                extractor: e.extractor.into(),
-                version: e.version,
-                status: "ok".into(),
-                detail: String::new(),
-                text: Some(e.text),
-                encoding: e.encoding,
-                truncated: e.truncated,
-                at,
-            },
+            Ok(e) => {
+                // Stemmed here, on the worker, not in the writer's transaction.
+                let lang = crate::store::stem::guess(&e.text);
+                ContentRow {
+                    entry_id: id as i64,
+                    size,
+                    mtime_ns,
+                    extractor: e.extractor.into(),
+                    version: e.version,
+                    status: "ok".into(),
+                    detail: String::new(),
+                    stems: crate::store::stem::stems(&e.text, lang),
+                    lang: lang.into(),
+                    text: Some(e.text),
+                    encoding: e.encoding,
+                    truncated: e.truncated,
+                    at,
+                }
+            }
             Err(f) => {
                 self.content.failed.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(path = %path.display(), reason = f.reason(), "not extracted: {f}");
@@ -388,6 +394,8 @@ impl Engine {
                     detail: f.detail(),
                     text: None,
                     encoding: String::new(),
+                    lang: String::new(),
+                    stems: String::new(),
                     truncated: false,
                     at,
                 }
@@ -421,10 +429,13 @@ impl Engine {
     /// migration 0006 that the worker has not read again yet).
     pub(super) fn snippet_of(&self, id: u32, words: &[&str]) -> String {
         match self.store.read(|c| content::text(c, id as i64)) {
-            Ok(Some(t)) => {
-                crate::queries::snippet::snippet(&t.text, words, crate::queries::snippet::WIDTH)
-                    .unwrap_or_default()
-            }
+            Ok(Some(t)) => crate::queries::snippet::snippet(
+                &t.text,
+                words,
+                crate::queries::snippet::WIDTH,
+                &t.lang,
+            )
+            .unwrap_or_default(),
             Ok(None) => String::new(),
             Err(e) => {
                 tracing::warn!(id, "reading stored text for a snippet failed: {e}");

@@ -15,6 +15,8 @@
 //!   reports.
 //! - `visibility`: what a caller may see, read live (`lstat`s of folders,
 //!   the caller's groups, machine-wide mode's cache of permissions).
+//! - `labels`: bookmarks and tags, per user, by entry; `file_tags`: the
+//!   tags other programs wrote on files (`user.xdg.tags`), read in.
 //! - `text`: a file's text, a page at a time (ReadText): from the content
 //!   index's stored text, or extracted on the spot; the sensitive tiers.
 //! - [`reload`]: re-reading `config.toml`.
@@ -26,10 +28,14 @@
 use crate::{LockOk, RwLockOk};
 mod batches;
 mod content;
+mod file_tags;
 pub mod fleet;
 mod hashing;
+mod labels;
+mod mailbox;
 mod manifest;
 mod media;
+mod priority;
 mod projects;
 mod read;
 pub mod reload;
@@ -42,7 +48,9 @@ mod visibility;
 mod wake;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
+pub use file_tags::FileTagRuntime;
 pub use hashing::{HashSettings, Hashing, LastPass};
+pub use labels::{Bookmark, TagTotal, Tagged, label_uid};
 pub use manifest::{
     Manifest, ManifestArgs, ManifestFile, ManifestProgress, header, rfc3339_seconds,
 };
@@ -160,6 +168,9 @@ pub struct RootView {
     pub watch: String,
     /// "off", "on-demand" or "background".
     pub hashing: String,
+    /// While it is scanned: at what priority ([`priority::NORMAL`] while a
+    /// client waits, else [`priority::BACKGROUND`]).
+    pub priority: Option<&'static str>,
     /// The folder is gone (see [`RootRuntime::gone`]): nothing to wait for.
     pub gone: bool,
 }
@@ -179,6 +190,9 @@ struct ScanJob {
     path: Option<PathBuf>,
     progress: Arc<Progress>,
     done: Option<mpsc::Sender<Result<Outcome, Runtime>>>,
+    /// A client waits on it: counted until the job is done.
+    #[allow(dead_code)]
+    waiting: Option<priority::Waiting>,
 }
 
 /// The daemon's state, shared by the server and the scanner.
@@ -213,6 +227,8 @@ pub struct Engine {
     rules: RwLock<Arc<Rules>>,
     /// Set at shutdown: a running scan stops at its next entry.
     cancel: AtomicBool,
+    /// Whether a client waits on the scanner, and the running job.
+    priority: Arc<priority::Priority>,
     scanner: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Content hashing for duplicates: modes, counters, the last pass.
     pub hashing: Hashing,
@@ -220,6 +236,8 @@ pub struct Engine {
     pub content: ContentRuntime,
     /// Media metadata: the worker's counters.
     pub media: MediaRuntime,
+    /// Tags other programs wrote on files (`user.xdg.tags`).
+    pub file_tags: FileTagRuntime,
     /// What `lstat` said of watched folders, for callers who see only what
     /// they may (machine-wide mode).
     permissions: visibility::Permissions,
@@ -286,10 +304,12 @@ impl Engine {
             memory_seen: Mutex::new(None),
             rules: RwLock::new(Arc::new(rules)),
             cancel: AtomicBool::new(false),
+            priority: Default::default(),
             scanner: Mutex::new(None),
             hashing: Hashing::default(),
             content: ContentRuntime::default(),
             media: MediaRuntime::default(),
+            file_tags: FileTagRuntime::default(),
             permissions: Default::default(),
             fleet: Mutex::new(None),
             watcher,
@@ -336,7 +356,7 @@ impl Engine {
         let (tx, rx) = mpsc::channel::<Job>();
         *engine.jobs.lock_ok() = Some(tx);
         for r in &recorded {
-            engine.queue_scan(r.id, None, None)?;
+            engine.queue_scan(r.id, None, None, false)?;
         }
         let e = engine.clone();
         let handle = std::thread::Builder::new()
@@ -426,6 +446,7 @@ impl Engine {
     /// scanner to finish. Called at shutdown, before the writer closes.
     pub fn stop(&self) {
         self.cancel.store(true, Ordering::SeqCst);
+        self.priority.stop_running();
         if let Some(link) = self.fleet.lock_ok().as_ref() {
             link.stop();
         }

@@ -45,6 +45,23 @@ pub struct Listed {
     pub sensitive: bool,
     /// For a `content:` query: the passage that matched, words marked.
     pub snippet: String,
+    /// A message inside a mailbox that the `content:` query found (the
+    /// path is then the mailbox's, `/`, and the message's subject).
+    pub inside: Option<Inside>,
+}
+
+/// Where a hit inside a container file is (issue 32).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inside {
+    /// The mailbox's path (an mbox file, or a Maildir folder).
+    pub container: Vec<u8>,
+    /// The message's subject, as shown.
+    pub name: String,
+    /// 1-based position of the message in an mbox file; 0 for a Maildir
+    /// message, a file of its own.
+    pub index: u32,
+    /// A Maildir message's own file.
+    pub file: Option<Vec<u8>>,
 }
 
 /// What is known of a search answer before its results: how many matched
@@ -409,6 +426,9 @@ impl Engine {
         sink: &mut dyn ChunkSink,
     ) -> Result<(), Error> {
         self.note_activity();
+        // The whole request, the content index's matching included (`t`,
+        // below, starts after it).
+        let started = Instant::now();
         let mut query = Query::parse(&args.query)?;
         if query
             .groups
@@ -438,6 +458,9 @@ impl Engine {
         if query.has_media() {
             let rows = self.store.read(crate::store::media::all_ok)?;
             query.resolve_media(|t| Ok(crate::queries::media::hits(&rows, t)))?;
+        }
+        if query.has_tags() {
+            query.resolve_tags(|key| self.tag_hits(key, &view))?;
         }
         let reader = view.as_ref().map(|v| v.caller.clone());
         let rules = self.rules();
@@ -481,6 +504,7 @@ impl Engine {
             kind: f.kind,
             size: f.size,
             mtime_ns: f.mtime_ns,
+            inside: None,
         };
         if words.is_empty() {
             // Each chunk goes out as soon as its paths are built, under the
@@ -552,12 +576,32 @@ impl Engine {
                     // Only files that matched the content index were read for
                     // it (never a sensitive one), and only a caller who may
                     // read the file sees what it says.
-                    let snippet = if k < args.snippets
-                        && query.content_score(f.id).is_some()
+                    let readable = query.content_score(f.id).is_some()
                         && reader
                             .as_ref()
-                            .is_none_or(|c| visibility::may(c, path, access::R))
-                    {
+                            .is_none_or(|c| visibility::may(c, path, access::R));
+                    // A mailbox found by what it says: its messages that
+                    // say it, each a result of its own.
+                    if readable && super::mailbox::is_mail_store(&f) {
+                        let at = Instant::now();
+                        let hits = self.messages_of(&f, &words, k < args.snippets);
+                        snippet_time += at.elapsed();
+                        if !hits.is_empty() {
+                            let base = listed(f, String::new());
+                            return hits
+                                .into_iter()
+                                .map(|(inside, snippet)| Listed {
+                                    path: [&inside.container[..], b"/", inside.name.as_bytes()]
+                                        .concat(),
+                                    name: inside.name.clone().into_bytes(),
+                                    snippet,
+                                    inside: Some(inside),
+                                    ..base.clone()
+                                })
+                                .collect();
+                        }
+                    }
+                    let snippet = if k < args.snippets && readable {
                         let at = Instant::now();
                         let s = self.snippet_of(f.id, &words);
                         snippet_time += at.elapsed();
@@ -565,8 +609,11 @@ impl Engine {
                     } else {
                         String::new()
                     };
-                    listed(f, snippet)
+                    vec![listed(f, snippet)]
                 })
+                .collect::<Vec<Vec<Listed>>>()
+                .into_iter()
+                .flatten()
                 .collect();
             let mut part = part;
             loop {
@@ -585,6 +632,7 @@ impl Engine {
         tracing::debug!(
             us = t.elapsed().as_micros() as u64,
             snippets_us = snippet_time.as_micros() as u64,
+            whole_us = started.elapsed().as_micros() as u64,
             "content search answered"
         );
         Ok(())
@@ -678,6 +726,7 @@ impl Engine {
                     size: r.size,
                     mtime_ns: r.mtime_ns,
                     snippet: String::new(),
+                    inside: None,
                 }
             })
             .collect())
@@ -854,10 +903,15 @@ impl Rescan {
 
 impl Engine {
     /// Rescans `path` (every root when empty), as this caller may name it.
-    pub fn rescan_seen(&self, path: &[u8], mut view: Option<View>) -> Result<Rescan, Error> {
+    pub fn rescan_seen(
+        &self,
+        path: &[u8],
+        waited: bool,
+        mut view: Option<View>,
+    ) -> Result<Rescan, Error> {
         let p = seen_optional(&mut view, path)?;
         let (tx, done) = mpsc::channel();
-        let progress = self.rescan(p.as_deref(), Some(tx))?;
+        let progress = self.rescan(p.as_deref(), Some(tx), waited)?;
         Ok(Rescan {
             remaining: progress.len(),
             progress,
@@ -882,7 +936,7 @@ impl Engine {
         wait: bool,
         view: Option<View>,
     ) -> Result<tokio::sync::mpsc::Receiver<Result<RescanProgress, Error>>, Error> {
-        let scan = self.rescan_seen(path, view)?;
+        let scan = self.rescan_seen(path, wait, view)?;
         let engine = self.clone();
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let started = Instant::now();

@@ -19,6 +19,7 @@ impl Engine {
         root_id: i64,
         path: Option<PathBuf>,
         done: Option<mpsc::Sender<Result<Outcome, Runtime>>>,
+        waited: bool,
     ) -> Result<Arc<Progress>, Error> {
         let progress = Arc::new(Progress::default());
         {
@@ -36,20 +37,21 @@ impl Engine {
         }
         let jobs = self.jobs.lock_ok();
         let tx = jobs.as_ref().ok_or(Error::WriterGone)?;
+        let waiting = waited.then(|| self.priority.wait());
         tx.send(Job::Scan(ScanJob {
             root_id,
             path,
             progress: progress.clone(),
             done,
+            waiting,
         }))
         .map_err(|_| Error::WriterGone)?;
         Ok(progress)
     }
     pub(super) fn scanner_loop(self: Arc<Self>, rx: mpsc::Receiver<Job>) {
         // Scans are background work: they must not storm the machine
-        // (Tracker's and Baloo's worst complaints). The walk's threads
-        // inherit this.
-        crate::platform::process::lower_thread_priority();
+        // (Tracker's and Baloo's worst complaints); but one a client waits
+        // on runs at the daemon's own priority (see `priority`).
         while let Ok(job) = rx.recv() {
             // Noted at the job's start and end (when it drops), for the
             // trimmer.
@@ -57,15 +59,30 @@ impl Engine {
             let job = match job {
                 Job::Scan(job) => job,
                 Job::Apply(batch) => {
-                    if let Err(e) = self.apply_batch(batch) {
-                        tracing::error!("applying file-system events failed: {e}; rescanning");
-                        self.rescan_all_now();
-                    }
+                    let batch = Mutex::new(Some(batch));
+                    self.priority.run(
+                        None,
+                        &self.cancel,
+                        |_| {
+                            let Some(batch) = batch.lock_ok().take() else {
+                                return;
+                            };
+                            if let Err(e) = self.apply_batch(batch) {
+                                tracing::error!(
+                                    "applying file-system events failed: {e}; rescanning"
+                                );
+                                self.rescan_all_now();
+                            }
+                        },
+                        |_| false,
+                    );
                     self.content_due();
+                    self.file_tags_due(Vec::new());
                     continue;
                 }
                 Job::Poll(done) => {
-                    self.poll_unwatched();
+                    self.priority
+                        .run(None, &self.cancel, |_| self.poll_unwatched(), |_| false);
                     self.content_due();
                     if let Some(tx) = done {
                         let _ = tx.send(());
@@ -73,8 +90,31 @@ impl Engine {
                     continue;
                 }
             };
-            let result = self.run_job(&job);
+            let result = self.priority.run(
+                Some(job.root_id),
+                &self.cancel,
+                |stop| {
+                    // A scan that starts again counts its walk afresh.
+                    job.progress.scanned.store(0, Ordering::Relaxed);
+                    job.progress.errors.store(0, Ordering::Relaxed);
+                    self.run_job(&job, stop)
+                },
+                Result::is_err,
+            );
             self.content_due();
+            if result.is_ok() {
+                let top = match &job.path {
+                    Some(p) => Some(p.clone()),
+                    None => self
+                        .store
+                        .read(crate::store::roots)
+                        .ok()
+                        .and_then(|rs| rs.into_iter().find(|r| r.id == job.root_id))
+                        .map(|r| crate::platform::bytes::path_buf(&r.path)),
+                };
+                self.file_tags_below(top.as_slice());
+                self.file_tags_due(Vec::new());
+            }
             let mut roots = self.roots.lock_ok();
             if let Some(rt) = roots.get_mut(&job.root_id) {
                 match &result {
@@ -103,7 +143,7 @@ impl Engine {
             }
         }
     }
-    pub(super) fn run_job(&self, job: &ScanJob) -> Result<Outcome, Runtime> {
+    pub(super) fn run_job(&self, job: &ScanJob, stop: &AtomicBool) -> Result<Outcome, Runtime> {
         let root = self
             .store
             .read(crate::store::roots)
@@ -118,7 +158,7 @@ impl Engine {
         let root = self.root_folder(root)?;
         let target = self.target_for(&root, job.path.as_deref())?;
         let outcome = self
-            .scan_target(&target, &job.progress)
+            .scan_target(&target, &job.progress, stop)
             .map_err(|e| Runtime::Scan {
                 path: target.start.clone(),
                 reason: e.to_string(),
@@ -234,7 +274,7 @@ impl Engine {
                 if let Some(rt) = self.roots.lock_ok().get_mut(&r.id) {
                     rt.gone = false;
                 }
-                if let Err(e) = self.queue_scan(r.id, None, None) {
+                if let Err(e) = self.queue_scan(r.id, None, None, false) {
                     tracing::warn!("queueing a scan of {}: {e}", path.display());
                 }
             }
@@ -338,7 +378,7 @@ impl Engine {
         if fix && !out.differences.is_empty() {
             for target in &targets {
                 let (tx, rx) = mpsc::channel();
-                self.queue_scan(target.root_id, Some(target.start.clone()), Some(tx))?;
+                self.queue_scan(target.root_id, Some(target.start.clone()), Some(tx), true)?;
                 match rx.recv() {
                     Ok(Ok(o)) => out.fixed += o.changes,
                     Ok(Err(e)) => return Err(e.into()),
@@ -353,25 +393,32 @@ impl Engine {
             let _ = tx.send(job);
         }
     }
-    /// Rescans `path` (a root or a folder under one), or every root.
+    /// Rescans `path` (a root or a folder under one), or every root;
+    /// `waited`: a client waits on it (normal priority).
     pub fn rescan(
         &self,
         path: Option<&Path>,
         done: Option<mpsc::Sender<Result<Outcome, Runtime>>>,
+        waited: bool,
     ) -> Result<Vec<Arc<Progress>>, Error> {
         let roots = self.store.read(crate::store::roots)?;
         match path {
             None => {
                 let mut out = Vec::new();
                 for r in &roots {
-                    out.push(self.queue_scan(r.id, None, done.clone())?);
+                    out.push(self.queue_scan(r.id, None, done.clone(), waited)?);
                 }
                 Ok(out)
             }
             Some(p) => {
                 let root = walk_root(&roots, p)?;
                 self.on_disk_or_indexed(p)?;
-                Ok(vec![self.queue_scan(root.id, Some(p.to_owned()), done)?])
+                Ok(vec![self.queue_scan(
+                    root.id,
+                    Some(p.to_owned()),
+                    done,
+                    waited,
+                )?])
             }
         }
     }
@@ -413,7 +460,7 @@ impl Engine {
                 on: true,
             }])?;
         }
-        self.queue_scan(id, None, None)?;
+        self.queue_scan(id, None, None, false)?;
         Ok(())
     }
     /// Removes a root and its entries; searches stop returning them at once.
@@ -460,7 +507,7 @@ impl Engine {
                 })
             });
         }
-        self.rescan(None, None)?;
+        self.rescan(None, None, false)?;
         Ok(())
     }
     /// Every root with its state.
@@ -497,6 +544,7 @@ impl Engine {
                 },
                 error: rt.and_then(|x| x.error.clone()),
                 hashing: self.hash_mode(&r.path).as_str().into(),
+                priority: self.priority.of_root(r.id),
                 gone: rt.is_some_and(|x| x.gone),
             });
         }
@@ -507,13 +555,14 @@ impl Engine {
         &self,
         target: &ScanTarget,
         progress: &Progress,
+        stop: &AtomicBool,
     ) -> Result<Outcome, Error> {
         scan::scan(
             &self.store,
             &self.writer,
             target,
             progress,
-            &self.cancel,
+            stop,
             self.watcher.as_ref(),
         )
     }
@@ -526,7 +575,7 @@ impl Engine {
             let Ok(target) = self.target_for(root, None) else {
                 continue;
             };
-            if let Err(e) = self.scan_target(&target, &Progress::default()) {
+            if let Err(e) = self.scan_target(&target, &Progress::default(), &self.cancel) {
                 tracing::error!("rescan of {} failed: {e}", target.start.display());
             }
         }

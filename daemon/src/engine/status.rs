@@ -102,6 +102,13 @@ impl Engine {
     }
 
     /// The daemon's state as this caller may see it.
+    /// A client waits for every root to be ready (`fsctl status --wait`,
+    /// fsgui's first start): scans run at normal priority while such calls
+    /// keep coming.
+    pub fn client_waits_for_ready(&self) {
+        self.priority.lease();
+    }
+
     pub fn status(&self, view: Option<View>) -> Result<Status, Error> {
         let (rss_bytes, cpu_time_ms) = process_figures();
         let cpu_percent = {

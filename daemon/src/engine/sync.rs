@@ -72,6 +72,9 @@ impl Engine {
         let Some(watcher) = &self.watcher else {
             return Ok(());
         };
+        // The caller waits: what runs before its cookies runs at normal
+        // priority.
+        let _waiting = self.priority.wait();
         if watcher.polls_everything() {
             // No events to wait for: a poll now, on the scanner thread.
             let (tx, rx) = mpsc::channel();
@@ -112,7 +115,7 @@ impl Engine {
                 // covers it.
                 RootNow::Replaced | RootNow::NotScanned => {
                     let (tx, rx) = mpsc::channel();
-                    self.queue_scan(r.id, None, Some(tx))?;
+                    self.queue_scan(r.id, None, Some(tx), true)?;
                     scans.push(rx);
                     continue;
                 }

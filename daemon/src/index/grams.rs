@@ -2,6 +2,7 @@
 //! a hashed set of the trigrams of its names, so that a term of 3+ bytes is
 //! only searched for in the blocks that hold all of its trigrams.
 
+use crate::index::fold::strip_accents_bytes;
 use crate::index::snapshot::SEP;
 
 /// Entries per block of the trigram filter (see [`Snapshot::grams`]).
@@ -43,8 +44,20 @@ impl Grams {
     /// [`SEP`], which no term holds, so trigrams across names are left
     /// out), and each name's last two bytes with the SEP after them, for
     /// [`Snapshot::mark_tail`]: `ai/` for an `ext:ai` that `.ai` alone
-    /// would let through a third of the blocks.
+    /// would let through a third of the blocks. Names with accents add
+    /// the trigrams of their bare form too ([`strip_accents_bytes`]), so
+    /// that `accents:ignore` can filter by the bare term (`cafe` passes the
+    /// block holding `café`); plain queries only see a few more bits set.
     pub(crate) fn add(&mut self, b: usize, names: &[u8]) {
+        self.add_grams(b, names);
+        if !names.is_ascii()
+            && let std::borrow::Cow::Owned(bare) = strip_accents_bytes(names)
+        {
+            self.add_grams(b, &bare);
+        }
+    }
+
+    fn add_grams(&mut self, b: usize, names: &[u8]) {
         if b >= self.blocks {
             if self.cols.is_empty() {
                 self.cols = vec![Vec::new(); GRAM_WORDS];

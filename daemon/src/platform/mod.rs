@@ -3,8 +3,9 @@
 //! calls on paths of any length, relative to an open folder as GNU find
 //! does), [`mounts`] (mounted file systems and their types), [`peer`] (the
 //! caller's identity on the socket), [`process`]
-//! (low priority for background work, giving memory back) and [`service`]
-//! (systemd and Windows service glue).
+//! (low priority for background work, giving memory back), [`service`]
+//! (systemd and Windows service glue) and [`tags`] (tags other programs
+//! wrote on a file: `user.xdg.tags`).
 
 pub mod bytes;
 pub mod fs;
@@ -12,3 +13,4 @@ pub mod mounts;
 pub mod peer;
 pub mod process;
 pub mod service;
+pub mod tags;

@@ -185,3 +185,18 @@ pub fn is_running(pid: u32) -> bool {
         ok && code == STILL_ACTIVE as u32
     }
 }
+
+/// The user the daemon runs as (its effective uid): whose labels a
+/// per-user index keeps.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+pub fn own_uid() -> u32 {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Windows has no uids: every label of a per-user index is uid 0's.
+#[cfg(not(unix))]
+pub fn own_uid() -> u32 {
+    0
+}

@@ -2,13 +2,18 @@
 //! file system: name search and its query language ([`search`],
 //! [`query`]), disk usage ([`du`]), duplicates ([`dupes`]), the condensed
 //! map ([`fsmap`]), browsing ([`browse`]), what a caller may see
-//! ([`access`]) and content snippets ([`snippet`]).
+//! ([`access`]), content snippets ([`snippet`]), the user's labels in
+//! queries ([`labels`]); names compared without their accents on request
+//! ([`accents`]).
 
+pub mod accents;
 pub mod access;
 pub mod browse;
 pub mod du;
 pub mod dupes;
 pub mod fsmap;
+pub mod labels;
+pub mod mailbox;
 pub mod media;
 pub mod projects;
 pub mod query;

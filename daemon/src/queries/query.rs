@@ -17,8 +17,10 @@
 //! | `path:Taxes/2025` | the relative path contains it, taken literally |
 //! | `regex:^IMG_\d{4}\.jpg$` | the name matches (case-insensitive) |
 //! | `case:README` | the relative path contains it, case-sensitively |
-//! | `content:invoice`, `content:"total due"`, `content:invo*` | the file's text holds the words, in that order; `*` makes the last a prefix (folders with content on) |
+//! | `content:invoice`, `content:"total due"`, `content:invo*` | the file's text holds the words, in that order; one word in any of its forms (`content:invoices` finds "invoiced"), `content:=word` or quotes exactly; `*` makes the last a prefix (folders with content on) |
 //! | `taken:2019`, `camera:canon`, `width:>3000`, `duration:>3min`, `artist:`, `pages:>10`, `author:`, ... | media and document metadata (see [`super::media`]) |
+//! | `tag:receipts` | the entry carries that tag (see [`super::labels`]) |
+//! | `accents:ignore` | not an item: the whole query's terms and `path:` ignore accents (`cafe` finds `café`); `accents:match` is the default |
 //!
 //! Every term is folded (NFC + full case folding) once, here. A malformed
 //! query is refused with one line that quotes the bad part.
@@ -38,7 +40,7 @@ pub const MAX_TERM_BYTES: usize = 4096;
 /// At most this many `*` and `?` in one wildcard pattern.
 pub const MAX_WILDCARDS: usize = 32;
 
-const FILTERS: &str = "ext: size: dm: kind: in: path: regex: case: content: taken: camera: width: height: duration: artist: album: title: genre: pages: author:";
+const FILTERS: &str = "accents: ext: size: dm: kind: in: path: regex: case: content: taken: camera: width: height: duration: artist: album: title: genre: pages: author: tag:";
 
 /// One test on an entry.
 #[derive(Clone, Debug)]
@@ -69,7 +71,9 @@ pub enum Item {
     /// Under this entry (what `In` resolves to).
     InEntry(i64),
     /// The file's text holds these words, in this order (`content:`); the
-    /// engine resolves it against the content index.
+    /// engine resolves it against the content index. One word matches in
+    /// its forms; a leading `=` (`content:=word`, or a quoted value) asks
+    /// for the words exactly.
     Content(String),
     /// What `Content` resolves to: the files that match, with their bm25
     /// scores (lower is better).
@@ -79,6 +83,10 @@ pub enum Item {
     Media(super::media::MediaTest),
     /// What `Media` resolves to: the files that pass.
     MediaHits(std::sync::Arc<std::collections::HashSet<u32>>),
+    /// Carries this tag (folded); the engine resolves it against the tags.
+    Tag(String),
+    /// What `Tag` resolves to: the entries carrying it.
+    TagHits(std::sync::Arc<std::collections::HashSet<u32>>),
     Not(Box<Item>),
 }
 
@@ -96,6 +104,10 @@ pub struct ContentHits {
 #[derive(Clone, Debug)]
 pub struct Query {
     pub groups: Vec<Vec<Item>>,
+    /// `accents:ignore`: plain terms (and `path:`) are bare (see
+    /// [`crate::index::fold::strip_accents`]) and match names whose bare
+    /// form holds them.
+    pub ignore_accents: bool,
 }
 
 impl Query {
@@ -114,7 +126,8 @@ impl Query {
         }
         // Split first and count, so that a query past the limit is refused
         // before any of its items is compiled.
-        let alternatives = tokens(input)?
+        let (tokens, ignore_accents) = super::accents::take_switch(tokens(input)?)?;
+        let alternatives = tokens
             .iter()
             .map(split_alternatives)
             .collect::<Result<Vec<_>, _>>()?;
@@ -133,7 +146,14 @@ impl Query {
             .iter()
             .map(|alts| alts.iter().map(|a| parse_item(a, now)).collect())
             .collect::<Result<_, _>>()?;
-        Ok(Query { groups })
+        let mut query = Query {
+            groups,
+            ignore_accents,
+        };
+        if ignore_accents {
+            super::accents::strip_terms(&mut query);
+        }
+        Ok(query)
     }
 
     /// Plain terms that must match (not negated, not in an alternative):
@@ -279,9 +299,9 @@ impl Query {
 /// A token as typed: its text without quotes, and which characters were
 /// quoted (quoted text is literal: no `|`, `!`, filters or wildcards).
 #[derive(Clone, Debug, Default)]
-struct Token {
-    text: String,
-    quoted: Vec<bool>,
+pub(super) struct Token {
+    pub(super) text: String,
+    pub(super) quoted: Vec<bool>,
 }
 
 impl Token {
@@ -413,6 +433,10 @@ fn parse_positive(t: &Token, now: &jiff::Zoned) -> Result<Item, Error> {
             && !t.quoted[..colon].iter().any(|q| *q)
         {
             let value = &t.text[colon + 1..];
+            // A quoted content: value is matched exactly, as `content:=word`.
+            if name == "content" && t.quoted[colon + 1..].iter().any(|q| *q) {
+                return parse_filter("content", &format!("={value}"), &t.text, now);
+            }
             return parse_filter(&name.to_ascii_lowercase(), value, &t.text, now);
         }
     }
@@ -500,6 +524,7 @@ fn parse_filter(name: &str, value: &str, whole: &str, now: &jiff::Zoned) -> Resu
             Ok(Item::Content(value.to_owned()))
         }
         m if super::media::FILTERS.contains(&m) => super::media::parse(m, value, whole, now),
+        "tag" => super::labels::parse(value, whole),
         _ => Err(Error::InvalidQuery(format!(
             "unknown filter `{name}:` in `{whole}`; filters: {FILTERS} (quote it, \"{whole}\", to search for the text)"
         ))),

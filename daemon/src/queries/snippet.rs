@@ -4,7 +4,9 @@
 //! again for it.
 //!
 //! Words are compared as the index compares them: case-insensitively and
-//! without accents (`resume` marks `Résumé`).
+//! without accents (`resume` marks `Résumé`), and a one-word query in its
+//! forms, through the stemmer of the document's language (`invoices` marks
+//! "invoiced" in an English text; see `store::stem`).
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
@@ -21,20 +23,32 @@ fn fold(c: char) -> impl Iterator<Item = char> {
 }
 
 /// A word a snippet marks: whole, or (the last of a `content:word*`) as the
-/// start of a word.
+/// start of a word, or (a one-word `content:` query) a word of the same
+/// stem.
 struct Wanted {
     word: String,
     prefix: bool,
+    /// The document's language and the word's stem in it, folded.
+    stem: Option<(String, String)>,
 }
 
 impl Wanted {
-    /// Does this folded word of the text match?
-    fn marks(&self, folded: &str) -> bool {
+    /// Does this word of the text (`original`, and `folded` as the index
+    /// folds it) match?
+    fn marks(&self, folded: &str, original: &str) -> bool {
         if self.prefix {
-            folded.starts_with(&self.word)
-        } else {
-            folded == self.word
+            return folded.starts_with(&self.word);
         }
+        if folded == self.word {
+            return true;
+        }
+        // Snowball rewrites endings only: a word of this stem starts as the
+        // stem does (checked first, stemming every word of a text is slow).
+        self.stem.as_ref().is_some_and(|(lang, stem)| {
+            stem.chars().next().is_some_and(|c| folded.starts_with(c))
+                && crate::store::stem::stem_of(original, lang)
+                    .is_some_and(|s| s.chars().flat_map(fold).eq(stem.chars()))
+        })
     }
 }
 
@@ -50,14 +64,16 @@ fn words(s: &str) -> Vec<String> {
 
 /// The best passage of `text` for `queries` (each a word or a phrase), at
 /// most about `width` characters, the matching words marked; `None` when no
-/// word of the queries occurs.
+/// word of the queries occurs. `lang` is the language the text's words were
+/// stemmed in ('' for none): a one-word query (not `=word`) marks the words
+/// of its stem too.
 ///
 /// A text may be megabytes and folding every character of it costs
 /// milliseconds, so when every word is ASCII the words are first found
 /// with a byte-level search (case-insensitive, whole words) and only the
 /// passage around the best place is folded; the full pass is the fallback
 /// (a word with accents, or a place the quick search misjudged).
-pub fn snippet(text: &str, queries: &[&str], width: usize) -> Option<String> {
+pub fn snippet(text: &str, queries: &[&str], width: usize, lang: &str) -> Option<String> {
     let wanted: Vec<Wanted> = queries
         .iter()
         .flat_map(|q| {
@@ -65,9 +81,14 @@ pub fn snippet(text: &str, queries: &[&str], width: usize) -> Option<String> {
             let prefix = q.trim_end().ends_with('*');
             let ws = words(q);
             let n = ws.len();
+            let stem = (n == 1 && !prefix && !q.starts_with('='))
+                .then(|| crate::store::stem::stem_of(q, lang))
+                .flatten()
+                .map(|s| (lang.to_owned(), s.chars().flat_map(fold).collect()));
             ws.into_iter().enumerate().map(move |(k, word)| Wanted {
                 word,
                 prefix: prefix && k + 1 == n,
+                stem: stem.clone(),
             })
         })
         .collect();
@@ -88,7 +109,15 @@ fn quick(text: &str, wanted: &[Wanted], width: usize) -> Option<String> {
     if !wanted.iter().all(|w| w.word.is_ascii()) {
         return None;
     }
-    let alternatives: Vec<String> = wanted.iter().map(|w| regex::escape(&w.word)).collect();
+    // Words, and the stems' starts (judged whole by `marks`).
+    let mut alternatives: Vec<String> = wanted.iter().map(|w| regex::escape(&w.word)).collect();
+    alternatives.extend(
+        wanted
+            .iter()
+            .filter_map(|w| w.stem.as_ref())
+            .filter(|(_, s)| s.is_ascii() && !s.is_empty())
+            .map(|(_, s)| regex::escape(s)),
+    );
     let re = regex::bytes::RegexBuilder::new(&alternatives.join("|"))
         .case_insensitive(true)
         .unicode(false)
@@ -104,11 +133,15 @@ fn quick(text: &str, wanted: &[Wanted], width: usize) -> Option<String> {
         .find_iter(bytes)
         .filter(|m| m.start() == 0 || !joins(bytes[m.start() - 1]))
         .filter_map(|m| {
-            let w = &bytes[m.range()];
-            let ends = bytes.get(m.end()).is_none_or(|&b| !joins(b));
-            let k = wanted
+            // The whole word that starts here (it ends at an ASCII byte
+            // that is no letter or digit: a character boundary).
+            let end = bytes[m.start()..]
                 .iter()
-                .position(|x| x.word.as_bytes().eq_ignore_ascii_case(w) && (ends || x.prefix))?;
+                .position(|&b| !joins(b))
+                .map_or(bytes.len(), |n| m.start() + n);
+            let word = &text[m.start()..end];
+            let folded: String = word.chars().flat_map(fold).collect();
+            let k = wanted.iter().position(|x| x.marks(&folded, word))?;
             Some((m.start(), k))
         })
         .take(1000)
@@ -149,7 +182,7 @@ fn full(text: &str, wanted: &[Wanted], width: usize) -> Option<String> {
     let close = |s: usize, e: usize, folded: &mut String, spans: &mut Vec<_>| {
         let hit = wanted
             .iter()
-            .position(|w| w.marks(folded))
+            .position(|w| w.marks(folded, &text[s..e]))
             .map_or(0, |k| k + 1);
         spans.push((s, e, hit));
         folded.clear();
@@ -241,14 +274,14 @@ mod tests {
     #[test]
     fn a_trailing_star_marks_words_that_start_so() {
         let text = "We sent the Invoice; she invoiced twice, not the invitation.";
-        let s = snippet(text, &["invo*"], WIDTH).unwrap();
+        let s = snippet(text, &["invo*"], WIDTH, "").unwrap();
         assert!(
             s.contains("**Invoice**") && s.contains("**invoiced**"),
             "{s}"
         );
         assert!(!s.contains("**invitation**"), "{s}");
         // Without the star, only the whole word.
-        let s = snippet(text, &["invoice"], WIDTH).unwrap();
+        let s = snippet(text, &["invoice"], WIDTH, "").unwrap();
         assert!(
             s.contains("**Invoice**") && !s.contains("**invoiced**"),
             "{s}"
@@ -259,7 +292,7 @@ mod tests {
             "filler words ".repeat(200),
             " tail".repeat(200)
         );
-        let s = snippet(&long, &["invo*"], WIDTH).unwrap();
+        let s = snippet(&long, &["invo*"], WIDTH, "").unwrap();
         assert!(
             s.contains("**Invoice**") && s.contains("**invoiced**"),
             "{s}"
@@ -270,15 +303,15 @@ mod tests {
     fn marks_the_words_case_and_accent_insensitively() {
         let text = "Dear client,\n\nplease find the Résumé attached.\nTotal   due: 1,240.00";
         assert_eq!(
-            snippet(text, &["resume"], 160).unwrap(),
+            snippet(text, &["resume"], 160, "").unwrap(),
             "Dear client, please find the **Résumé** attached. Total due: 1,240.00"
         );
         assert_eq!(
-            snippet(text, &["total due"], 160).unwrap(),
+            snippet(text, &["total due"], 160, "").unwrap(),
             // A quarter of the width of context before the first word.
             "…please find the Résumé attached. **Total** **due**: 1,240.00"
         );
-        assert_eq!(snippet(text, &["invoice"], 160), None);
+        assert_eq!(snippet(text, &["invoice"], 160, ""), None);
     }
 
     #[test]
@@ -292,8 +325,9 @@ mod tests {
         let wanted = [Wanted {
             word: "deprecated".to_owned(),
             prefix: false,
+            stem: None,
         }];
-        let quick = snippet(&text, &["deprecated"], WIDTH).unwrap();
+        let quick = snippet(&text, &["deprecated"], WIDTH, "").unwrap();
         assert_eq!(Some(quick.clone()), full(&text, &wanted, WIDTH));
         assert!(
             quick.contains("**DEPRECATED** call, **deprecated** since"),
@@ -302,11 +336,11 @@ mod tests {
         assert!(quick.starts_with('…') && quick.ends_with('…'), "{quick}");
         // Accents: the full pass answers.
         let text = format!("{filler} a Résumé here {filler}");
-        let s = snippet(&text, &["resume"], WIDTH).unwrap();
+        let s = snippet(&text, &["resume"], WIDTH, "").unwrap();
         assert!(s.contains("**Résumé**"), "{s}");
         // `_` separates words, as in the index.
         let text = format!("{filler} IF_TYPE_ETHERNET_CSMACD {filler}");
-        let quick = snippet(&text, &["ethernet"], WIDTH).unwrap();
+        let quick = snippet(&text, &["ethernet"], WIDTH, "").unwrap();
         assert_eq!(
             Some(quick.clone()),
             full(
@@ -314,6 +348,7 @@ mod tests {
                 &[Wanted {
                     word: "ethernet".to_owned(),
                     prefix: false,
+                    stem: None,
                 }],
                 WIDTH
             )
@@ -321,14 +356,39 @@ mod tests {
         assert!(quick.contains("IF_TYPE_**ETHERNET**_CSMACD"), "{quick}");
         // Only inside a longer word: no snippet.
         let text = format!("{filler} undeprecated {filler}");
-        assert_eq!(snippet(&text, &["deprecated"], WIDTH), None);
+        assert_eq!(snippet(&text, &["deprecated"], WIDTH, ""), None);
+    }
+
+    #[test]
+    fn a_word_marks_its_forms_in_the_texts_language() {
+        let text = "She invoiced the client twice; both invoices were paid. Nothing else.";
+        let s = snippet(text, &["invoice"], WIDTH, "en").unwrap();
+        assert!(
+            s.contains("**invoiced**") && s.contains("**invoices**"),
+            "{s}"
+        );
+        // Exactly: no forms.
+        assert_eq!(snippet(text, &["=invoice"], WIDTH, "en"), None);
+        // No language (a row stored before stems): no forms either.
+        assert_eq!(snippet(text, &["invoice"], WIDTH, ""), None);
+        // The quick path of a long text finds a form alone.
+        let long = format!(
+            "{}{text}{}",
+            "filler words ".repeat(200),
+            " tail".repeat(200)
+        );
+        let s = snippet(&long, &["invoice"], WIDTH, "en").unwrap();
+        assert!(s.contains("**invoiced**"), "{s}");
+        // German, accents and all.
+        let s = snippet("Die Häuser am See.", &["haus"], WIDTH, "de").unwrap();
+        assert!(s.contains("**Häuser**"), "{s}");
     }
 
     #[test]
     fn picks_the_window_with_the_most_words() {
         let filler = "lorem ipsum ".repeat(40);
         let text = format!("alpha {filler} alpha beta gamma {filler}");
-        let s = snippet(&text, &["alpha", "beta", "gamma"], 60).unwrap();
+        let s = snippet(&text, &["alpha", "beta", "gamma"], 60, "").unwrap();
         assert!(s.contains("**alpha** **beta** **gamma**"), "{s}");
         assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
     }

@@ -55,7 +55,10 @@ impl From<Error> for Status {
         let msg = bounded_message(e.to_string());
         match e {
             Error::InvalidQuery(_) | Error::InvalidArgument(_) => Status::invalid_argument(msg),
-            Error::NotUnderRoot(..) | Error::NotFound(_) => Status::not_found(msg),
+            Error::NotUnderRoot(..) | Error::NotFound(_) | Error::Missing(_) => {
+                Status::not_found(msg)
+            }
+            Error::Exists(_) => Status::already_exists(msg),
             Error::PermissionDenied(_) => Status::permission_denied(msg),
             Error::Precondition(_) => Status::failed_precondition(msg),
             Error::Timeout(_) => Status::deadline_exceeded(msg),
@@ -95,6 +98,7 @@ pub fn root_status(v: RootView) -> pb::RootStatus {
         error: v.error.unwrap_or_default(),
         watch: v.watch,
         hashing: v.hashing,
+        priority: v.priority.unwrap_or_default().into(),
     }
 }
 
@@ -122,6 +126,12 @@ pub fn entry(l: Listed) -> pb::Entry {
         mtime_ns: l.mtime_ns,
         sensitive: l.sensitive,
         snippet: l.snippet,
+        inside: l.inside.map(|i| pb::Inside {
+            container: i.container,
+            name: i.name,
+            index: i.index,
+            file: i.file,
+        }),
     }
 }
 

@@ -5,6 +5,7 @@
 //! business. Blocking work runs on the blocking pool.
 
 mod convert;
+mod labels;
 pub mod outbox;
 
 use std::pin::Pin;
@@ -255,6 +256,9 @@ impl pb::index_server::Index for IndexService {
             }));
         }
         let view = self.view(&req);
+        if req.get_ref().waiting {
+            self.engine.client_waits_for_ready();
+        }
         let s = self.blocking(move |e| e.status(view)).await?;
         Ok(Response::new(pb::StatusResponse {
             content: Some(convert::content_status(&s)),
@@ -615,6 +619,38 @@ impl pb::index_server::Index for IndexService {
             .blocking(move |e| e.fs_map(&req.path, budget, now_ns, view))
             .await?;
         Ok(Response::new(convert::fs_map(map, budget)))
+    }
+
+    async fn tags(
+        &self,
+        req: Request<pb::TagsRequest>,
+    ) -> Result<Response<pb::TagsResponse>, Status> {
+        let view = self.view(&req);
+        let req = req.into_inner();
+        let action = pb::TagsAction::try_from(req.action).unwrap_or_default();
+        let answer = self
+            .blocking(move |e| labels::tags(e, action, req, view))
+            .await?;
+        Ok(Response::new(answer))
+    }
+
+    async fn bookmarks(
+        &self,
+        req: Request<pb::BookmarksRequest>,
+    ) -> Result<Response<pb::BookmarksResponse>, Status> {
+        let view = self.view(&req);
+        let req = req.into_inner();
+        let action = pb::BookmarksAction::try_from(req.action).unwrap_or_default();
+        let marks = self
+            .blocking(move |e| match action {
+                pb::BookmarksAction::Add => e.bookmark_add(&req.path, &req.name, view),
+                pb::BookmarksAction::Remove => e.bookmark_remove(&req.name, &req.path, view),
+                _ => e.bookmarks(view),
+            })
+            .await?;
+        Ok(Response::new(pb::BookmarksResponse {
+            bookmarks: marks.into_iter().map(labels::bookmark).collect(),
+        }))
     }
 
     async fn projects(

@@ -2,8 +2,10 @@
 //! (contentless FTS5, rowid = entry id), `content_state` (what was extracted
 //! from which state of each file, so nothing is extracted twice),
 //! `content_queue` (files waiting to be read, persistent across restarts)
-//! and `content_text` (the text itself, deflate-compressed, so it can be
-//! read back and snippets cut from it without opening the file again).
+//! `content_text` (the text itself, deflate-compressed, so it can be
+//! read back and snippets cut from it without opening the file again) and
+//! `content_stem` (migration 0011: the Snowball stems of each file's words,
+//! in its language, so words match in their forms; see [`super::stem`]).
 //! Writes go through the single writer ([`super::Op`]); this module holds
 //! the SQL.
 
@@ -29,6 +31,10 @@ pub struct ContentRow {
     pub text: Option<String>,
     /// How the file's bytes were decoded (see `Extracted::encoding`).
     pub encoding: String,
+    /// The language its words were stemmed in (`en`; '' without text).
+    pub lang: String,
+    /// Its stems, as `content_stem` indexes them ([`super::stem::stems`]).
+    pub stems: String,
     pub truncated: bool,
     pub at: i64,
 }
@@ -79,10 +85,51 @@ pub fn all_queued(conn: &Connection) -> Result<Vec<i64>, Error> {
     queued(conn, usize::MAX >> 1)
 }
 
+/// What a file matched through its stems alone (`content:invoices` in a
+/// text that says only "invoice") scores: bm25 scores are negative, so
+/// every exact match ranks above every stem-only one.
+pub const STEM_ONLY: f64 = 1000.0;
+
+/// The files whose text holds `words`, with their scores (lower is better):
+///
+/// - one word (`invoices`): the word itself (its bm25 score), or a word of
+///   the same stem in the document's language ([`STEM_ONLY`] plus the
+///   stems' bm25), see [`super::stem`];
+/// - `=word`, or several words (a phrase): exactly these words, in this
+///   order (the query parser turns a quoted value into `=...`);
+/// - a trailing `*` makes the last word a prefix (`invo*`: invoice,
+///   invoiced, involve).
+pub fn matching(conn: &Connection, words: &str) -> Result<HashMap<u32, f64>, Error> {
+    if let Some(exact) = words.strip_prefix('=') {
+        return matching_exactly(conn, exact);
+    }
+    let mut hits = matching_exactly(conn, words)?;
+    if words.trim_end().ends_with('*') {
+        return Ok(hits);
+    }
+    let tokens = super::stem::query_tokens(words);
+    if tokens.is_empty() {
+        return Ok(hits);
+    }
+    // Stems are letters and digits only: quoted as they are.
+    let any: Vec<String> = tokens.iter().map(|t| format!("\"{t}\"")).collect();
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid, bm25(content_stem) FROM content_stem WHERE content_stem MATCH ?1",
+    )?;
+    let rows = stmt.query_map([any.join(" OR ")], |r| {
+        Ok((r.get::<_, i64>(0)? as u32, r.get::<_, f64>(1)?))
+    })?;
+    for row in rows {
+        let (id, score) = row?;
+        hits.entry(id).or_insert(STEM_ONLY + score);
+    }
+    Ok(hits)
+}
+
 /// The files whose text holds `words` in that order (a phrase), with their
 /// bm25 scores (lower is better). A trailing `*` makes the last word a
-/// prefix (`invo*`: invoice, invoiced, involve).
-pub fn matching(conn: &Connection, words: &str) -> Result<HashMap<u32, f64>, Error> {
+/// prefix.
+fn matching_exactly(conn: &Connection, words: &str) -> Result<HashMap<u32, f64>, Error> {
     let (words, prefix) = match words.trim_end().strip_suffix('*') {
         Some(w) if w.chars().any(char::is_alphanumeric) => (w.trim_end_matches('*'), true),
         _ => (words, false),
@@ -107,6 +154,9 @@ pub struct StoredText {
     pub made: Made,
     pub extractor: String,
     pub encoding: String,
+    /// The language its words were stemmed in (`en`; '' for a row made
+    /// before migration 0011).
+    pub lang: String,
     pub truncated: bool,
     pub text: String,
 }
@@ -115,7 +165,7 @@ pub struct StoredText {
 /// content file, not read yet, or its extraction failed).
 pub fn text(conn: &Connection, id: i64) -> Result<Option<StoredText>, Error> {
     let mut stmt = conn.prepare_cached(
-        "SELECT s.size, s.mtime_ns, s.version, s.extractor, s.truncated, t.encoding, t.text
+        "SELECT s.size, s.mtime_ns, s.version, s.extractor, s.truncated, t.encoding, t.text, s.lang
          FROM content_state s JOIN content_text t ON t.entry_id = s.entry_id
          WHERE s.entry_id = ?1 AND s.status = 'ok'",
     )?;
@@ -133,6 +183,7 @@ pub fn text(conn: &Connection, id: i64) -> Result<Option<StoredText>, Error> {
         extractor: r.get(3)?,
         truncated: r.get(4)?,
         encoding: r.get(5)?,
+        lang: r.get(7)?,
         text: unpack(&packed)?,
     }))
 }
@@ -194,6 +245,12 @@ pub fn put(tx: &Connection, row: &ContentRow) -> Result<(), Error> {
     }
     tx.prepare_cached("DELETE FROM content_fts WHERE rowid=?1")?
         .execute([row.entry_id])?;
+    tx.prepare_cached("DELETE FROM content_stem WHERE rowid=?1")?
+        .execute([row.entry_id])?;
+    if !row.stems.is_empty() {
+        tx.prepare_cached("INSERT INTO content_stem (rowid, body) VALUES (?1, ?2)")?
+            .execute(params![row.entry_id, row.stems])?;
+    }
     let bytes = row.text.as_ref().map_or(0, |t| t.len());
     if let Some(text) = &row.text
         && !text.is_empty()
@@ -215,8 +272,8 @@ pub fn put(tx: &Connection, row: &ContentRow) -> Result<(), Error> {
     }
     tx.prepare_cached(
         "INSERT OR REPLACE INTO content_state
-         (entry_id, size, mtime_ns, extractor, version, status, detail, text_bytes, truncated, extracted_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+         (entry_id, size, mtime_ns, extractor, version, status, detail, text_bytes, truncated, extracted_at, lang)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         row.entry_id,
@@ -228,7 +285,8 @@ pub fn put(tx: &Connection, row: &ContentRow) -> Result<(), Error> {
         row.detail,
         bytes as i64,
         row.truncated,
-        row.at
+        row.at,
+        row.lang
     ])?;
     tx.prepare_cached("DELETE FROM content_queue WHERE entry_id=?1")?
         .execute([row.entry_id])?;
@@ -250,6 +308,8 @@ pub fn queue(tx: &Connection, ids: &[i64]) -> Result<(), Error> {
 pub fn drop(tx: &Connection, ids: &[i64]) -> Result<(), Error> {
     for id in ids {
         tx.prepare_cached("DELETE FROM content_fts WHERE rowid=?1")?
+            .execute([id])?;
+        tx.prepare_cached("DELETE FROM content_stem WHERE rowid=?1")?
             .execute([id])?;
         tx.prepare_cached("DELETE FROM content_state WHERE entry_id=?1")?
             .execute([id])?;

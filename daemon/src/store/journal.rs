@@ -186,10 +186,24 @@ pub struct FleetRow {
     /// The cached BLAKE3 hash of a file's content, when one is cached for
     /// the file's current inode, size and mtime.
     pub hash: Option<Vec<u8>>,
+    /// The nearest folder above the entry that is not open to everyone
+    /// (see [`opens_to_all`]): the one that decides who sees the entry in
+    /// the fleet; 0 when every folder above it is open to all.
+    pub gate: i64,
 }
 
-/// A folder's root path (shared) and path relative to the root.
-type Place = (std::rc::Rc<[u8]>, Vec<u8>);
+/// Whether a folder with this mode lets everyone read and search it
+/// (owner, group and others all have `r` and `x`): such a folder decides
+/// nothing about who sees what is below it. The others are the fleet's
+/// gates, and a chmod that turns a folder into one or out of one changes
+/// the gate of everything below it.
+pub fn opens_to_all(mode: u32) -> bool {
+    mode & 0o555 == 0o555
+}
+
+/// A folder's root path (shared), its path relative to the root, and the
+/// gate its entries have (itself if it is one, else its own gate).
+type Place = (std::rc::Rc<[u8]>, Vec<u8>, i64);
 
 /// Builds paths by walking up the tree, remembering each folder's.
 struct Paths<'c> {
@@ -205,21 +219,27 @@ impl<'c> Paths<'c> {
         }
     }
 
-    /// The (root, relative path) of folder `id`; `None` when it is gone.
+    /// The (root, relative path, gate below) of folder `id`; `None` when
+    /// it is gone.
     fn of_dir(&mut self, id: i64) -> Result<Option<Place>, Error> {
         // Walk up to a known folder or the root, then fill in downwards.
-        let mut chain: Vec<(i64, Vec<u8>)> = Vec::new();
+        let mut chain: Vec<(i64, Vec<u8>, u32)> = Vec::new();
         let mut cur = id;
         let mut up = self
             .conn
-            .prepare_cached("SELECT parent_id, name FROM entries WHERE id=?1")?;
-        let (root, mut rel) = loop {
-            if let Some((root, rel)) = self.known.get(&cur) {
-                break (root.clone(), rel.clone());
+            .prepare_cached("SELECT parent_id, name, mode FROM entries WHERE id=?1")?;
+        let gate_of = |id: i64, mode: u32, above: i64| if opens_to_all(mode) { above } else { id };
+        let (root, mut rel, mut gate) = loop {
+            if let Some((root, rel, gate)) = self.known.get(&cur) {
+                break (root.clone(), rel.clone(), *gate);
             }
-            let Some((parent, name)) = up
+            let Some((parent, name, mode)) = up
                 .query_row([cur], |r| {
-                    Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Vec<u8>>(1)?))
+                    Ok((
+                        r.get::<_, Option<i64>>(0)?,
+                        r.get::<_, Vec<u8>>(1)?,
+                        r.get::<_, u32>(2)?,
+                    ))
                 })
                 .optional()?
             else {
@@ -227,41 +247,43 @@ impl<'c> Paths<'c> {
             };
             match parent {
                 Some(p) => {
-                    chain.push((cur, name));
+                    chain.push((cur, name, mode));
                     cur = p;
                 }
                 None => {
                     let root: std::rc::Rc<[u8]> = name.into();
-                    self.known.insert(cur, (root.clone(), Vec::new()));
-                    break (root, Vec::new());
+                    let gate = gate_of(cur, mode, 0);
+                    self.known.insert(cur, (root.clone(), Vec::new(), gate));
+                    break (root, Vec::new(), gate);
                 }
             }
             if chain.len() > 100_000 {
                 return Ok(None); // a cycle cannot be, but never loop forever
             }
         };
-        while let Some((id, name)) = chain.pop() {
+        while let Some((id, name, mode)) = chain.pop() {
             if !rel.is_empty() {
                 rel.push(b'/');
             }
             rel.extend_from_slice(&name);
-            self.known.insert(id, (root.clone(), rel.clone()));
+            gate = gate_of(id, mode, gate);
+            self.known.insert(id, (root.clone(), rel.clone(), gate));
         }
-        Ok(Some((root, rel)))
+        Ok(Some((root, rel, gate)))
     }
 
     fn row(&mut self, row: EntryRow) -> Result<Option<FleetRow>, Error> {
-        let (root, rel) = match row.parent_id {
-            None => (row.name.clone(), Vec::new()),
+        let (root, rel, gate) = match row.parent_id {
+            None => (row.name.clone(), Vec::new(), 0),
             Some(p) => {
-                let Some((root, mut rel)) = self.of_dir(p)? else {
+                let Some((root, mut rel, gate)) = self.of_dir(p)? else {
                     return Ok(None);
                 };
                 if !rel.is_empty() {
                     rel.push(b'/');
                 }
                 rel.extend_from_slice(&row.name);
-                (root.to_vec(), rel)
+                (root.to_vec(), rel, gate)
             }
         };
         let totals = if row.kind == Kind::Dir {
@@ -280,6 +302,7 @@ impl<'c> Paths<'c> {
             rel,
             totals,
             hash,
+            gate,
         }))
     }
 }
@@ -338,6 +361,15 @@ pub fn snapshot(
     drop(stmt);
     tx.finish()?;
     Ok(at)
+}
+
+/// The folders that are the fleet's gates (not open to everyone, see
+/// [`opens_to_all`]), by id: the ones whose owner the fleet keeps.
+pub fn gates(conn: &Connection) -> Result<Vec<i64>, Error> {
+    Ok(conn
+        .prepare_cached("SELECT id FROM entries WHERE kind = 1 AND (mode & 365) <> 365")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?)
 }
 
 /// The batches after `seq`: how many, and when the oldest was committed

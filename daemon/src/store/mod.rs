@@ -12,6 +12,7 @@
 //! - [`hashes`]: content hashes cached for duplicate finding;
 //! - [`content`]: the content index's tables;
 //! - [`media`]: media metadata (photos, songs, videos).
+//! - [`labels`]: the user's bookmarks and tags, by entry id.
 //! - [`journal`]: the fleet's journal of committed batches, and the reads
 //!   the fleet link ships from.
 //!
@@ -35,11 +36,13 @@ pub mod content;
 pub mod entries;
 pub mod hashes;
 pub mod journal;
+pub mod labels;
 pub mod lookup;
 pub mod media;
 pub mod model;
 pub mod open;
 pub mod scan_reads;
+pub mod stem;
 pub mod summaries;
 pub mod tree;
 pub mod writer;

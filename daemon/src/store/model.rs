@@ -266,4 +266,10 @@ pub enum Op {
     /// PostgreSQL has applied the fleet journal's batches up to this seq:
     /// they are dropped.
     FleetAcked(i64),
+    /// A change to the bookmarks or tags; `reply` hears what it did once
+    /// it is committed.
+    Labels {
+        edit: super::labels::Edit,
+        reply: mpsc::Sender<super::labels::Outcome>,
+    },
 }

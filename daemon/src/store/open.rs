@@ -26,6 +26,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
         include_str!("../../../migrations/0005_unlisted_link_sizes.sql"),
     ),
     (6, include_str!("../../../migrations/0006_content_text.sql")),
+    (7, include_str!("../../../migrations/0007_labels.sql")),
     (
         8,
         include_str!("../../../migrations/0008_fleet_journal.sql"),
@@ -34,6 +35,10 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (
         10,
         include_str!("../../../migrations/0010_media_documents.sql"),
+    ),
+    (
+        11,
+        include_str!("../../../migrations/0011_content_stems.sql"),
     ),
     (13, include_str!("../../../migrations/0013_summaries.sql")),
 ];

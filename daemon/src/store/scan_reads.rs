@@ -92,6 +92,22 @@ pub fn parent_of(conn: &Connection, id: i64) -> Result<Option<i64>, Error> {
     )
 }
 
+/// A root folder's row that no root claims, left by a first scan of the
+/// root at `name` that stopped before its end (a shutdown, a kill, or a
+/// background scan that started again for a waiting client): the next
+/// scan goes on from it rather than writing a second tree beside it.
+pub fn unclaimed_root(conn: &Connection, name: &[u8]) -> Result<Option<i64>, Error> {
+    Ok(conn
+        .query_row(
+            "SELECT id FROM entries WHERE parent_id IS NULL AND name=?1 AND kind=1
+             AND id NOT IN (SELECT entry_id FROM roots WHERE entry_id IS NOT NULL)
+             ORDER BY id LIMIT 1",
+            [name],
+            |r| r.get::<_, i64>(0),
+        )
+        .optional()?)
+}
+
 /// The folders that have rows in `unlisted`.
 pub fn folders_with_unlisted(conn: &Connection) -> Result<HashSet<i64>, Error> {
     Ok(conn

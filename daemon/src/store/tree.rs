@@ -87,6 +87,35 @@ pub(super) fn drop_root_entries(
     }
 }
 
+/// Once a root's scan has recorded its folder's row: other rows of a
+/// folder at the root's path that no root claims (trees left by first
+/// scans that stopped, before the scan went on from them) are deleted,
+/// with everything under them.
+pub(super) fn drop_unclaimed_roots(
+    tx: &Connection,
+    root_id: i64,
+    agg: &mut Aggregates,
+    changes: &mut Vec<Change>,
+) -> Result<u64, Error> {
+    let stale: Vec<i64> = tx
+        .prepare(
+            "SELECT e.id FROM roots r JOIN entries e ON e.parent_id IS NULL AND e.name = r.path
+             WHERE r.id=?1 AND e.id <> r.entry_id
+             AND e.id NOT IN (SELECT entry_id FROM roots WHERE entry_id IS NOT NULL)",
+        )?
+        .query_map([root_id], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut written = 0;
+    for id in stale {
+        tracing::warn!(
+            id,
+            "dropping a second tree left at a root's path by a stopped scan"
+        );
+        written += delete_subtree(tx, id, agg, changes)?;
+    }
+    Ok(written)
+}
+
 /// Takes an entry's whole subtree off the totals of every folder above it
 /// (before it is deleted or moved); returns its row and those totals.
 fn detach(
@@ -186,13 +215,7 @@ pub(super) fn move_entry(
     agg.add(parent_id, totals);
     agg.apply(tx)?;
     let subtree: Vec<i64> = if row.kind == Kind::Dir {
-        tx.prepare_cached(
-            "WITH RECURSIVE sub(id) AS (SELECT id FROM entries WHERE parent_id = ?1
-               UNION ALL SELECT e.id FROM entries e JOIN sub ON e.parent_id = sub.id)
-             SELECT id FROM sub",
-        )?
-        .query_map([id], |r| r.get(0))?
-        .collect::<Result<_, _>>()?
+        subtree_ids(tx, id)?
     } else {
         Vec::new()
     };
@@ -203,6 +226,18 @@ pub(super) fn move_entry(
         subtree,
     });
     Ok(written + 1)
+}
+
+/// The ids of every entry below folder `id` (not its own).
+pub(super) fn subtree_ids(tx: &Connection, id: i64) -> Result<Vec<i64>, Error> {
+    Ok(tx
+        .prepare_cached(
+            "WITH RECURSIVE sub(id) AS (SELECT id FROM entries WHERE parent_id = ?1
+               UNION ALL SELECT e.id FROM entries e JOIN sub ON e.parent_id = sub.id)
+             SELECT id FROM sub",
+        )?
+        .query_map([id], |r| r.get(0))?
+        .collect::<Result<_, _>>()?)
 }
 
 /// Pending aggregate changes of one batch: "add this to folder X and every

@@ -17,7 +17,8 @@ use crate::Error;
 use super::entries::load_row;
 use super::model::{Change, Kind, Mirror, Op, Totals, pack_links};
 use super::tree::{
-    Aggregates, delete_subtree, dir_totals, drop_root_entries, move_entry, unlisted_of,
+    Aggregates, delete_subtree, dir_totals, drop_root_entries, drop_unclaimed_roots, move_entry,
+    unlisted_of,
 };
 use super::{Store, unix_now};
 use super::{content, hashes, journal};
@@ -175,6 +176,8 @@ fn apply_batch(
     let mut written = 0u64;
     // Answered only after the commit, so the new root is visible to readers.
     let mut added_roots: Vec<(mpsc::Sender<Result<i64, Error>>, i64)> = Vec::new();
+    let mut labelled: Vec<(mpsc::Sender<super::labels::Outcome>, super::labels::Outcome)> =
+        Vec::new();
     {
         let mut agg = Aggregates::default();
         let mut insert = tx.prepare_cached(
@@ -245,6 +248,14 @@ fn apply_batch(
                             agg.add(p, delta);
                         }
                     }
+                    if journal
+                        && row.kind == Kind::Dir
+                        && journal::opens_to_all(row.mode) != journal::opens_to_all(old.mode)
+                    {
+                        // The folder became a gate of the fleet's visibility,
+                        // or stopped being one: what is below it changes gate.
+                        agg.touched.extend(super::tree::subtree_ids(&tx, row.id)?);
+                    }
                     written += 1;
                     // Name and place are the stored ones: an update never moves.
                     row.parent_id = old.parent_id;
@@ -305,6 +316,7 @@ fn apply_batch(
                         "UPDATE roots SET entry_id=?2, scanned_at=?3 WHERE id=?1",
                         params![root_id, entry_id, at],
                     )?;
+                    written += drop_unclaimed_roots(&tx, root_id, &mut agg, changes)?;
                 }
                 Op::AddRoot { path, reply } => {
                     tx.execute(
@@ -348,6 +360,9 @@ fn apply_batch(
                 }
                 Op::Barrier(ack) => acks.push(ack),
                 Op::FleetAcked(seq) => journal::prune(&tx, seq)?,
+                Op::Labels { edit, reply } => {
+                    labelled.push((reply, super::labels::apply(&tx, edit)?));
+                }
                 Op::Shutdown | Op::Idle => {}
             }
         }
@@ -359,6 +374,9 @@ fn apply_batch(
     tx.commit()?;
     for (reply, id) in added_roots {
         let _ = reply.send(Ok(id));
+    }
+    for (reply, outcome) in labelled {
+        let _ = reply.send(outcome);
     }
     Ok(written)
 }

@@ -18,8 +18,14 @@ pub const VERSION: u32 = 1;
 
 pub fn extract(file: File, size: u64, sink: &mut TextSink) -> Result<(), Failure> {
     let bytes = crate::open::read_prefix(file, size)?;
+    message(&bytes, sink)
+}
+
+/// One message's headers and text parts into `sink` (an `.eml` file, or a
+/// message of a mailbox).
+pub fn message(bytes: &[u8], sink: &mut TextSink) -> Result<(), Failure> {
     let msg = MessageParser::default()
-        .parse(&bytes)
+        .parse(bytes)
         .ok_or_else(|| Failure::Parse("not a mail message".into()))?;
     if msg.headers().is_empty() {
         return Err(Failure::Parse("not a mail message: no headers".into()));

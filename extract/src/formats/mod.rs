@@ -4,8 +4,10 @@
 //! [`Kind`]; every module receives an already opened, already size-checked
 //! regular file (see [`crate::open`]).
 
+pub mod epub;
 pub mod mail;
 pub mod markup;
+pub mod mbox;
 pub mod office;
 pub mod pdf;
 pub mod rtf;
@@ -34,6 +36,8 @@ pub fn extract(
         }
         Kind::Rtf => rtf::extract(file, size, sink),
         Kind::Eml => mail::extract(file, size, sink),
+        Kind::Epub => epub::extract(file, limits, sink),
+        Kind::Mbox => mbox::extract(file, size, sink),
         // Media is read from a path by `crate::media`, never as text.
         Kind::Media => Err(Failure::Unsupported),
     }

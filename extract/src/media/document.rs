@@ -16,6 +16,9 @@
 //!   last, used only when there is no initial creator) and
 //!   `meta:document-statistic`'s `meta:page-count`; a presentation
 //!   without that count has its `draw:page`s in `content.xml` counted.
+//! - **EPUB**: the package document's `dc:title` and first `dc:creator`
+//!   (read by [`crate::formats::epub::package`]); an e-book reflows, so it
+//!   has no pages.
 //!
 //! Which of the three a file is comes from its first bytes, not its name.
 //! The zip members read here are small XML parts, each inflated through a
@@ -101,7 +104,11 @@ fn zipped(file: File) -> Result<Media, Failure> {
         .collect();
     let has = |n: &str| names.iter().any(|x| x == n);
     let mut m = Media::default();
-    if has("meta.xml") || has("content.xml") {
+    if has("META-INF/container.xml") && !has("meta.xml") {
+        let pkg = crate::formats::epub::package(&mut zip)?;
+        m.title = pkg.title;
+        m.author = pkg.author;
+    } else if has("meta.xml") || has("content.xml") {
         let mut presentation = false;
         if has("mimetype") {
             let mime = part(&mut zip, "mimetype", 256, |r| {

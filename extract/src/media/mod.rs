@@ -36,7 +36,7 @@ pub enum MediaKind {
     Photo,
     Audio,
     Video,
-    /// PDF, Office Open XML and OpenDocument: pages, title, author.
+    /// PDF, Office Open XML, OpenDocument and EPUB: pages, title, author.
     Document,
 }
 
@@ -60,7 +60,9 @@ pub fn media_kind_for_name(name: &[u8]) -> Option<MediaKind> {
         }
         b"mp4" | b"m4v" | b"mov" | b"mkv" | b"webm" => MediaKind::Video,
         b"pdf" | b"docx" | b"docm" | b"dotx" | b"pptx" | b"pptm" | b"potx" | b"xlsx" | b"xlsm"
-        | b"xltx" | b"odt" | b"ott" | b"ods" | b"ots" | b"odp" | b"otp" => MediaKind::Document,
+        | b"xltx" | b"odt" | b"ott" | b"ods" | b"ots" | b"odp" | b"otp" | b"epub" => {
+            MediaKind::Document
+        }
         _ => return None,
     })
 }

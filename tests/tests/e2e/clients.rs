@@ -457,6 +457,18 @@ mod mismatch {
         ) -> Result<Response<pb::ReadTextResponse>, Status> {
             no()
         }
+        async fn tags(
+            &self,
+            _: Request<pb::TagsRequest>,
+        ) -> Result<Response<pb::TagsResponse>, Status> {
+            no()
+        }
+        async fn bookmarks(
+            &self,
+            _: Request<pb::BookmarksRequest>,
+        ) -> Result<Response<pb::BookmarksResponse>, Status> {
+            no()
+        }
         async fn projects(
             &self,
             _: Request<pb::ProjectsRequest>,

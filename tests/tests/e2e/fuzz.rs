@@ -379,6 +379,7 @@ fn valid_request(method: &str, rng: &mut Rng, pools: &Pools) -> Vec<u8> {
     match method {
         "Status" => pb::StatusRequest {
             brief: rng.chance(50),
+            waiting: rng.chance(20),
         }
         .encode_to_vec(),
         "Search" => pb::SearchRequest {
@@ -991,7 +992,11 @@ fn requests_the_fuzzing_broke_get_clean_answers() {
                 other => panic!("{method}: {other:?}"),
             }
             // The same connection answers the next call.
-            let status = pb::StatusRequest { brief: true }.encode_to_vec();
+            let status = pb::StatusRequest {
+                brief: true,
+                ..Default::default()
+            }
+            .encode_to_vec();
             assert!(
                 matches!(call(&channel, "Status", false, status).await, Outcome::Ok),
                 "after {method}"

@@ -7,16 +7,20 @@
 #![cfg(target_os = "linux")]
 
 mod abuse;
+mod accents;
 mod bad_input;
 mod browse;
 mod clients;
 mod config;
+mod containers;
 mod content;
 mod du;
 mod dupes;
 mod exclude;
 mod fleet;
+mod fleet_visibility;
 mod fuzz;
+mod labels;
 mod manifest;
 mod map;
 mod mcp;
@@ -27,6 +31,7 @@ mod mcp_robust;
 mod media;
 mod media_documents;
 mod organise;
+mod priority;
 mod projects;
 mod query;
 mod read_text;
@@ -35,6 +40,7 @@ mod search;
 mod security;
 mod service;
 mod snapshots;
+mod stems;
 mod user_watch;
 mod util;
 mod verify;

@@ -1,5 +1,6 @@
 //! One module per subcommand: an `Args` struct and a `run`.
 
+pub mod bookmark;
 pub mod cat;
 pub mod completions;
 pub mod du;
@@ -19,6 +20,7 @@ pub mod scan;
 pub mod search;
 pub mod service;
 pub mod status;
+pub mod tag;
 pub mod tree;
 pub mod verify;
 pub mod watch;

@@ -46,6 +46,10 @@ pub struct Args {
     /// ("snippet" in --json, a line under the path on a terminal); 0 for none.
     #[arg(long, default_value_t = 10, value_name = "N")]
     snippets: u32,
+    /// Compare names without their accents: cafe finds café and Cafe (adds
+    /// `accents:ignore` to the query).
+    #[arg(long)]
+    ignore_accents: bool,
 }
 
 /// After a sensitive (WARN-tier) result on a terminal.
@@ -93,11 +97,14 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     } else {
         query
     };
-    let query = query
+    let mut query = query
         .split(' ')
         .map(expand_in)
         .collect::<Vec<_>>()
         .join(" ");
+    if a.ignore_accents {
+        query.push_str(" accents:ignore");
+    }
     let sort = match a.sort {
         SortBy::Relevance => pb::SortOrder::Relevance,
         SortBy::Name => pb::SortOrder::Name,
@@ -149,6 +156,17 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
                 // A `content:` query's results carry the passage that matched.
                 if !e.snippet.is_empty() {
                     v["snippet"] = e.snippet.clone().into();
+                }
+                // A message inside a mailbox: where, and which.
+                if let Some(i) = &e.inside {
+                    v["container"] = lossy(&i.container).into();
+                    v["inside"] = i.name.clone().into();
+                    if i.index > 0 {
+                        v["message"] = i.index.into();
+                    }
+                    if let Some(f) = &i.file {
+                        v["file"] = lossy(f).into();
+                    }
                 }
                 let mut line = serde_json::to_vec(&v)?;
                 line.push(b'\n');

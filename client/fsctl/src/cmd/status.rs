@@ -9,7 +9,15 @@ use crate::global::Global;
 use crate::output::{count, lossy, size};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Wait until every root is ready (its scan runs at normal priority
+    /// meanwhile, not in the background), then print the status.
+    #[arg(long)]
+    wait: bool,
+    /// With --wait: give up after this many seconds (exit status 1).
+    #[arg(long, value_name = "SECS", requires = "wait")]
+    timeout: Option<f64>,
+}
 
 pub fn state_name(s: i32) -> &'static str {
     match pb::RootState::try_from(s).unwrap_or_default() {
@@ -32,15 +40,38 @@ pub fn root_json(r: &pb::RootStatus) -> serde_json::Value {
         "error": if r.error.is_empty() { None } else { Some(&r.error) },
         "watch": r.watch,
         "hashing": r.hashing,
+        "priority": if r.priority.is_empty() { None } else { Some(&r.priority) },
     })
 }
 
-pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
+pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     let mut client = g.client().await?;
-    let s = client
-        .status(pb::StatusRequest::default())
-        .await?
-        .into_inner();
+    let started = std::time::Instant::now();
+    let s = loop {
+        let s = client
+            .status(pb::StatusRequest {
+                waiting: a.wait,
+                ..Default::default()
+            })
+            .await?
+            .into_inner();
+        if !a.wait || s.state == "ready" {
+            break s;
+        }
+        if a.timeout
+            .is_some_and(|t| started.elapsed().as_secs_f64() >= t)
+        {
+            eprintln!(
+                "fsctl: not ready after {:.1} s ({} entries so far)",
+                started.elapsed().as_secs_f64(),
+                count(s.entries)
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+        // The daemon keeps a waiting caller's scans at normal priority for
+        // 3 s after each call.
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
     let organise = crate::organise::journal::status_lines(&crate::organise::journal::default_dir());
     if g.json {
         let mut v = json!({
@@ -176,7 +207,12 @@ pub async fn run(g: &Global, _a: &Args) -> anyhow::Result<ExitCode> {
     println!("written  {} entry rows since start", count(s.rows_written));
     for r in &s.roots {
         let progress = if state_name(r.state) == "scanning" {
-            format!(", {} walked", count(r.scanned))
+            let priority = if r.priority.is_empty() {
+                String::new()
+            } else {
+                format!(" (priority {})", r.priority)
+            };
+            format!(", {} walked{priority}", count(r.scanned))
         } else {
             String::new()
         };

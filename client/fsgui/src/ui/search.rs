@@ -154,7 +154,7 @@ impl App {
     pub(super) fn query_row(&mut self, ui: &mut Ui) {
         ui.horizontal(|ui| {
             let label = ui.label("Search");
-            let width = (ui.available_width() - 150.0).max(100.0);
+            let width = (ui.available_width() - 190.0).max(100.0);
             // Focus and selection before the box is drawn: it reads this
             // frame's keys with them (see `keys`).
             if std::mem::take(&mut self.focus_query) && self.dialog.is_none() {
@@ -183,6 +183,19 @@ impl App {
             if response.changed() {
                 let q = self.search.query.clone();
                 self.type_query(&q);
+            }
+            let mut ignore = self.search.ignore_accents;
+            let hint = if ignore {
+                "Accents ignored: cafe finds café (click to match accents exactly)"
+            } else {
+                "Accents matched exactly (click to ignore them: cafe finds café)"
+            };
+            if ui
+                .toggle_value(&mut ignore, "ä=a")
+                .on_hover_text(hint)
+                .changed()
+            {
+                self.set_ignore_accents(ignore);
             }
             ui.toggle_value(&mut self.preview_shown, "Preview")
                 .on_hover_text("The selected row's text or picture beside the results");

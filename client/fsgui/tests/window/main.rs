@@ -2,6 +2,7 @@
 //! --json` prints for the same question. Driven through the AccessKit tree
 //! (labels, key presses, clicks), without a display or a GPU.
 
+mod accents;
 mod actions;
 mod costs;
 mod daemon;

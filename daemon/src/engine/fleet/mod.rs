@@ -37,9 +37,13 @@ use crate::LockOk;
 use crate::config::FleetConfig;
 use crate::store::{Op, Store, WriteHandle, journal};
 
+/// How often, while current, the owners of this host's gates are compared
+/// with what PostgreSQL holds (a `chown` alone reaches no journal batch).
+const OWNER_SWEEP: Duration = Duration::from_secs(5);
+
 /// The version of the fleet's PostgreSQL schema this daemon writes
 /// (`migrations/fleet/`, applied by `fsctl fleet init`).
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// How the link reaches the database.
 #[derive(Clone)]
@@ -317,6 +321,7 @@ impl FleetLink {
         // ended (a new pass begins once some host has shipped since).
         let mut pass: Option<HashPass> = None;
         let mut hashed_for: Option<String> = None;
+        let mut owners_swept: Option<Instant> = None;
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -362,6 +367,10 @@ impl FleetLink {
             if batches.is_empty() {
                 if seq > 0 {
                     self.acknowledged(seq, writer);
+                }
+                if owners_swept.is_none_or(|t| t.elapsed() >= OWNER_SWEEP) {
+                    self.sweep_owners(&client).await?;
+                    owners_swept = Some(Instant::now());
                 }
                 // What fleet dupes need changes only when some host ships.
                 let fleet_now = ship::fleet_generation(&client)
@@ -435,6 +444,37 @@ impl FleetLink {
                 .map_err(|e| ship::describe(&e))?;
         }
         Ok(true)
+    }
+
+    /// Brings the owners of this host's gates in PostgreSQL up to what
+    /// `lstat` says (see [`ship::put_owners`]).
+    async fn sweep_owners(&self, client: &tokio_postgres::Client) -> Result<(), String> {
+        let store = self.store.clone();
+        let owners = tokio::task::spawn_blocking(move || {
+            let gates = store.read(journal::gates)?;
+            let (rows, _gone) = store.read(|c| journal::rows_of(c, &gates))?;
+            Ok::<_, crate::Error>(
+                rows.iter()
+                    .map(|r| {
+                        let (uid, gid) = ship::owner_of(&ship::full_path(r));
+                        (r.row.id, uid, gid)
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .await
+        .map_err(|e| format!("reading the owners of folders: {e}"))?
+        .map_err(|e| e.to_string())?;
+        if owners.is_empty() {
+            return Ok(());
+        }
+        let changed = ship::put_owners(client, &self.settings.host, &owners)
+            .await
+            .map_err(|e| ship::describe(&e))?;
+        if changed > 0 {
+            tracing::debug!(changed, "fleet: owners of folders shipped");
+        }
+        Ok(())
     }
 
     fn acknowledged(&self, seq: i64, writer: &WriteHandle) {

@@ -11,13 +11,14 @@ use tokio_postgres::{Client, Transaction};
 
 use crate::index::fold::fold_bytes;
 use crate::store::Store;
-use crate::store::journal::{self, FleetRow, JournalBatch};
+use crate::store::journal::{self, FleetRow, JournalBatch, opens_to_all};
 
 use super::SCHEMA_VERSION;
 
 /// The columns of `fsindex.entries`, in `COPY` order, and their types.
 const COLUMNS: &str = "host, id, parent_id, root, rel, path, folded, name, kind, size, blocks, \
-     mtime_ns, dev, ino, nlink, mode, flags, t_bytes, t_apparent, t_files, t_dirs, t_incomplete, hash";
+     mtime_ns, dev, ino, nlink, mode, flags, t_bytes, t_apparent, t_files, t_dirs, t_incomplete, hash, \
+     uid, gid, gate";
 const TYPES: &[Type] = &[
     Type::TEXT,
     Type::INT8,
@@ -42,6 +43,9 @@ const TYPES: &[Type] = &[
     Type::INT8,
     Type::INT8,
     Type::BYTEA,
+    Type::INT8,
+    Type::INT8,
+    Type::INT8,
 ];
 
 /// A database error in one line: PostgreSQL's own message where it sent
@@ -119,13 +123,7 @@ async fn copy_rows(
     while let Some(chunk) = rows.recv().await {
         for r in chunk {
             let e = &r.row;
-            let mut full = r.root.clone();
-            if !r.rel.is_empty() {
-                if !full.ends_with(b"/") {
-                    full.push(b'/');
-                }
-                full.extend_from_slice(&r.rel);
-            }
+            let full = full_path(&r);
             let (root, path) = (lossy(&r.root), lossy(&full));
             let folded = lossy(&fold_bytes(&r.rel));
             let (kind, size, blocks) = (e.kind as u8 as i16, e.size as i64, e.blocks as i64);
@@ -139,7 +137,13 @@ async fn copy_rows(
                 t.map(|t| t.dirs),
                 t.map(|t| t.incomplete),
             );
-            let values: [&(dyn ToSql + Sync); 23] = [
+            // A gate's owner and group (see `owner_of`).
+            let (uid, gid) = if e.kind == crate::store::Kind::Dir && !opens_to_all(e.mode) {
+                owner_of(&full)
+            } else {
+                (None, None)
+            };
+            let values: [&(dyn ToSql + Sync); 26] = [
                 &host,
                 &e.id,
                 &e.parent_id,
@@ -163,11 +167,36 @@ async fn copy_rows(
                 &td,
                 &ti,
                 &r.hash,
+                &uid,
+                &gid,
+                &r.gate,
             ];
             writer.as_mut().write(&values).await?;
         }
     }
     writer.finish().await
+}
+
+/// A row's absolute path, as bytes.
+pub(super) fn full_path(r: &FleetRow) -> Vec<u8> {
+    let mut full = r.root.clone();
+    if !r.rel.is_empty() {
+        if !full.ends_with(b"/") {
+            full.push(b'/');
+        }
+        full.extend_from_slice(&r.rel);
+    }
+    full
+}
+
+/// A folder's owner and group as `lstat` says now (the index keeps modes,
+/// not owners); unknown when it cannot be examined, which leaves the
+/// folder to its `other` bits in the fleet.
+pub(super) fn owner_of(path: &[u8]) -> (Option<i64>, Option<i64>) {
+    match crate::platform::fs::lstat(&crate::platform::bytes::path_buf(path)) {
+        Ok(m) => (Some(i64::from(m.uid)), Some(i64::from(m.gid))),
+        Err(_) => (None, None),
+    }
 }
 
 /// Reads rows off the index on a blocking thread, in chunks, while the
@@ -395,4 +424,27 @@ pub(super) async fn fleet_generation(client: &Client) -> Result<String, tokio_po
         )
         .await?
         .get(0))
+}
+
+/// Sets the owner and group of this host's gates where they differ from
+/// what was shipped (a `chown` changes no row of the index, so no journal
+/// batch carries it): `owners` holds `(id, uid, gid)` as `lstat` says now.
+/// Returns the rows changed.
+pub(super) async fn put_owners(
+    client: &Client,
+    host: &str,
+    owners: &[(i64, Option<i64>, Option<i64>)],
+) -> Result<u64, tokio_postgres::Error> {
+    let ids: Vec<i64> = owners.iter().map(|o| o.0).collect();
+    let uids: Vec<Option<i64>> = owners.iter().map(|o| o.1).collect();
+    let gids: Vec<Option<i64>> = owners.iter().map(|o| o.2).collect();
+    client
+        .execute(
+            "UPDATE fsindex.entries e SET uid = u.uid, gid = u.gid
+             FROM unnest($2::int8[], $3::int8[], $4::int8[]) AS u(id, uid, gid)
+             WHERE e.host = $1 AND e.id = u.id AND e.kind = 1
+               AND (e.uid IS DISTINCT FROM u.uid OR e.gid IS DISTINCT FROM u.gid)",
+            &[&host, &ids, &uids, &gids],
+        )
+        .await
 }

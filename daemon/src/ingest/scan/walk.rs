@@ -27,6 +27,21 @@ use crate::store::{EntryRow, FLAG_UNREADABLE, Kind, Store, Unlisted, load_row, s
 /// of one thread while the others wait.
 const WIDE_FOLDER: usize = 4096;
 
+/// Test hook (`FSINDEX_TEST_FOLDER_PAUSE_MS`): each folder of a walk
+/// takes this long, so a test can watch a scan under way.
+static TEST_FOLDER_PAUSE: std::sync::LazyLock<Option<std::time::Duration>> =
+    std::sync::LazyLock::new(|| {
+        std::env::var("FSINDEX_TEST_FOLDER_PAUSE_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(std::time::Duration::from_millis)
+    });
+
+/// A walk's thread, named for `top` and the tests that read its priority.
+fn walk_thread() -> std::thread::Builder {
+    std::thread::Builder::new().name("fsindex-walk".into())
+}
+
 /// `lstat` of every name in a wide folder, in order, on several threads;
 /// `None` for the daemon's own cookie files.
 fn lstat_all(dfd: DirRef<'_>, names: &pfs::Names) -> Vec<Option<std::io::Result<Stat>>> {
@@ -34,23 +49,30 @@ fn lstat_all(dfd: DirRef<'_>, names: &pfs::Names) -> Vec<Option<std::io::Result<
         .map_or(1, |n| n.get())
         .clamp(1, 8);
     let chunk = names.len().div_ceil(threads).max(1);
+    let part_of = move |part: &[(Vec<u8>, Option<bool>)]| {
+        part.iter()
+            .map(|(name, _)| {
+                let os = pfs::os(name);
+                (!is_cookie(os)).then(|| pfs::lstat_at(dfd, os))
+            })
+            .collect::<Vec<_>>()
+    };
     std::thread::scope(|s| {
         let parts: Vec<_> = names
             .chunks(chunk)
             .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|(name, _)| {
-                            let os = pfs::os(name);
-                            (!is_cookie(os)).then(|| pfs::lstat_at(dfd, os))
-                        })
-                        .collect::<Vec<_>>()
-                })
+                walk_thread()
+                    .spawn_scoped(s, move || part_of(part))
+                    // No thread to be had: this thread does that part.
+                    .map_err(|_| part)
             })
             .collect();
         parts
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .flat_map(|h| match h {
+                Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                Err(part) => part_of(part),
+            })
             .collect()
     })
 }
@@ -130,7 +152,12 @@ pub(super) fn reconcile(
             };
             (id, parent_id, load_row(&conn, id)?)
         }
-        None => (sink.new_id(), None, None),
+        None => match scan_reads::unclaimed_root(&conn, &name)? {
+            // A first scan of this root that stopped before its end left
+            // its folder's row (and what it had walked): go on from it.
+            Some(id) if target.is_root => (id, None, load_row(&conn, id)?),
+            _ => (sink.new_id(), None, None),
+        },
     };
     let has_unlisted = scan_reads::folders_with_unlisted(&conn)?;
     drop(conn);
@@ -165,7 +192,11 @@ pub(super) fn reconcile(
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     std::thread::scope(|s| {
         for _ in 0..threads {
-            s.spawn(|| walk.work());
+            if let Err(e) = walk_thread().spawn_scoped(s, || walk.work()) {
+                // One is enough to finish the walk; the caller's own.
+                tracing::warn!("no thread for the walk ({e})");
+                break;
+            }
         }
     });
     if let Some(e) = walk.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -298,6 +329,9 @@ impl Walk<'_> {
     /// Lists one folder, reconciles its children, and returns its
     /// subfolders to walk.
     fn folder(&self, conn: &Connection, job: DirJob) -> Result<Vec<DirJob>, Error> {
+        if let Some(pause) = *TEST_FOLDER_PAUSE {
+            std::thread::sleep(pause);
+        }
         let DirJob {
             parent,
             parent_watch,
@@ -379,6 +413,8 @@ impl Walk<'_> {
         let existing = old.is_some();
         let wide = old.as_ref().is_some_and(is_wide_dir);
         self.emit_row(&mut found, row, old.as_ref(), self.own_path(&path));
+        // Where the children's changes begin (after the folder's own row).
+        let children_at = found.len();
         let dfd = pfs::listing_fd(&dir)?;
         let mut known = if existing {
             scan_reads::children(conn, id, wide)?
@@ -476,13 +512,19 @@ impl Walk<'_> {
             }
         }
         // Whatever the index has that the listing did not show is gone.
+        // Deleted before the children inserted: a file renamed while the
+        // daemon was stopped is then a delete followed by an insert, which
+        // is how its labels find it again (migration 0007's
+        // `labels_limbo`).
+        let mut gone = Vec::with_capacity(known.len());
         for (name, k) in known {
             if k.kind == Kind::Dir {
                 self.links.note_subtree(conn, k.id)?;
             }
             self.links.note(None, Some(&k));
-            found.push(Found::Delete(k, self.path_if(&path, &name)));
+            gone.push(Found::Delete(k, self.path_if(&path, &name)));
         }
+        found.splice(children_at..children_at, gone);
         self.unlisted(conn, &mut found, id, hidden.rows())?;
         // This folder's changes go before any of its subfolders' (the
         // writer needs a parent's row before its children's).

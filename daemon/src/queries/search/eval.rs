@@ -35,7 +35,7 @@ impl Snapshot {
                     }
                     return self.spread(&marks.own, 1 << k);
                 }
-                let ids = self.mark_term(t.as_bytes());
+                let ids = self.mark_term_as(t.as_bytes(), marks.bare);
                 if ids.is_empty() {
                     return vec![false; n];
                 }
@@ -132,8 +132,8 @@ impl Snapshot {
                 }
                 self.spread(&own, 1)
             }
-            Item::In(_) | Item::Content(_) | Item::Media(_) => vec![false; n],
-            Item::MediaHits(hits) => {
+            Item::In(_) | Item::Content(_) | Item::Media(_) | Item::Tag(_) => vec![false; n],
+            Item::MediaHits(hits) | Item::TagHits(hits) => {
                 let mut m = vec![false; n];
                 for &id in hits.iter() {
                     if let Some(x) = m.get_mut(id as usize) {
@@ -488,6 +488,8 @@ pub(crate) struct Marks<'a> {
     pub(crate) terms: &'a [&'a str],
     pub(crate) own: Vec<u32>,
     pub(crate) found: Vec<usize>,
+    /// The query ignores accents (`accents:ignore`).
+    pub(crate) bare: bool,
 }
 
 /// The entries that every list (ascending) holds and that are `results`,

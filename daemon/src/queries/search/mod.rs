@@ -2,6 +2,7 @@
 //! ordered ([`rank`]) and paged. The index itself ([`crate::index`]) is kept
 //! by the store's writer; this module only reads it.
 
+mod bare;
 mod eval;
 mod rank;
 #[cfg(test)]
@@ -101,10 +102,12 @@ impl Snapshot {
         // Plain terms are scanned for once: their marks serve both matching
         // and relevance (which terms an entry's own name holds).
         let terms = query.ranking_terms();
+        let bare = query.ignore_accents;
         let mut marks = Marks {
             terms: &terms,
             own: Vec::new(),
             found: Vec::new(),
+            bare,
         };
         // Each term's marks, and how well each marked name fits it (for
         // relevance; a term with `/` fits no name).
@@ -112,11 +115,11 @@ impl Snapshot {
             .iter()
             .map(|t| match t.as_bytes() {
                 t if t.contains(&SEP) => {
-                    let ids = self.mark_term(t);
+                    let ids = self.mark_term_as(t, bare);
                     let none = vec![0; ids.len()];
                     (ids, none)
                 }
-                t => self.mark_name_term_fits(t, true),
+                t => self.mark_name_term_fits_as(t, true, bare),
             })
             .unzip();
         marks.found = lists.iter().map(Vec::len).collect();

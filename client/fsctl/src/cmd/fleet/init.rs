@@ -14,10 +14,16 @@ use super::describe;
 
 /// The fleet's migrations, in order. Append only; the daemon's
 /// `engine::fleet::SCHEMA_VERSION` names the last.
-const MIGRATIONS: &[(i32, &str)] = &[(
-    1,
-    include_str!("../../../../../migrations/fleet/0001_fleet.sql"),
-)];
+const MIGRATIONS: &[(i32, &str)] = &[
+    (
+        1,
+        include_str!("../../../../../migrations/fleet/0001_fleet.sql"),
+    ),
+    (
+        2,
+        include_str!("../../../../../migrations/fleet/0002_visibility.sql"),
+    ),
+];
 
 pub async fn run(g: &Global, mut client: tokio_postgres::Client) -> anyhow::Result<ExitCode> {
     let err = |e: tokio_postgres::Error| anyhow::anyhow!("fleet init: {}", describe(&e));

@@ -9,6 +9,7 @@
 mod init;
 mod pgpass;
 mod query;
+mod roles;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,16 +54,25 @@ enum Command {
     Dupes(query::DupesArgs),
     /// The hosts that ship into the fleet, and how current each is.
     Hosts,
+    /// Map a database role to a user of a host (it then sees what that user may read there), or make it an admin.
+    Grant(roles::GrantArgs),
+    /// Remove a role's mappings (one host's with --host) and its admin right.
+    Revoke(roles::RevokeArgs),
+    /// The roles mapped to hosts' users, and the admins.
+    Roles,
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
-    let client = connect(&a.db).await?;
+    let mut client = connect(&a.db).await?;
     match &a.command {
         Command::Init => init::run(g, client).await,
         Command::Search(s) => query::search(g, &client, s).await,
         Command::Du(d) => query::du(g, &client, d).await,
         Command::Dupes(d) => query::dupes(g, &client, d).await,
         Command::Hosts => query::hosts(g, &client).await,
+        Command::Grant(r) => roles::grant(g, &mut client, r).await,
+        Command::Revoke(r) => roles::revoke(g, &mut client, r).await,
+        Command::Roles => roles::roles(g, &client).await,
     }
 }
 
@@ -121,13 +131,16 @@ async fn connect(db: &Database) -> anyhow::Result<tokio_postgres::Client> {
         .map_err(|e| anyhow::anyhow!("--database: not a PostgreSQL URL: {e}"))?;
     config.connect_timeout(Duration::from_secs(5));
     config.application_name("fsctl");
-    if let Some(file) = db.password_file.clone().or(section.password_file) {
+    // A password in the URL wins, as with libpq (the config's password
+    // file is the daemon's, which may be another role's).
+    let file = db.password_file.clone().or(section.password_file);
+    if config.get_password().is_some() {
+        // as given
+    } else if let Some(file) = file {
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("reading the password file {}", file.display()))?;
         config.password(text.lines().next().unwrap_or("").as_bytes());
-    } else if config.get_password().is_none()
-        && let Some(pw) = pgpass::lookup(&config)
-    {
+    } else if let Some(pw) = pgpass::lookup(&config) {
         config.password(pw.as_bytes());
     }
     let (client, conn) = config

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use anyhow::bail;
 use serde_json::{Value, json};
 use tokio_postgres::Client;
-use tokio_postgres::types::ToSql;
 
 use crate::global::Global;
 use crate::output::{count, rfc3339, size};
@@ -91,20 +90,18 @@ fn split_terms(args: &[String]) -> Vec<String> {
     out
 }
 
-/// SQL conditions for a query: every term a condition on `folded` (the
-/// path relative to the root, folded as the daemon folds it).
-fn conditions(terms: &[String], params: &mut Vec<String>) -> anyhow::Result<Vec<String>> {
-    let mut conds = Vec::new();
-    let mut param = |params: &mut Vec<String>, p: String| {
-        params.push(p);
-        format!("${}", params.len() + 1) // $1 is the host filter
-    };
+/// A query's terms as `fsindex.search` takes them: each term's LIKE
+/// patterns over `folded` (the path relative to the root, folded as the
+/// daemon folds it), any of which may match; `neg` for `!term`, `ext` for
+/// `ext:` (not a folder).
+fn conditions(terms: &[String]) -> anyhow::Result<Vec<Value>> {
+    let mut out = Vec::new();
     for term in terms {
         let (neg, t) = match term.strip_prefix('!') {
             Some(rest) if !rest.is_empty() => (true, rest),
             _ => (false, term.as_str()),
         };
-        let cond = if let Some((name, value)) = t.split_once(':')
+        let (ext, alts) = if let Some((name, value)) = t.split_once(':')
             && name.chars().all(|c| c.is_ascii_alphabetic())
             && !name.is_empty()
         {
@@ -113,38 +110,28 @@ fn conditions(terms: &[String], params: &mut Vec<String>) -> anyhow::Result<Vec<
                     let alts: Vec<String> = value
                         .split(';')
                         .filter(|e| !e.is_empty())
-                        .map(|e| {
-                            let p = param(
-                                params,
-                                format!("%.{}", like_literal(&fold(e.trim_start_matches('.')))),
-                            );
-                            format!("folded LIKE {p}")
-                        })
+                        .map(|e| format!("%.{}", like_literal(&fold(e.trim_start_matches('.')))))
                         .collect();
                     if alts.is_empty() {
                         bail!("ext: give an extension, e.g. ext:pdf or ext:jpg;png");
                     }
-                    format!("(kind <> 1 AND ({}))", alts.join(" OR "))
+                    (true, alts)
                 }
                 n if UNSUPPORTED.contains(&n) => bail!(
                     "{n}: is not answered by the fleet yet: fleet search takes plain terms, \
                      !term, a|b and ext:"
                 ),
-                _ => plain(t, params, &mut param)?,
+                _ => (false, plain(t)?),
             }
         } else {
-            plain(t, params, &mut param)?
+            (false, plain(t)?)
         };
-        conds.push(if neg { format!("NOT {cond}") } else { cond });
+        out.push(json!({ "neg": neg, "ext": ext, "alts": alts }));
     }
-    Ok(conds)
+    Ok(out)
 }
 
-fn plain(
-    t: &str,
-    params: &mut Vec<String>,
-    param: &mut impl FnMut(&mut Vec<String>, String) -> String,
-) -> anyhow::Result<String> {
+fn plain(t: &str) -> anyhow::Result<Vec<String>> {
     if t.contains(['*', '?']) {
         bail!(
             "{t}: wildcards are not answered by the fleet yet: fleet search takes plain terms, !term, a|b and ext:"
@@ -153,15 +140,12 @@ fn plain(
     let alts: Vec<String> = t
         .split('|')
         .filter(|a| !a.is_empty())
-        .map(|a| {
-            let p = param(params, format!("%{}%", like_literal(&fold(a))));
-            format!("folded LIKE {p}")
-        })
+        .map(|a| format!("%{}%", like_literal(&fold(a))))
         .collect();
     if alts.is_empty() {
         bail!("{t}: an empty term");
     }
-    Ok(format!("({})", alts.join(" OR ")))
+    Ok(alts)
 }
 
 pub async fn search(g: &Global, client: &Client, a: &SearchArgs) -> anyhow::Result<ExitCode> {
@@ -169,23 +153,18 @@ pub async fn search(g: &Global, client: &Client, a: &SearchArgs) -> anyhow::Resu
     if terms.is_empty() {
         bail!("empty query: give at least one term");
     }
-    let mut params = Vec::new();
-    let conds = conditions(&terms, &mut params)?;
-    // A root's own folder has an empty relative path: no term matches it,
-    // as in the daemon.
-    let filter = format!(
-        "octet_length(rel) > 0 AND ($1::text IS NULL OR host = $1) AND {}",
-        conds.join(" AND ")
-    );
-    let mut args: Vec<&(dyn ToSql + Sync)> = vec![&a.host];
-    for p in &params {
-        args.push(p);
-    }
+    // One call of `fsindex.search`, which applies who-sees-what itself (it
+    // runs as the schema's owner): under row-level security a LIKE may not
+    // use the trigram index (PostgreSQL evaluates no function that is not
+    // leakproof before a policy), and a mapped role's search would scan
+    // every row.
+    // As text, cast there: no JSON feature of the client needed.
+    let terms = Value::Array(conditions(&terms)?).to_string();
     if a.count {
         let n: i64 = client
             .query_one(
-                &format!("SELECT count(*) FROM fsindex.entries WHERE {filter}"),
-                &args,
+                "SELECT count(*) FROM fsindex.search(current_user, $1, $2::text::jsonb, 0)",
+                &[&a.host, &terms],
             )
             .await
             .map_err(db)?
@@ -201,17 +180,12 @@ pub async fn search(g: &Global, client: &Client, a: &SearchArgs) -> anyhow::Resu
             ExitCode::from(1)
         });
     }
-    let limit = if a.limit == 0 {
-        String::new()
-    } else {
-        format!(" LIMIT {}", a.limit)
-    };
+    let limit = i64::try_from(a.limit).unwrap_or(i64::MAX);
     let rows = client
         .query(
-            &format!(
-                "SELECT host, path, name, kind, size, mtime_ns FROM fsindex.entries WHERE {filter} ORDER BY host, path{limit}"
-            ),
-            &args,
+            "SELECT host, path, name, kind, size, mtime_ns
+             FROM fsindex.search(current_user, $1, $2::text::jsonb, $3)",
+            &[&a.host, &terms, &limit],
         )
         .await
         .map_err(db)?;
@@ -387,6 +361,11 @@ pub async fn du(g: &Global, client: &Client, a: &DuArgs) -> anyhow::Result<ExitC
             }
         }
     }
+    {
+        let mut shown: Vec<&mut Usage> = vec![&mut total];
+        shown.extend(children.iter_mut());
+        hide_closed(client, host, &path, &mut shown).await?;
+    }
     let key = |u: &Usage| if a.apparent { u.apparent } else { u.bytes };
     children.sort_by(|x, y| key(y).cmp(&key(x)).then_with(|| x.path.cmp(&y.path)));
     let children_total = children.len();
@@ -417,6 +396,62 @@ pub async fn du(g: &Global, client: &Client, a: &DuArgs) -> anyhow::Result<ExitC
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Is `inner` the path `outer` or below it?
+fn within(inner: &str, outer: &str) -> bool {
+    inner.starts_with(outer)
+        && (inner.len() == outer.len()
+            || outer.ends_with('/')
+            || inner.as_bytes()[outer.len()] == b'/')
+}
+
+/// du as the caller may see it, as the daemon's machine-wide mode answers
+/// it: a folder under `path` that the caller may see but not open counts
+/// its own blocks, and what is inside it is taken out of every figure
+/// shown that holds it (marked incomplete). Rows inside such a folder are
+/// not visible to the caller at all (row-level security), so only these
+/// topmost ones are found. Nothing to do for a role that sees every row.
+async fn hide_closed(
+    client: &Client,
+    host: &str,
+    path: &str,
+    shown: &mut [&mut Usage],
+) -> anyhow::Result<()> {
+    let sees_all: bool = client
+        .query_one("SELECT fsindex.sees_all(current_user)", &[])
+        .await
+        .map_err(db)?
+        .get(0);
+    if sees_all {
+        return Ok(());
+    }
+    let below = format!("{}/%", like_literal(path.trim_end_matches('/')));
+    let closed = client
+        .query(
+            "SELECT path, coalesce(t_bytes, 0) - blocks * 512, coalesce(t_apparent, 0) - size,
+                    coalesce(t_files, 0), greatest(coalesce(t_dirs, 0) - 1, 0)
+             FROM fsindex.entries
+             WHERE host = $1 AND kind = 1 AND (mode & 365) <> 365
+               AND (path = $2 OR path LIKE $3)
+               AND (host, id) NOT IN (SELECT g.host, g.id FROM fsindex.open_gates(current_user) g)",
+            &[&host, &path, &below],
+        )
+        .await
+        .map_err(db)?;
+    for c in &closed {
+        let p: &str = c.get(0);
+        for u in shown.iter_mut() {
+            if within(p, &u.path) {
+                u.bytes -= c.get::<_, i64>(1);
+                u.apparent -= c.get::<_, i64>(2);
+                u.files -= c.get::<_, i64>(3);
+                u.dirs -= c.get::<_, i64>(4);
+                u.incomplete = true;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every host's roots, one line each.
@@ -452,6 +487,8 @@ async fn du_roots(g: &Global, client: &Client) -> anyhow::Result<ExitCode> {
             u.apparent += l.get::<_, i64>(1);
             u.files += 1;
         }
+        let path = u.path.clone();
+        hide_closed(client, host, &path, &mut [&mut u]).await?;
         if g.json {
             println!("{}", u.json(host, 0));
         } else {
@@ -608,11 +645,15 @@ mod tests {
 
     #[test]
     fn unsupported_filters_are_refused() {
-        let mut p = Vec::new();
-        let e = conditions(&["size:>1mb".into()], &mut p).unwrap_err();
+        let e = conditions(&["size:>1mb".into()]).unwrap_err();
         assert!(e.to_string().contains("not answered by the fleet"));
-        let c = conditions(&["ext:PDF;jpg".into(), "!Draft".into()], &mut p).unwrap();
-        assert_eq!(c.len(), 2);
-        assert!(p.contains(&"%.pdf".to_owned()) && p.contains(&"%draft%".to_owned()));
+        let c = conditions(&["ext:PDF;jpg".into(), "!Draft|memo".into()]).unwrap();
+        assert_eq!(
+            Value::Array(c),
+            json!([
+                { "neg": false, "ext": true, "alts": ["%.pdf", "%.jpg"] },
+                { "neg": true, "ext": false, "alts": ["%draft%", "%memo%"] },
+            ])
+        );
     }
 }

@@ -50,7 +50,8 @@ pub struct FindParams {
     /// dm:2025-01..2025-03, kind:document|image|audio|video|archive|code|text|folder,
     /// in:FOLDER, path:Taxes/2025, regex:^IMG_\d+\.jpg$, case:README,
     /// content:invoice / content:"total due" (what files say, PDF and Office
-    /// included, in folders with content search on).
+    /// included, in folders with content search on); accents:ignore makes
+    /// the whole query ignore accents (cafe finds café).
     pub query: Option<String>,
     /// Only under this folder (default: every allowed directory).
     pub path: Option<String>,

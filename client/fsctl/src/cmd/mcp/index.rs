@@ -182,6 +182,26 @@ pub struct FoundEntry {
     /// For a query with content: words, the passage of the file's text that matched, the words marked **like this**.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snippet: Option<String>,
+    /// A message inside a mailbox (the path is then `mailbox/<subject>`):
+    /// the mailbox and, for a Maildir message, its own file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inside: Option<InsideMailbox>,
+}
+
+/// Where a message found inside a mail store is.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InsideMailbox {
+    /// The mbox file or Maildir folder, shown.
+    pub container: String,
+    /// The message's subject.
+    pub subject: String,
+    /// Position in an mbox file, from 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<u32>,
+    /// A Maildir message's own file, shown: pass it to other tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 impl FoundEntry {
@@ -193,6 +213,12 @@ impl FoundEntry {
             mtime: rfc3339(e.mtime_ns),
             sensitive: e.sensitive,
             snippet: (!e.snippet.is_empty()).then(|| e.snippet.clone()),
+            inside: e.inside.as_ref().map(|i| InsideMailbox {
+                container: shown(&i.container),
+                subject: i.name.clone(),
+                message: (i.index > 0).then_some(i.index),
+                file: i.file.as_deref().map(shown),
+            }),
         }
     }
 
@@ -206,10 +232,18 @@ impl FoundEntry {
             self.path,
             if self.sensitive { "\tsensitive" } else { "" }
         ) + &self
-            .snippet
+            .inside
             .as_ref()
-            .map(|s| format!("\n\t> {s}"))
+            .map(|i| match &i.file {
+                Some(f) => format!("\tin {}\tfile {f}", i.container),
+                None => format!("\tin {}", i.container),
+            })
             .unwrap_or_default()
+            + &self
+                .snippet
+                .as_ref()
+                .map(|s| format!("\n\t> {s}"))
+                .unwrap_or_default()
     }
 }
 
@@ -316,7 +350,7 @@ impl Ctx {
         }
         let status = self
             .rpc(|mut c| async move {
-                c.status(pb::StatusRequest { brief: false })
+                c.status(pb::StatusRequest::default())
                     .await
                     .map(tonic::Response::into_inner)
             })

@@ -1,0 +1,80 @@
+//! Hits inside mailboxes (issue 32): the messages of an mbox file that a
+//! `content:` search found, from the text the content index keeps (no
+//! file is opened for them), and a Maildir message found the same way.
+//! Which messages match is decided by [`crate::queries::mailbox`]; this
+//! module reads the stored text and makes each message a result of its
+//! own, shown as `mailbox/<subject>` (for a Maildir, the folder holding
+//! `cur/` and `new/`).
+
+use super::*;
+use crate::queries::search::Found;
+use crate::store::content;
+
+/// True for an mbox file, or a Maildir message (a message-named file in
+/// a `cur/` or `new/` folder).
+pub(super) fn is_mail_store(f: &Found) -> bool {
+    fsindex_extract::kind_for_name(&f.name) == Some(fsindex_extract::Kind::Mbox)
+        || maildir_of(f).is_some()
+}
+
+/// The Maildir folder of a Maildir message's path.
+fn maildir_of(f: &Found) -> Option<&[u8]> {
+    if !fsindex_extract::kind::is_maildir_message(&f.name) {
+        return None;
+    }
+    let parent = &f.path[..f.path.len().checked_sub(f.name.len() + 1)?];
+    let slash = parent.iter().rposition(|&b| b == b'/')?;
+    matches!(&parent[slash + 1..], b"cur" | b"new").then(|| &parent[..slash])
+}
+
+impl Engine {
+    /// The messages of mailbox `f` holding every word of `words`, each
+    /// with its snippet when `snippets` (empty otherwise); none when the
+    /// index keeps no text for it.
+    pub(super) fn messages_of(
+        &self,
+        f: &Found,
+        words: &[&str],
+        snippets: bool,
+    ) -> Vec<(super::read::Inside, String)> {
+        let (text, lang) = match self.store.read(|c| content::text(c, i64::from(f.id))) {
+            Ok(Some(t)) => (t.text, t.lang),
+            Ok(None) => return Vec::new(),
+            Err(e) => {
+                tracing::warn!(id = f.id, "reading a mailbox's stored text failed: {e}");
+                return Vec::new();
+            }
+        };
+        crate::queries::mailbox::matching(&text, words)
+            .into_iter()
+            .map(|hit| {
+                let snippet = if snippets {
+                    crate::queries::snippet::snippet(
+                        hit.text,
+                        words,
+                        crate::queries::snippet::WIDTH,
+                        &lang,
+                    )
+                    .unwrap_or_default()
+                } else {
+                    String::new()
+                };
+                let inside = match maildir_of(f) {
+                    Some(folder) => super::read::Inside {
+                        container: folder.to_vec(),
+                        name: hit.subject,
+                        index: 0,
+                        file: Some(f.path.clone()),
+                    },
+                    None => super::read::Inside {
+                        container: f.path.clone(),
+                        name: hit.subject,
+                        index: hit.index,
+                        file: None,
+                    },
+                };
+                (inside, snippet)
+            })
+            .collect()
+    }
+}
