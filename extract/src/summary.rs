@@ -67,7 +67,7 @@ pub enum Format {
     Go,
     /// Prose in plain text (`.txt`, a README without extension).
     Text,
-    /// PDF, Office, OpenDocument, RTF, mail: title from the properties,
+    /// PDF, Office, OpenDocument, EPUB, RTF, mail: title from the properties,
     /// else the extracted text's first sentence.
     Document,
     /// Other source code and data (JSON, YAML, CSV, ...): no summary.
@@ -102,9 +102,8 @@ pub fn format_for_name(name: &[u8]) -> Format {
         b"go" => Format::Go,
         b"txt" | b"text" => Format::Text,
         b"pdf" | b"docx" | b"docm" | b"dotx" | b"pptx" | b"pptm" | b"potx" | b"xlsx" | b"xlsm"
-        | b"xltx" | b"odt" | b"ott" | b"ods" | b"ots" | b"odp" | b"otp" | b"rtf" | b"eml" => {
-            Format::Document
-        }
+        | b"xltx" | b"odt" | b"ott" | b"ods" | b"ots" | b"odp" | b"otp" | b"rtf" | b"eml"
+        | b"epub" => Format::Document,
         _ => Format::None,
     }
 }
@@ -762,6 +761,7 @@ mod tests {
         assert_eq!(format_for_name(b"notes.MD"), Format::Markdown);
         assert_eq!(format_for_name(b"a.tsx"), Format::Script);
         assert_eq!(format_for_name(b"r.pdf"), Format::Document);
+        assert_eq!(format_for_name(b"book.epub"), Format::Document);
         assert_eq!(format_for_name(b"data.json"), Format::None);
         assert_eq!(format_for_name(b".bashrc"), Format::None);
     }

@@ -161,6 +161,7 @@ impl Engine {
             .filter_map(|c| u32::try_from(c.id).ok())
             .collect();
         // The names, under the index's lock; the files' heads without it.
+        let t = Instant::now();
         let found: Vec<(Candidate, Vec<u8>, Vec<Vec<u8>>)> = {
             let snapshot = crate::index::read_loaded(&self.snapshot);
             projects::candidates(&snapshot, top32, &closed_ids)
@@ -172,6 +173,7 @@ impl Engine {
                 })
                 .collect()
         };
+        let names_us = t.elapsed().as_micros() as u64;
         let mut view = view;
         // The caller could reach and read this file itself.
         let mut readable = |p: &Path| match view.as_deref_mut() {
@@ -212,20 +214,24 @@ impl Engine {
             };
             chosen.push((c.id, p, c.kinds.into_iter().collect(), branch));
         }
+        let reads_us = t.elapsed().as_micros() as u64 - names_us;
         // Parents first, then by name, component by component.
         chosen.sort_by(|a, b| a.1.split(|&x| x == b'/').cmp(b.1.split(|&x| x == b'/')));
         self.store.read(|c| {
             let snapshot = crate::index::read_loaded(&self.snapshot);
+            // Gone from the index meanwhile: left out.
+            chosen.retain(|x| snapshot.entry_kind(x.0) == Some(Kind::Dir));
             let ids: Vec<u32> = chosen.iter().map(|x| x.0).collect();
             let nest = projects::nesting(&snapshot, &ids);
+            let at: std::collections::HashMap<u32, usize> =
+                ids.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+            let above: Vec<Option<usize>> = nest.iter().map(|(p, _)| p.map(|p| at[&p])).collect();
+            let paths: Vec<(u32, &[u8])> = chosen.iter().map(|x| (x.0, x.1.as_slice())).collect();
+            let figures = projects::figures(c, &snapshot, top32, &paths, &above, &closed_ids)?;
             let mut out = Vec::with_capacity(chosen.len());
-            for ((id, path, kinds, branch), (above, depth)) in chosen.into_iter().zip(nest) {
-                let mut figures = match projects::figures(c, &snapshot, id, &path, &closed_ids) {
-                    Ok(f) => f,
-                    // Gone from the index meanwhile.
-                    Err(Error::NotFound(_)) => continue,
-                    Err(e) => return Err(e),
-                };
+            for (((_, path, kinds, branch), (up, depth)), mut figures) in
+                chosen.into_iter().zip(nest).zip(figures)
+            {
                 figures.usage.path = path.clone();
                 access::hide_in(&mut figures.usage, &closed);
                 out.push(Project {
@@ -233,10 +239,17 @@ impl Engine {
                     kinds,
                     figures,
                     branch,
-                    parent: above.map(|p| snapshot.path(p)),
+                    parent: up.map(|p| snapshot.path(p)),
                     depth,
                 });
             }
+            tracing::debug!(
+                projects = out.len(),
+                names_us,
+                reads_us,
+                us = t.elapsed().as_micros() as u64,
+                "projects answered"
+            );
             Ok(out)
         })
     }

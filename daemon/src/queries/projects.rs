@@ -200,40 +200,81 @@ pub struct Figures {
 /// Languages shown per project at most.
 pub const LANGUAGES: usize = 3;
 
-/// Languages by file count and the newest change below folder `id`
-/// (opaque folders and `closed` ones not entered), and its disk usage.
+/// Each project's figures: languages by file count and the newest change
+/// of the files below it (opaque folders and `closed` ones not entered; a
+/// file counts in its project and every project above that), from one pass
+/// over the names below `top`; and its disk usage. `projects` are the
+/// projects' folder ids and paths, `above` the nearest project above each
+/// (as [`nesting`] gives it, by index into `projects`).
 pub fn figures(
     conn: &Connection,
     snapshot: &Snapshot,
-    id: u32,
-    path: &[u8],
+    top: u32,
+    projects: &[(u32, &[u8])],
+    above: &[Option<usize>],
     closed: &HashSet<u32>,
-) -> Result<Figures, Error> {
-    let mut counts: HashMap<&'static str, u64> = HashMap::new();
-    let mut newest = 0i64;
-    snapshot.walk_below(id, &mut |i, _| {
+) -> Result<Vec<Figures>, Error> {
+    const NONE: usize = usize::MAX;
+    let index: HashMap<u32, usize> = projects
+        .iter()
+        .enumerate()
+        .map(|(k, (id, _))| (*id, k))
+        .collect();
+    let mut counts: Vec<HashMap<&'static str, u64>> = vec![HashMap::new(); projects.len()];
+    let mut newest = vec![0i64; projects.len()];
+    // Folder -> the nearest project at or above it (folders inside none
+    // are left out).
+    let mut nearest: HashMap<u32, usize> = HashMap::new();
+    if let Some(&k) = index.get(&top) {
+        nearest.insert(top, k);
+    }
+    snapshot.walk_below(top, &mut |i, parent| {
         let Some(kind) = snapshot.entry_kind(i) else {
             return false;
         };
+        let here = nearest.get(&parent).copied().unwrap_or(NONE);
         let name = snapshot.entry_name(i);
         if kind == Kind::Dir {
-            return !is_opaque(&name) && !closed.contains(&i);
+            if is_opaque(&name) || closed.contains(&i) {
+                return false;
+            }
+            let mine = index.get(&i).copied().unwrap_or(here);
+            if mine != NONE {
+                nearest.insert(i, mine);
+            }
+            return true;
         }
-        newest = newest.max(snapshot.entry_mtime_ns(i));
-        if let Some(l) = language(&name) {
-            *counts.entry(l).or_default() += 1;
+        if here == NONE {
+            return false;
+        }
+        let mtime = snapshot.entry_mtime_ns(i);
+        let lang = language(&name);
+        let mut p = here;
+        loop {
+            newest[p] = newest[p].max(mtime);
+            if let Some(l) = lang {
+                *counts[p].entry(l).or_default() += 1;
+            }
+            match above[p] {
+                Some(q) if q != p => p = q,
+                _ => break,
+            }
         }
         false
     });
-    let mut languages: Vec<(&'static str, u64)> = counts.into_iter().collect();
-    languages.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    languages.truncate(LANGUAGES);
-    let usage = du::disk_usage(conn, id as i64, path.to_vec(), 1, false)?.total;
-    Ok(Figures {
-        languages,
-        newest_ns: newest,
-        usage,
-    })
+    let mut out = Vec::with_capacity(projects.len());
+    for (k, (id, path)) in projects.iter().enumerate() {
+        let mut languages: Vec<(&'static str, u64)> = counts[k].drain().collect();
+        languages.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        languages.truncate(LANGUAGES);
+        let usage = du::disk_usage(conn, i64::from(*id), path.to_vec(), 1, false)?.total;
+        out.push(Figures {
+            languages,
+            newest_ns: newest[k],
+            usage,
+        });
+    }
+    Ok(out)
 }
 
 /// For each project in `ids` (in order), the nearest project above it and

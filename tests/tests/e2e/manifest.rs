@@ -1,6 +1,6 @@
 //! `fsctl manifest` and MCP `folder_manifest` with summaries: each file's
 //! summary equals the title, heading, first sentence or doc comment the
-//! test wrote into it (documents written by reportlab and python-docx with
+//! test wrote into it (documents written by reportlab, python-docx and zipfile (EPUB) with
 //! the titles the test chose); sizes and mtimes equal the file system's;
 //! over a budget the files left out are the oldest by the mtimes the test
 //! set with `touch -d`.
@@ -38,7 +38,8 @@ fn files(m: &Value) -> BTreeMap<String, Value> {
         .collect()
 }
 
-/// Writes a PDF with a title and a Word file with one and one without.
+/// Writes a PDF with a title, a Word file with one and one without, and an
+/// EPUB with one.
 fn documents(root: &Path) {
     let script = r#"
 import sys, docx
@@ -51,6 +52,17 @@ d = docx.Document(); d.add_paragraph('hello'); d.core_properties.title = 'Letter
 d.save(root + '/docs/letter.docx')
 d = docx.Document(); d.add_paragraph('Minutes of the June meeting. Present: all.')
 d.save(root + '/docs/minutes.docx')
+import zipfile
+with zipfile.ZipFile(root + '/docs/whale.epub', 'w') as z:
+    z.writestr(zipfile.ZipInfo('mimetype'), 'application/epub+zip')
+    z.writestr('META-INF/container.xml', '<?xml version="1.0"?><container version="1.0" '
+        'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+        '<rootfile full-path="content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>')
+    z.writestr('content.opf', '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
+        '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Whale Tales</dc:title></metadata>'
+        '<manifest><item id="c" href="c.xhtml" media-type="application/xhtml+xml"/></manifest>'
+        '<spine><itemref idref="c"/></spine></package>')
+    z.writestr('c.xhtml', '<html xmlns="http://www.w3.org/1999/xhtml"><body><p>Call me Ishmael.</p></body></html>')
 "#;
     let out = Command::new("python3")
         .arg("-c")
@@ -123,6 +135,7 @@ fn manifest_summaries_are_the_titles_headings_sentences_and_doc_comments_the_tes
             "docs/report.pdf",
             "docs/letter.docx",
             "docs/minutes.docx",
+            "docs/whale.epub",
         ]
         .map(String::from),
     );
@@ -158,6 +171,7 @@ fn manifest_summaries_are_the_titles_headings_sentences_and_doc_comments_the_tes
         "Minutes of the June meeting."
     );
     assert_eq!(got["docs/minutes.docx"]["source"], "sentence");
+    assert_eq!(got["docs/whale.epub"]["summary"], "Whale Tales");
     // A long sentence: cut at a word, one line, at most 120 characters.
     let cut = got["docs/long.txt"]["summary"].as_str().unwrap();
     assert!(cut.chars().count() <= MAX_CHARS, "{cut}");
