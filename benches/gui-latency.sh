@@ -12,7 +12,9 @@
 #
 # Environment: BIN (folder of fsgui, fsindexd, fsctl; release builds),
 # TREE (default $BASE/t, made with mktree.py --seed 1 when missing), TYPED
-# (queries separated by `;`), ROUNDS (default 3), QUIET_MS (default 400).
+# (queries separated by `;`), ROUNDS (default 3), QUIET_MS (default 400),
+# MATCH_ACCENTS=1 (fsgui's ä=a toggle off: plain queries, as an fsindexd
+# without `accents:ignore` takes them).
 # Prints each round's p50/p99/max and the pooled figures. Needs Xvfb,
 # xdotool, a C compiler with libX11/libXext headers and libXtst.
 set -euo pipefail
@@ -41,6 +43,7 @@ cc -O2 -o "$WORK/xlatency" "$HERE/xlatency.c" -lX11 -lXext -l:libXtst.so.6 || di
 
 export FSINDEX_HOME=$WORK/home FSINDEX_NO_SPAWN=1
 mkdir -p "$FSINDEX_HOME"
+[[ ${MATCH_ACCENTS:-0} == 1 ]] && echo 'match_accents = true' >"$FSINDEX_HOME/fsgui.toml"
 "$BIN/fsindexd" --root "$TREE" 2>"$WORK/daemon.log" &
 DAEMON_PID=$!
 log "indexing $TREE"
