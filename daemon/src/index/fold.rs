@@ -79,6 +79,57 @@ pub fn strip_accents(folded: &str) -> Cow<'_, str> {
     if folded.is_ascii() {
         return Cow::Borrowed(folded);
     }
+    if let Some(fast) = strip_latin(folded) {
+        return fast;
+    }
+    strip_any(folded)
+}
+
+/// [`strip_accents`] of U+00C0..=U+017F (Latin-1 and Latin Extended-A, the
+/// accented letters of most European names), one char each, worked out
+/// once by [`strip_any`].
+fn latin_table() -> &'static [String] {
+    static TABLE: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0xC0u32..=0x17F)
+            .map(|u| {
+                let c = char::from_u32(u).unwrap_or(' ');
+                strip_any(c.encode_utf8(&mut [0; 4])).into_owned()
+            })
+            .collect()
+    })
+}
+
+/// [`strip_accents`] by table for text of ASCII, Latin-1 and Latin
+/// Extended-A letters and the common combining marks: the same answer as
+/// decomposing (each of these chars decomposes alone, and the marks go),
+/// without decomposing, which is what lets `accents:ignore` strip every
+/// accented name a short term passes. `None` for any other text.
+fn strip_latin(folded: &str) -> Option<Cow<'_, str>> {
+    let table = latin_table();
+    let mut out = String::with_capacity(folded.len());
+    let mut changed = false;
+    for c in folded.chars() {
+        match c as u32 {
+            0..=0x7F => out.push(c),
+            u @ 0xC0..=0x17F => {
+                let bare = &table[(u - 0xC0) as usize];
+                changed |= bare.chars().ne(std::iter::once(c));
+                out.push_str(bare);
+            }
+            0x300..=0x36F => changed = true,
+            _ => return None,
+        }
+    }
+    Some(if changed {
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(folded)
+    })
+}
+
+/// [`strip_accents`] of any text, by decomposition.
+fn strip_any(folded: &str) -> Cow<'_, str> {
     let mut changed = false;
     let mut out = String::with_capacity(folded.len());
     for c in folded.nfd() {
@@ -149,5 +200,27 @@ mod tests {
             &*strip_accents_bytes("\u{fffd}é".as_bytes()),
             "\u{fffd}e".as_bytes()
         );
+    }
+
+    /// The table gives what decomposing gives, for every letter it holds,
+    /// alone, between ASCII and beside combining marks.
+    #[test]
+    fn the_latin_table_equals_decomposition() {
+        for u in 0xC0u32..=0x17F {
+            let c = char::from_u32(u).unwrap();
+            for text in [
+                format!("{c}"),
+                format!("ab{c}cd"),
+                format!("x{c}\u{301}y"),
+                format!("e\u{300}{c}"),
+            ] {
+                let folded = fold_str(&text).into_owned();
+                if let Some(fast) = strip_latin(&folded) {
+                    assert_eq!(fast, strip_any(&folded), "{text:?}");
+                }
+            }
+        }
+        assert_eq!(strip_latin("café").as_deref(), Some("cafe"));
+        assert_eq!(strip_latin("京"), None);
     }
 }

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Keystroke to rows settled on screen, measured from outside fsgui, as a
+# user sees it: fsgui under Xvfb with Mesa's software OpenGL, keys typed
+# through XTEST one at a time, the table's part of the screen grabbed
+# through MIT-SHM about every millisecond (benches/xlatency.c); a key's
+# latency is the time to the last change of that region, once it has been
+# still for 400 ms. The same queries as `benches/gui.sh` types through
+# `fsgui --bench` (which times itself from inside), ROUNDS times each.
+#
+#   benches/gui-latency.sh          (ENTRIES=1000000 BASE=/tmp/fsbench-gui by default)
+#   BIN=/tmp/gui-rel TREE=/tmp/fsbench/t ROUNDS=3 benches/gui-latency.sh
+#
+# Environment: BIN (folder of fsgui, fsindexd, fsctl; release builds),
+# TREE (default $BASE/t, made with mktree.py --seed 1 when missing), TYPED
+# (queries separated by `;`), ROUNDS (default 3), QUIET_MS (default 400),
+# MATCH_ACCENTS=1 (fsgui's ä=a toggle off: plain queries, as an fsindexd
+# without `accents:ignore` takes them).
+# Prints each round's p50/p99/max and the pooled figures. Needs Xvfb,
+# xdotool, a C compiler with libX11/libXext headers and libXtst.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH=gui-latency
+source "$HERE/lib.sh"
+ENTRIES=${ENTRIES:-1000000}
+BASE=${BASE:-/tmp/fsbench-gui}
+BIN=${BIN:-$HERE/../target/release}
+TREE=${TREE:-$BASE/t}
+TYPED=${TYPED:-report;tax 2025;zanzibar;photo 2019;ar}
+ROUNDS=${ROUNDS:-3}
+for b in fsgui fsindexd fsctl; do [[ -x $BIN/$b ]] || die "$BIN/$b missing: cargo build --release -p fsgui -p fsindexd -p fsctl"; done
+for t in Xvfb xdotool cc python3; do command -v "$t" >/dev/null || die "$t not found (apt-get install xvfb xdotool gcc libx11-dev libxext-dev libxtst6)"; done
+WORK=$(mktemp -d)
+DAEMON_PID= XVFB_PID= GUI_PID=
+cleanup() {
+    [[ -z $GUI_PID ]] || kill "$GUI_PID" 2>/dev/null || true
+    [[ -z $DAEMON_PID ]] || { kill -TERM "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; } || true
+    [[ -z $XVFB_PID ]] || kill "$XVFB_PID" 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+cc -O2 -o "$WORK/xlatency" "$HERE/xlatency.c" -lX11 -lXext -l:libXtst.so.6 || die "could not build xlatency.c"
+[[ -d $TREE ]] || { log "making $TREE"; python3 "$HERE/mktree.py" --entries "$ENTRIES" --seed 1 --out "$TREE" >/dev/null; }
+
+export FSINDEX_HOME=$WORK/home FSINDEX_NO_SPAWN=1
+mkdir -p "$FSINDEX_HOME"
+[[ ${MATCH_ACCENTS:-0} == 1 ]] && echo 'match_accents = true' >"$FSINDEX_HOME/fsgui.toml"
+"$BIN/fsindexd" --root "$TREE" 2>"$WORK/daemon.log" &
+DAEMON_PID=$!
+log "indexing $TREE"
+until "$BIN/fsctl" status --json 2>/dev/null | grep -q '"state":"ready"'; do sleep 0.5; done
+entries=$("$BIN/fsctl" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["entries"])')
+log "ready: $entries entries"
+
+Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$WORK/display" 2>/dev/null &
+XVFB_PID=$!
+for _ in $(seq 100); do [[ -s $WORK/display ]] && break; sleep 0.1; done
+export DISPLAY=:$(head -n1 "$WORK/display") LIBGL_ALWAYS_SOFTWARE=1
+unset WAYLAND_DISPLAY
+"$BIN/fsgui" --size 1100x700 2>"$WORK/gui.log" &
+GUI_PID=$!
+for _ in $(seq 100); do W=$(xdotool search --name fsgui 2>/dev/null | head -1) && [[ -n $W ]] && break; sleep 0.1; done
+sleep 2
+# No window manager: give the window the keyboard, and the query box a click.
+xdotool windowfocus --sync "$W"
+xdotool mousemove 400 39 click 1
+QUIET_WAIT=${QUIET_WAIT:-300}
+wait_quiet
+IFS=';' read -ra QS <<<"$TYPED"
+for round in $(seq "$ROUNDS"); do
+    log "round $round"
+    # The table and the match count, below the query box (its cursor blinks).
+    "$WORK/xlatency" 0 52 1100 615 "${QS[@]}" >"$WORK/round-$round.tsv"
+done
+python3 - "$WORK" "$ROUNDS" "$entries" "$QUIET" <<'PY'
+import sys, statistics
+work, rounds, entries, quiet = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * p))]
+pooled = []
+print(f"keystroke to rows settled on screen, {entries} entries (machine quiet: {quiet})")
+for r in range(1, rounds + 1):
+    rows = [l.rstrip("\n").split("\t") for l in open(f"{work}/round-{r}.tsv")]
+    ms = [float(x[1]) for x in rows if x[1] != "-"]
+    pooled += ms
+    slow = sorted(rows, key=lambda x: -float(x[1]) if x[1] != "-" else 0)[:3]
+    print(f"round {r}: {len(ms)} keys, p50 {statistics.median(ms):.1f} ms, p99 {pct(ms, .99):.1f} ms, max {max(ms):.1f} ms; slowest: "
+          + ", ".join(f"{x[0]!r} {x[1]}" for x in slow))
+print(f"all rounds: {len(pooled)} keys, p50 {statistics.median(pooled):.1f} ms, p99 {pct(pooled, .99):.1f} ms")
+PY
