@@ -12,6 +12,7 @@ use std::path::Path;
 pub const XDG_TAGS: &str = "user.xdg.tags";
 
 /// At most this many bytes of the attribute are read.
+#[cfg(target_os = "linux")]
 const MAX_BYTES: usize = 64 * 1024;
 
 /// The tags written on the entry at `path` (not following a final
