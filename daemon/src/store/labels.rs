@@ -9,7 +9,7 @@
 //! index's business, a layer up.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -27,7 +27,17 @@ pub const LIMBO_SECS: i64 = 600;
 struct Keeper {
     ids: HashSet<i64>,
     limbo_until: i64,
+    /// While some entry carries labels: the entries inserted lately, by
+    /// (device, inode, kind, mtime), so that a file whose new place was
+    /// written before its old one left (a rescan that reaches the
+    /// destination first: the poll backend, a move made while stopped)
+    /// hands its labels straight over. Bounded: cleared past
+    /// [`RECENT_CAP`].
+    recent: HashMap<(i64, i64, u8, i64), i64>,
 }
+
+/// See [`Keeper::recent`].
+const RECENT_CAP: usize = 1 << 16;
 
 thread_local! {
     /// The writer thread's [`Keeper`], loaded at its first use; dropped
@@ -57,6 +67,7 @@ fn with_keeper<T>(
             *k = Some(Keeper {
                 ids,
                 limbo_until: last.map_or(0, |t| t + LIMBO_SECS),
+                recent: HashMap::new(),
             });
         }
         f(k.as_mut().expect("loaded above"))
@@ -78,6 +89,28 @@ pub(super) fn leaving(tx: &Connection, ids: &[i64]) -> Result<(), Error> {
         let now = unix_now();
         for id in ids {
             if !k.ids.remove(id) {
+                continue;
+            }
+            // The same file written at its new place already: its labels
+            // go there.
+            let key: Option<(i64, i64, u8, i64)> = tx
+                .prepare_cached("SELECT dev, ino, kind, mtime_ns FROM entries WHERE id = ?1")?
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .optional()?;
+            if let Some(to) = key.and_then(|key| k.recent.get(&key).copied())
+                && to != *id
+            {
+                tx.prepare_cached("UPDATE OR IGNORE tags SET entry_id = ?2 WHERE entry_id = ?1")?
+                    .execute([id, &to])?;
+                tx.prepare_cached(
+                    "UPDATE OR IGNORE bookmarks SET entry_id = ?2 WHERE entry_id = ?1",
+                )?
+                .execute([id, &to])?;
+                tx.prepare_cached("DELETE FROM tags WHERE entry_id = ?1")?
+                    .execute([id])?;
+                tx.prepare_cached("DELETE FROM bookmarks WHERE entry_id = ?1")?
+                    .execute([id])?;
+                k.ids.insert(to);
                 continue;
             }
             if k.limbo_until < now {
@@ -112,6 +145,15 @@ pub(super) fn leaving(tx: &Connection, ids: &[i64]) -> Result<(), Error> {
 /// (device, inode, kind, mtime) go to it.
 pub(super) fn arrived(tx: &Connection, row: &EntryRow) -> Result<(), Error> {
     with_keeper(tx, |k| {
+        if !k.ids.is_empty() {
+            if k.recent.len() >= RECENT_CAP {
+                k.recent.clear();
+            }
+            k.recent.insert(
+                (row.dev as i64, row.ino as i64, row.kind as u8, row.mtime_ns),
+                row.id,
+            );
+        }
         if k.limbo_until == 0 {
             return Ok(()); // nothing ever left (the common case: no clock read)
         }
