@@ -73,6 +73,9 @@ struct Made {
 /// A removed id in [`Made::fresh`] (no fingerprint is 0).
 const GONE: u64 = 0;
 
+/// Up to this many files to read, the newest are read first.
+const NEWEST_FIRST: usize = 4096;
+
 /// Changes held in [`Made::fresh`] before they are merged in.
 const SETTLE_AT: usize = 4096;
 
@@ -258,8 +261,14 @@ impl Engine {
             self.writer.send(vec![Op::DropMedia(gone)])?;
             self.writer.flush()?;
         }
-        // Read the newest first: they are the ones a user just added.
-        queue.reverse();
+        // A few files: the newest first, they are the ones a user just
+        // added. A first pass over a whole tree: in id order, so that the
+        // rows are appended to the table (written newest first, its pages
+        // were split half-empty: 58 MiB for 333,000 rows, about 174 bytes
+        // each).
+        if queue.len() <= NEWEST_FIRST {
+            queue.reverse();
+        }
         Ok(queue)
     }
 
