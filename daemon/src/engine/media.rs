@@ -87,7 +87,7 @@ fn fingerprint(state: (u64, i64, u32)) -> u64 {
 }
 
 impl Made {
-    fn from_states(states: HashMap<u32, (u64, i64, u32)>) -> Made {
+    fn from_states(states: Vec<(u32, media::ReadFor)>) -> Made {
         let mut sorted: Vec<(u32, u64)> = states
             .into_iter()
             .map(|(id, s)| (id, fingerprint(s)))
@@ -474,7 +474,7 @@ mod made_tests {
 
     #[test]
     fn made_keeps_the_last_state_of_each_id_through_settles() {
-        let mut m = Made::from_states(HashMap::from([(5, (1, 2, 3)), (2, (4, 5, 6))]));
+        let mut m = Made::from_states(vec![(5, (1, 2, 3)), (2, (4, 5, 6))]);
         assert_eq!(m.get(5), Some(fingerprint((1, 2, 3))));
         m.insert(3, fingerprint((7, 8, 9)));
         m.insert(5, fingerprint((1, 2, 4)));

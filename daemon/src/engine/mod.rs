@@ -190,9 +190,8 @@ struct ScanJob {
     path: Option<PathBuf>,
     progress: Arc<Progress>,
     done: Option<mpsc::Sender<Result<Outcome, Runtime>>>,
-    /// A client waits on it: counted until the job is done.
-    #[allow(dead_code)]
-    waiting: Option<priority::Waiting>,
+    /// A client waits on it: counted until the job is done (dropped).
+    _waiting: Option<priority::Waiting>,
 }
 
 /// The daemon's state, shared by the server and the scanner.

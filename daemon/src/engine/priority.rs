@@ -110,7 +110,7 @@ impl Priority {
         &self,
         root_id: Option<i64>,
         cancel: &AtomicBool,
-        job: impl Fn(&AtomicBool) -> R + Sync,
+        mut job: impl FnMut(&AtomicBool) -> R + Send,
         stopped: impl Fn(&R) -> bool,
     ) -> R {
         loop {
@@ -128,22 +128,23 @@ impl Priority {
                 self.preempt();
             }
             let out = if background {
-                std::thread::scope(|s| {
-                    let thread = std::thread::Builder::new()
+                let ran = std::thread::scope(|s| {
+                    std::thread::Builder::new()
                         .name("fsindex-bg".into())
                         .spawn_scoped(s, || {
                             crate::platform::process::lower_thread_priority();
                             job(&stop)
-                        });
-                    match thread {
-                        Ok(t) => t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                        // No thread to be had: the work still gets done.
-                        Err(e) => {
-                            tracing::warn!("no thread for background work ({e}); running it here");
-                            job(&stop)
-                        }
+                        })
+                        .map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                });
+                match ran {
+                    Ok(out) => out,
+                    // No thread to be had: the work still gets done.
+                    Err(e) => {
+                        tracing::warn!("no thread for background work ({e}); running it here");
+                        job(&stop)
                     }
-                })
+                }
             } else {
                 job(&stop)
             };

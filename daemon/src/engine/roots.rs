@@ -43,7 +43,7 @@ impl Engine {
             path,
             progress: progress.clone(),
             done,
-            waiting,
+            _waiting: waiting,
         }))
         .map_err(|_| Error::WriterGone)?;
         Ok(progress)
@@ -59,12 +59,13 @@ impl Engine {
             let job = match job {
                 Job::Scan(job) => job,
                 Job::Apply(batch) => {
-                    let batch = Mutex::new(Some(batch));
+                    // Run once: only a scan (a root given) starts again.
+                    let mut batch = Some(batch);
                     self.priority.run(
                         None,
                         &self.cancel,
                         |_| {
-                            let Some(batch) = batch.lock_ok().take() else {
+                            let Some(batch) = batch.take() else {
                                 return;
                             };
                             if let Err(e) = self.apply_batch(batch) {

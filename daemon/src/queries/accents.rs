@@ -43,22 +43,15 @@ pub(super) fn take_switch(tokens: Vec<Token>) -> Result<(Vec<Token>, bool), Erro
 
 /// Makes every plain term (and `path:`) of `query` bare.
 pub(super) fn strip_terms(query: &mut Query) {
-    fn walk(item: &mut Item) {
-        match item {
-            Item::Term(t) => {
-                if let std::borrow::Cow::Owned(bare) = strip_accents(t) {
-                    *t = bare;
-                }
-            }
-            Item::Not(inner) => walk(inner),
-            _ => {}
+    let stripped: Result<(), Error> = query.try_each_item(|item| {
+        if let Item::Term(t) = item
+            && let std::borrow::Cow::Owned(bare) = strip_accents(t)
+        {
+            *t = bare;
         }
-    }
-    for g in &mut query.groups {
-        for item in g {
-            walk(item);
-        }
-    }
+        Ok(())
+    });
+    debug_assert!(stripped.is_ok(), "stripping never fails");
 }
 
 #[cfg(test)]

@@ -64,14 +64,7 @@ pub fn parse(value: &str, whole: &str) -> Result<Item, Error> {
 impl Query {
     /// True when some item asks for a tag.
     pub fn has_tags(&self) -> bool {
-        fn reads(i: &Item) -> bool {
-            match i {
-                Item::Tag(_) => true,
-                Item::Not(inner) => reads(inner),
-                _ => false,
-            }
-        }
-        self.groups.iter().flatten().any(reads)
+        self.any_item(|i| matches!(i, Item::Tag(_)))
     }
 
     /// Replaces `tag:` items with the entries carrying the tag, using
@@ -80,21 +73,12 @@ impl Query {
         &mut self,
         mut find: impl FnMut(&str) -> Result<HashSet<u32>, Error>,
     ) -> Result<(), Error> {
-        type Find<'a> = dyn FnMut(&str) -> Result<HashSet<u32>, Error> + 'a;
-        fn walk(item: &mut Item, find: &mut Find<'_>) -> Result<(), Error> {
-            match item {
-                Item::Tag(key) => *item = Item::TagHits(Arc::new(find(key)?)),
-                Item::Not(inner) => walk(inner, find)?,
-                _ => {}
+        self.try_each_item(|item| {
+            if let Item::Tag(key) = item {
+                *item = Item::TagHits(Arc::new(find(key)?));
             }
             Ok(())
-        }
-        for g in &mut self.groups {
-            for item in g {
-                walk(item, &mut find)?;
-            }
-        }
-        Ok(())
+        })
     }
 }
 

@@ -185,14 +185,36 @@ impl Query {
 
     /// True when some item reads the content index.
     pub fn has_content(&self) -> bool {
-        fn reads(i: &Item) -> bool {
+        self.any_item(|i| matches!(i, Item::Content(_)))
+    }
+
+    /// Whether `test` holds for some item, looking inside `!` too.
+    pub(crate) fn any_item(&self, test: impl Fn(&Item) -> bool) -> bool {
+        fn inner(i: &Item) -> &Item {
             match i {
-                Item::Content(_) => true,
-                Item::Not(inner) => reads(inner),
-                _ => false,
+                Item::Not(x) => inner(x),
+                _ => i,
             }
         }
-        self.groups.iter().flatten().any(reads)
+        self.groups.iter().flatten().any(|i| test(inner(i)))
+    }
+
+    /// Calls `f` on every item, inside `!` too: what the resolvers below
+    /// (and `accents:ignore`) rewrite in place.
+    pub(crate) fn try_each_item(
+        &mut self,
+        mut f: impl FnMut(&mut Item) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        fn inner(i: &mut Item) -> &mut Item {
+            match i {
+                Item::Not(x) => inner(x),
+                _ => i,
+            }
+        }
+        for item in self.groups.iter_mut().flatten() {
+            f(inner(item))?;
+        }
+        Ok(())
     }
 
     /// Replaces `content:` items with the files that match them, using
@@ -201,25 +223,12 @@ impl Query {
         &mut self,
         mut find: impl FnMut(&str) -> Result<ContentHits, Error>,
     ) -> Result<(), Error> {
-        fn walk(
-            item: &mut Item,
-            find: &mut dyn FnMut(&str) -> Result<ContentHits, Error>,
-        ) -> Result<(), Error> {
-            match item {
-                Item::Content(w) => {
-                    *item = Item::ContentHits(std::sync::Arc::new(find(w)?));
-                }
-                Item::Not(inner) => walk(inner, find)?,
-                _ => {}
+        self.try_each_item(|item| {
+            if let Item::Content(w) = item {
+                *item = Item::ContentHits(std::sync::Arc::new(find(w)?));
             }
             Ok(())
-        }
-        for g in &mut self.groups {
-            for item in g {
-                walk(item, &mut find)?;
-            }
-        }
-        Ok(())
+        })
     }
 
     /// The bm25 score of entry `i` summed over the query's content items
@@ -238,14 +247,7 @@ impl Query {
 
     /// True when some item reads media metadata.
     pub fn has_media(&self) -> bool {
-        fn reads(i: &Item) -> bool {
-            match i {
-                Item::Media(_) => true,
-                Item::Not(inner) => reads(inner),
-                _ => false,
-            }
-        }
-        self.groups.iter().flatten().any(reads)
+        self.any_item(|i| matches!(i, Item::Media(_)))
     }
 
     /// Replaces media tests with the files that pass them, using `find`.
@@ -253,22 +255,12 @@ impl Query {
         &mut self,
         mut find: impl FnMut(&super::media::MediaTest) -> Result<std::collections::HashSet<u32>, Error>,
     ) -> Result<(), Error> {
-        type Find<'a> = dyn FnMut(&super::media::MediaTest) -> Result<std::collections::HashSet<u32>, Error>
-            + 'a;
-        fn walk(item: &mut Item, find: &mut Find<'_>) -> Result<(), Error> {
-            match item {
-                Item::Media(t) => *item = Item::MediaHits(std::sync::Arc::new(find(t)?)),
-                Item::Not(inner) => walk(inner, find)?,
-                _ => {}
+        self.try_each_item(|item| {
+            if let Item::Media(t) = item {
+                *item = Item::MediaHits(std::sync::Arc::new(find(t)?));
             }
             Ok(())
-        }
-        for g in &mut self.groups {
-            for item in g {
-                walk(item, &mut find)?;
-            }
-        }
-        Ok(())
+        })
     }
 
     /// Replaces `in:` paths with entries, using `resolve`.
@@ -276,23 +268,12 @@ impl Query {
         &mut self,
         mut resolve: impl FnMut(&std::path::Path) -> Result<i64, Error>,
     ) -> Result<(), Error> {
-        fn walk(
-            item: &mut Item,
-            resolve: &mut dyn FnMut(&std::path::Path) -> Result<i64, Error>,
-        ) -> Result<(), Error> {
-            match item {
-                Item::In(p) => *item = Item::InEntry(resolve(p)?),
-                Item::Not(inner) => walk(inner, resolve)?,
-                _ => {}
+        self.try_each_item(|item| {
+            if let Item::In(p) = item {
+                *item = Item::InEntry(resolve(p)?);
             }
             Ok(())
-        }
-        for g in &mut self.groups {
-            for item in g {
-                walk(item, &mut resolve)?;
-            }
-        }
-        Ok(())
+        })
     }
 }
 

@@ -36,9 +36,12 @@ pub struct MediaRow {
     pub taken_s: Option<i64>,
 }
 
-/// What the worker compares with the index between reads: size, mtime and
-/// the reader's version, by entry id.
-pub fn states(conn: &Connection) -> Result<HashMap<u32, (u64, i64, u32)>, Error> {
+/// What a row was read for: size, mtime and the reader's version.
+pub type ReadFor = (u64, i64, u32);
+
+/// What the worker compares with the index between reads, by entry id
+/// (ascending: the table's order).
+pub fn states(conn: &Connection) -> Result<Vec<(u32, ReadFor)>, Error> {
     let mut stmt = conn.prepare_cached("SELECT entry_id, size, mtime_ns, version FROM media")?;
     let rows = stmt.query_map([], |r| {
         Ok((
