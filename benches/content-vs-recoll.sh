@@ -112,16 +112,7 @@ N_BYTES=$(du -sb "$TREE" | cut -f1)
 log "tree: $N_FILES files, $((N_BYTES >> 20)) MiB"
 [[ -z ${TREE_ONLY:-} ]] || exit 0
 
-WORK=$(mktemp -d "$BASE/run.XXXXXX")
-DAEMON_PID=
-cleanup() {
-    local rc=$?
-    [[ -z $DAEMON_PID ]] || { kill -TERM "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; } || true
-    if [[ -z ${KEEP:-} ]]; then rm -rf "$WORK"; else log "kept $WORK"; fi
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir "$BASE"
 
 log "warming the page cache"
 find "$TREE" -type f -print0 | xargs -0 cat >/dev/null 2>&1 || true

@@ -77,16 +77,7 @@ if ((${#TREES[@]} == 0)); then
     fi
 fi
 
-WORK=$(mktemp -d "$BASE/run.XXXXXX")
-DAEMON_PID=
-cleanup() {
-    local rc=$?
-    [[ -z $DAEMON_PID ]] || { kill -TERM "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; } || true
-    if [[ -z ${KEEP:-} ]]; then rm -rf "$WORK"; else log "kept $WORK"; fi
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir "$BASE"
 
 EDITS=$WORK/edits
 mkdir -p "$EDITS" "$WORK/home"

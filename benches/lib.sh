@@ -24,3 +24,19 @@ wait_quiet() {
     done
     QUIET=yes
 }
+
+# Makes WORK (a fresh folder under $1) and, on exit, stops DAEMON_PID (when
+# set) and removes WORK unless KEEP is set.
+bench_workdir() {
+    WORK=$(mktemp -d "$1/run.XXXXXX")
+    DAEMON_PID=
+    trap bench_cleanup EXIT
+    trap 'exit 130' INT TERM
+}
+
+bench_cleanup() {
+    local rc=$?
+    [[ -z $DAEMON_PID ]] || { kill -TERM "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; } || true
+    if [[ -z ${KEEP:-} ]]; then rm -rf "$WORK"; else log "kept $WORK"; fi
+    exit "$rc"
+}
