@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Times fsindexd's initial index and two unchanged-tree restarts on one tree
-# (until `fsctl status` says ready, and the daemon's CPU seconds by then), with RSS and where it goes (`status
+# (until `fsctl status` says ready, and the daemon's CPU seconds by then, the writer's and the
+# name index thread's among them), with RSS and where it goes (`status
 # --json`'s memory, SETTLE seconds after ready) and the daemon's own phase log.
 # A quicker companion to compare.sh (which also times the peers).
 #
@@ -31,8 +32,9 @@ for run in initial restart restart; do
   t0=$(date +%s.%N); "$B/fsindexd" --root "$TREE" & P=$!; ready; t1=$(date +%s.%N)
   cpu=$(awk '{print ($14 + $15) / 100}' "/proc/$P/stat")   # the daemon's CPU seconds until ready
   # The writer thread's share (the walk's threads have ended by then).
-  writer=$(for t in /proc/$P/task/*; do [[ $(cat "$t/comm") == fsindex-writer ]] && awk '{print ($14 + $15) / 100}' "$t/stat"; done; true)
-  printf '%-8s %.2f s, CPU %s s (writer %s s)  %s\n' "$run" "$(echo "$t1 - $t0" | bc)" "$cpu" "${writer:-?}" "$(figures)"
+  thread_cpu() { for t in /proc/$P/task/*; do [[ $(cat "$t/comm") == "$1" ]] && awk '{print ($14 + $15) / 100}' "$t/stat"; done; true; }
+  writer=$(thread_cpu fsindex-writer) mirror=$(thread_cpu fsindex-mirror)
+  printf '%-8s %.2f s, CPU %s s (writer %s s, name index %s s)  %s\n' "$run" "$(echo "$t1 - $t0" | bc)" "$cpu" "${writer:-?}" "${mirror:-on the writer}" "$(figures)"
   kill "$P"; wait "$P" || true
 done
 grep -hE 'snapshot loaded|scan done' "$H"/logs/*.log | sed 's/^.*INFO //'

@@ -5,7 +5,9 @@
 //! few, large transactions), applies it, keeps the per-folder aggregates
 //! current as it goes ([`super::tree`]), and hands every commit's changes
 //! to the [`Mirror`] right after the commit, so the in-memory name index
-//! never drifts from SQLite.
+//! never drifts from SQLite. The mirror runs on a thread of its own, in
+//! commit order, one or two commits behind at most; a flush returns once
+//! what it waited for is committed and mirrored.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
@@ -107,6 +109,18 @@ pub(super) fn start(
     })
 }
 
+/// What the writer hands the mirror thread, in commit order.
+enum ToMirror {
+    /// One commit's changes, and the barriers to answer once they are
+    /// applied (a flush means committed and mirrored).
+    Commit(Vec<Change>, Vec<mpsc::Sender<()>>),
+    Idle,
+}
+
+/// Commits in flight between the writer and the mirror: enough to keep
+/// both busy, few enough that the name index never lags far behind.
+const MIRROR_QUEUE: usize = 2;
+
 fn writer_loop(
     mut conn: Connection,
     rx: mpsc::Receiver<Vec<Op>>,
@@ -117,6 +131,20 @@ fn writer_loop(
     if let Err(e) = mirror.load(&conn) {
         tracing::error!("loading the in-memory index failed: {e}");
     }
+    // The name index is kept on a thread of its own, behind the commits:
+    // SQLite and the name index each take one core, so the first index of a
+    // large tree is bound by the slower of the two, not by their sum.
+    let (to_mirror, mirror_rx) = mpsc::sync_channel::<ToMirror>(MIRROR_QUEUE);
+    let mirror_thread = match std::thread::Builder::new()
+        .name("fsindex-mirror".into())
+        .spawn(move || mirror_loop(mirror, mirror_rx))
+    {
+        Ok(h) => h,
+        Err(e) => {
+            tracing::error!("starting the name index thread failed: {e}");
+            return;
+        }
+    };
     while let Ok(first) = rx.recv() {
         // Merge whatever else is already queued into the same transaction,
         // up to a bound, so bursts commit in few, large transactions.
@@ -134,17 +162,18 @@ fn writer_loop(
         match apply_batch(&mut conn, batch, &mut acks, &mut changes, journal) {
             Ok(written) => {
                 store.rows_written.fetch_add(written, Ordering::Relaxed);
-                if !changes.is_empty() {
-                    mirror.apply(changes);
-                }
             }
             Err(e) => {
                 tracing::error!("index write failed, batch dropped: {e}");
                 super::labels::forget();
+                changes.clear();
             }
         }
-        for ack in acks {
-            let _ = ack.send(());
+        if (!changes.is_empty() || !acks.is_empty())
+            && to_mirror.send(ToMirror::Commit(changes, acks)).is_err()
+        {
+            tracing::error!("the name index thread stopped");
+            break;
         }
         if stop {
             break;
@@ -154,15 +183,37 @@ fn writer_loop(
                 tracing::warn!("WAL checkpoint failed: {e}");
             }
             let _ = conn.execute_batch("PRAGMA shrink_memory");
-            mirror.idle();
-            crate::platform::process::release_memory();
+            let _ = to_mirror.send(ToMirror::Idle);
         }
     }
     // Asked to stop, or every sender is gone: shut down cleanly.
+    drop(to_mirror);
+    let _ = mirror_thread.join();
     if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
         tracing::warn!("WAL checkpoint at shutdown failed: {e}");
     }
     tracing::info!("writer stopped");
+}
+
+/// Applies each commit to the mirror in commit order, then answers the
+/// barriers that came with it.
+fn mirror_loop(mut mirror: Box<dyn Mirror>, rx: mpsc::Receiver<ToMirror>) {
+    while let Ok(msg) = rx.recv() {
+        match msg {
+            ToMirror::Commit(changes, acks) => {
+                if !changes.is_empty() {
+                    mirror.apply(changes);
+                }
+                for ack in acks {
+                    let _ = ack.send(());
+                }
+            }
+            ToMirror::Idle => {
+                mirror.idle();
+                crate::platform::process::release_memory();
+            }
+        }
+    }
 }
 
 /// Applies one batch in one transaction; returns the entry rows written.
