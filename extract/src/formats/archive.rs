@@ -86,9 +86,13 @@ pub fn extract(mut file: File, limits: &Limits, sink: &mut TextSink) -> Result<(
     match format(&head[..n]) {
         Some(Format::Zip) => zip(file, limits, &mut out),
         Some(Format::Tar) => {
+            let size = file
+                .metadata()
+                .map_err(|e| Failure::Unreadable(e.to_string()))?
+                .len();
             let mut ar = tar::Archive::new(BufReader::new(file));
             let entries = ar.entries_with_seek().map_err(parse)?;
-            tar(entries, None, limits, &mut out)
+            tar(entries, Stream::Plain { size }, limits, &mut out)
         }
         Some(Format::Gzip) => {
             let (budget, over) = Budget::new(
@@ -97,7 +101,12 @@ pub fn extract(mut file: File, limits: &Limits, sink: &mut TextSink) -> Result<(
             );
             let mut ar = tar::Archive::new(budget);
             let entries = ar.entries().map_err(parse)?;
-            tar(entries, Some(&over), limits, &mut out)
+            tar(
+                entries,
+                Stream::Compressed { over: &over },
+                limits,
+                &mut out,
+            )
         }
         Some(Format::Zstd) => {
             let dec = ruzstd::decoding::StreamingDecoder::new(BufReader::new(file))
@@ -105,7 +114,12 @@ pub fn extract(mut file: File, limits: &Limits, sink: &mut TextSink) -> Result<(
             let (budget, over) = Budget::new(dec, limits.max_unzipped_bytes);
             let mut ar = tar::Archive::new(budget);
             let entries = ar.entries().map_err(parse)?;
-            tar(entries, Some(&over), limits, &mut out)
+            tar(
+                entries,
+                Stream::Compressed { over: &over },
+                limits,
+                &mut out,
+            )
         }
         None => Err(Failure::Parse(
             "not an archive (zip, tar, tar.gz or tar.zst)".into(),
@@ -178,16 +192,25 @@ fn zip(file: File, limits: &Limits, out: &mut Listing<'_>) -> Result<(), Failure
     Ok(())
 }
 
-/// Reads a tar's members; `over` is set when a compressed stream ran past
-/// its budget.
+/// Where a tar's bytes come from.
+#[derive(Clone, Copy)]
+enum Stream<'a> {
+    /// The file itself, of this size: a member is skipped by seeking, so a
+    /// cut one is caught by where it would end.
+    Plain { size: u64 },
+    /// A decompressor, whose budget flag is set when it ran past it.
+    Compressed { over: &'a Rc<Cell<bool>> },
+}
+
+/// Reads a tar's members.
 fn tar<R: Read>(
     entries: tar::Entries<'_, R>,
-    over: Option<&Rc<Cell<bool>>>,
+    from: Stream<'_>,
     limits: &Limits,
     out: &mut Listing<'_>,
 ) -> Result<(), Failure> {
     let failed = |e: io::Error, members: usize| {
-        if over.is_some_and(|o| o.get()) {
+        if matches!(from, Stream::Compressed { over } if over.get()) {
             Failure::Bomb(format!(
                 "more than {} bytes decompressed",
                 limits.max_unzipped_bytes
@@ -204,6 +227,15 @@ fn tar<R: Read>(
         seen += 1;
         if seen > limits.max_zip_members {
             return Err(too_many(seen, limits));
+        }
+        if let Stream::Plain { size } = from {
+            let end = entry.raw_file_position().saturating_add(entry.size());
+            if end > size {
+                return Err(failed(
+                    io::Error::other(format!("a member ends at byte {end} of {size}")),
+                    n,
+                ));
+            }
         }
         if !entry.header().entry_type().is_file() {
             continue;
@@ -413,10 +445,9 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "Path: a/note.txt\nkelp\n\n{sep}\nPath: (member 2)\n[not read: its name leaves \
-                 the archive]\n\n{sep}\nPath: in.zip\n[not read: an archive inside an archive]\n"
+                "Path: a/note.txt\nkelp\n{sep}\nPath: (member 2)\n[not read: its name leaves \
+                 the archive]\n{sep}\nPath: in.zip\n[not read: an archive inside an archive]"
             )
-            .trim_end()
         );
     }
 
