@@ -40,6 +40,10 @@ done
 # photos, exiftool tags them and reads them back.
 command -v convert >/dev/null 2>&1 || need_apt+=(imagemagick)
 command -v exiftool >/dev/null 2>&1 || need_apt+=(libimage-exiftool-perl)
+# Archives (tests/tests/e2e/archives.rs): zstd compresses a tar, Info-ZIP's
+# zip writes a password-protected member.
+command -v zstd >/dev/null 2>&1 || need_apt+=(zstd)
+command -v zip >/dev/null 2>&1 || need_apt+=(zip)
 # Tags other programs write (tests/tests/e2e/labels.rs): setfattr and
 # getfattr write and read user.xdg.tags as KDE Dolphin does.
 command -v setfattr >/dev/null 2>&1 || need_apt+=(attr)

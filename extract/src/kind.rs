@@ -39,6 +39,9 @@ pub enum Kind {
     /// An mbox mailbox: each message as an `Eml`, separated by a form feed
     /// line ([`crate::formats::mbox::SEPARATOR`]).
     Mbox,
+    /// An archive (zip, tar, tar.gz/tgz, tar.zst): each member's path, and
+    /// the text of its text members (see [`crate::formats::archive`]).
+    Archive,
     /// A photo, song or video's metadata (never chosen by
     /// [`kind_for_name`]: the daemon asks for it by
     /// [`crate::media::media_kind_for_name`]); the text is
@@ -46,7 +49,7 @@ pub enum Kind {
     Media,
 }
 
-const ALL: [Kind; 17] = [
+const ALL: [Kind; 18] = [
     Kind::Text,
     Kind::MaybeText,
     Kind::Markdown,
@@ -63,6 +66,7 @@ const ALL: [Kind; 17] = [
     Kind::Eml,
     Kind::Epub,
     Kind::Mbox,
+    Kind::Archive,
     Kind::Media,
 ];
 
@@ -86,6 +90,7 @@ impl Kind {
             Kind::Eml => "eml",
             Kind::Epub => "epub",
             Kind::Mbox => "mbox",
+            Kind::Archive => "archive",
             Kind::Media => "media",
         }
     }
@@ -107,6 +112,7 @@ impl Kind {
             Kind::Eml => "eml",
             Kind::Epub => "epub",
             Kind::Mbox => "mbox",
+            Kind::Archive => "archive",
             Kind::Media => "media",
         }
     }
@@ -127,6 +133,7 @@ impl Kind {
             Kind::Eml => formats::mail::VERSION,
             Kind::Epub => formats::epub::VERSION,
             Kind::Mbox => formats::mbox::VERSION,
+            Kind::Archive => formats::archive::VERSION,
             Kind::Media => crate::media::VERSION,
         }
     }
@@ -143,6 +150,7 @@ impl Kind {
             Kind::Eml => "MIME (each part's charset)",
             Kind::Epub => "EPUB (XHTML chapters)",
             Kind::Mbox => "MIME (each message's charsets)",
+            Kind::Archive => "archive members (each text member decoded as a file)",
             Kind::Media => "media metadata (EXIF, tags, headers)",
             Kind::Text | Kind::MaybeText | Kind::Markdown | Kind::Html | Kind::Xml => "UTF-8",
         }
@@ -164,6 +172,7 @@ impl Kind {
                 | Kind::Eml
                 | Kind::Epub
                 | Kind::Mbox
+                | Kind::Archive
         )
     }
 
@@ -246,6 +255,8 @@ fn kind_by_extension(name: &[u8]) -> Option<Kind> {
         "eml" => Kind::Eml,
         "epub" => Kind::Epub,
         "mbox" | "mbx" => Kind::Mbox,
+        "zip" | "tar" | "tgz" | "tzst" => Kind::Archive,
+        "gz" | "zst" if is_tar(base) => Kind::Archive,
         "md" | "markdown" | "mdown" | "mkd" => Kind::Markdown,
         "html" | "htm" | "xhtml" | "shtml" => Kind::Html,
         "xml" | "svg" | "xsl" | "xslt" | "xsd" | "rss" | "atom" | "plist" | "opf" | "ncx"
@@ -254,6 +265,12 @@ fn kind_by_extension(name: &[u8]) -> Option<Kind> {
         e if NEVER.contains(&e) => return None,
         _ => Kind::MaybeText,
     })
+}
+
+/// True for `x.tar.gz`, `x.tar.zst` (any case): a compressed tar.
+fn is_tar(base: &[u8]) -> bool {
+    let stem = &base[..base.iter().rposition(|&b| b == b'.').unwrap_or(0)];
+    stem.len() > 4 && stem[stem.len() - 4..].eq_ignore_ascii_case(b".tar")
 }
 
 /// Extensions that are text by convention: prose, data, configuration, source.
@@ -459,9 +476,7 @@ const NEVER: &[&str] = &[
     "mpg",
     "mpeg",
     "3gp",
-    "zip",
     "gz",
-    "tgz",
     "bz2",
     "tbz2",
     "xz",
@@ -472,7 +487,6 @@ const NEVER: &[&str] = &[
     "lzma",
     "7z",
     "rar",
-    "tar",
     "cab",
     "arj",
     "cpio",

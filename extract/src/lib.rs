@@ -56,8 +56,9 @@ pub fn extract_file(path: &Path, kind: Kind, limits: &Limits) -> Result<Extracte
             encoding: kind.decoding().to_owned(),
         });
     }
-    // A mailbox is streamed and stops at the text cap: any size.
-    let max_size = if kind == Kind::Mbox {
+    // A mailbox is streamed and stops at the text cap, a zip archive reads
+    // its directory and text members under the unzip budget: any size.
+    let max_size = if matches!(kind, Kind::Mbox | Kind::Archive) {
         u64::MAX
     } else if kind.is_document() {
         limits.max_document_file

@@ -10,11 +10,14 @@ use super::*;
 use crate::queries::search::Found;
 use crate::store::content;
 
-/// True for an mbox file, or a Maildir message (a message-named file in
-/// a `cur/` or `new/` folder).
+/// True for an mbox file, a Maildir message (a message-named file in a
+/// `cur/` or `new/` folder), or an archive (its members are shown the
+/// same way: `archive.zip/inner/path`).
 pub(super) fn is_mail_store(f: &Found) -> bool {
-    fsindex_extract::kind_for_name(&f.name) == Some(fsindex_extract::Kind::Mbox)
-        || maildir_of(f).is_some()
+    matches!(
+        fsindex_extract::kind_for_name(&f.name),
+        Some(fsindex_extract::Kind::Mbox | fsindex_extract::Kind::Archive)
+    ) || maildir_of(f).is_some()
 }
 
 /// The Maildir folder of a Maildir message's path.
@@ -70,7 +73,14 @@ impl Engine {
                     None => super::read::Inside {
                         container: f.path.clone(),
                         name: hit.subject,
-                        index: hit.index,
+                        // An archive member is named by its path, not a position.
+                        index: if fsindex_extract::kind_for_name(&f.name)
+                            == Some(fsindex_extract::Kind::Archive)
+                        {
+                            0
+                        } else {
+                            hit.index
+                        },
                         file: None,
                     },
                 };

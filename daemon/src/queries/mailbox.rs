@@ -9,6 +9,10 @@
 //! as the index folds them; the last word of `invo*` as a prefix), shown as
 //! `mailbox/<subject>`. A mailbox none of whose messages holds every word
 //! alone (the words are spread over several) is listed as itself.
+//!
+//! An archive's text has the same shape, one block per member, each
+//! starting with `Path: inner/path`: a member that holds every word (its
+//! path's words included) is shown as `archive.zip/inner/path`.
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
@@ -57,10 +61,23 @@ pub fn matching<'a>(text: &'a str, queries: &[&str]) -> Vec<MessageHit<'a>> {
         .take(MAX_MESSAGES)
         .map(|(i, m)| MessageHit {
             index: i as u32 + 1,
-            subject: subject(m),
+            subject: shown_name(m),
             text: m,
         })
         .collect()
+}
+
+/// A block's name in a path: an archive member's path, or a message's
+/// subject.
+fn shown_name(block: &str) -> String {
+    let first = block.lines().next().unwrap_or_default();
+    match first.strip_prefix(fsindex_extract::formats::archive::PATH_LINE) {
+        Some(path) => path
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect(),
+        None => subject(block),
+    }
 }
 
 /// The `Subject:` line a message's text starts with (the mail extractor
@@ -127,5 +144,11 @@ mod tests {
         assert_eq!(got(&["cafe"]), [(2, "Re: a\u{2215}b test".to_owned())]);
         assert_eq!(got(&["brea*"]), [(3, "(no subject)".to_owned())]);
         assert_eq!(got(&["milk", "bread"]), []);
+        let zip = format!("Path: notes/todo.txt\nbuy milk\n{sep}\nPath: a.jpg");
+        let hits: Vec<_> = matching(&zip, &["todo"])
+            .into_iter()
+            .map(|h| h.subject)
+            .collect();
+        assert_eq!(hits, ["notes/todo.txt"]);
     }
 }

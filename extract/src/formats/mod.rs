@@ -4,6 +4,7 @@
 //! [`Kind`]; every module receives an already opened, already size-checked
 //! regular file (see [`crate::open`]).
 
+pub mod archive;
 pub mod epub;
 pub mod mail;
 pub mod markup;
@@ -38,6 +39,7 @@ pub fn extract(
         Kind::Eml => mail::extract(file, size, sink),
         Kind::Epub => epub::extract(file, limits, sink),
         Kind::Mbox => mbox::extract(file, size, sink),
+        Kind::Archive => archive::extract(file, limits, sink),
         // Media is read from a path by `crate::media`, never as text.
         Kind::Media => Err(Failure::Unsupported),
     }

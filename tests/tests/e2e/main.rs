@@ -8,6 +8,7 @@
 
 mod abuse;
 mod accents;
+mod archives;
 mod bad_input;
 mod browse;
 mod clients;
