@@ -239,12 +239,6 @@ pub(crate) fn is_word_match_from(name: &[u8], term: &[u8], from: usize) -> bool 
     let Some(last) = name.len().checked_sub(term.len()) else {
         return false;
     };
-    if name.len() <= 64
-        && (1..=2).contains(&term.len())
-        && term.iter().all(u8::is_ascii_alphanumeric)
-    {
-        return is_short_word_match(name, term, from);
-    }
     let Some((&first, rest)) = term.split_first() else {
         return is_word_match_decoded(name, term);
     };
@@ -271,41 +265,6 @@ pub(crate) fn is_word_match_from(name: &[u8], term: &[u8], from: usize) -> bool 
         at += term.len();
     }
     false
-}
-
-/// [`is_word_match_from`] for a name of at most 64 bytes and a term of one
-/// or two ASCII letters or digits, the terms a user has typed one key in
-/// (`r`, `re`), which nearly every name holds and seldom as a word: the
-/// byte-by-byte search above stops at each of the term's places in the
-/// name and mispredicts there (31% of a one-letter search's time at 1M
-/// entries). Here one branch-free pass over the bytes makes bit masks (the
-/// term's places, ASCII letters and digits, bytes above ASCII), and the
-/// places with a boundary on both sides are one AND away. The answer is
-/// the same: a place beside a byte above ASCII is settled on the decoded
-/// text, and a term of letters and digits has no overlapping place that
-/// could be a word where the leftmost one is not.
-#[inline]
-fn is_short_word_match(name: &[u8], term: &[u8], from: usize) -> bool {
-    let n = term.len();
-    let (t0, t1) = (term[0], term[n - 1]);
-    let (mut at0, mut at1, mut word, mut wide) = (0u64, 0u64, 0u64, 0u64);
-    for (i, &b) in name.iter().enumerate() {
-        at0 |= u64::from(b == t0) << i;
-        at1 |= u64::from(b == t1) << i;
-        word |= u64::from(b.is_ascii_alphanumeric()) << i;
-        wide |= u64::from(b >> 7) << i;
-    }
-    // Where the term starts (its last byte n - 1 further on), from `from`
-    // on; bits past the name's end are 0 (no byte: a boundary).
-    let places = at0 & (at1 >> (n - 1)) & (!0u64).checked_shl(from as u32).unwrap_or(0);
-    let (before, after) = (1, n as u32);
-    let letter = word << before | word >> after;
-    let beside_wide = (wide << before | wide >> after) & places;
-    if places & !letter & !(wide << before | wide >> after) != 0 {
-        // A name that is not UTF-8 holds no word.
-        return std::str::from_utf8(name).is_ok();
-    }
-    beside_wide != 0 && is_word_match_decoded(name, term)
 }
 
 /// [`is_word_match`] on the decoded text.
@@ -389,63 +348,4 @@ pub(crate) fn top_k<T>(
         v[..k].select_nth_unstable_by(from, &cmp);
     }
     v[from..k].sort_unstable_by(&cmp);
-}
-
-#[cfg(test)]
-mod short_terms {
-    use super::*;
-
-    /// The short-term masks answer as the decoded text does, for names of
-    /// up to 64 bytes made of letters, digits, boundaries, bytes above
-    /// ASCII (letters and not) and bytes that are not UTF-8, and for every
-    /// place a search may start from.
-    #[test]
-    fn short_terms_match_words_as_the_decoded_text_does() {
-        let pieces: [&[u8]; 12] = [
-            b"r",
-            b"e",
-            b"re",
-            b"1",
-            b" ",
-            b".",
-            b"_",
-            b"-",
-            "é".as_bytes(),
-            "—".as_bytes(),
-            b"\xff",
-            b"x",
-        ];
-        let terms: [&[u8]; 5] = [b"r", b"re", b"e", b"1", b"er"];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for _ in 0..20_000 {
-            let len = (next() % 30) as usize;
-            let mut name = Vec::new();
-            for _ in 0..len {
-                name.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
-            }
-            name.truncate(64);
-            for term in terms {
-                let Some(first) = memchr::memmem::find(&name, term) else {
-                    continue;
-                };
-                let want = is_word_match_decoded(&name, term);
-                for from in 0..=first {
-                    assert_eq!(
-                        is_short_word_match(&name, term, from),
-                        want,
-                        "{:?} in {:?}",
-                        String::from_utf8_lossy(term),
-                        String::from_utf8_lossy(&name)
-                    );
-                }
-                assert_eq!(is_word_match_from(&name, term, first), want);
-            }
-        }
-    }
 }
