@@ -19,7 +19,7 @@
 # first rows (the region's first change after the key).
 #
 # Then, unless SCROLL=0, scrolling measured the same way: SCROLL_QUERY
-# (default `e`: 175,455 matches on the 1M tree) typed, then the wheel
+# (default `e`: most names of the 1M tree match) typed, then the wheel
 # turned a notch every 1000/60 ms, then PageDown pressed 30 times a second
 # (a held key's repeat), SCROLL_SECS (default 5) each; each distinct grab
 # of the table is a frame: frames per second, the longest gap between two.
