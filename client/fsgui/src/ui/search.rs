@@ -419,7 +419,7 @@ impl App {
                         // display order.
                         ui.add(Label::new(marked(ui, &r.name, &r.marks)).truncate())
                             .widget_info(|| {
-                                egui::WidgetInfo::labeled(egui::WidgetType::Label, true, &r.name)
+                                egui::WidgetInfo::labeled(egui::Role::Label, true, &r.name)
                             });
                         if r.sensitive {
                             ui.label("⚠").on_hover_text("matches a sensitive pattern");
@@ -430,7 +430,7 @@ impl App {
                         let drawn = folder.as_deref().unwrap_or(&r.folder);
                         ui.add(Label::new(RichText::new(drawn).weak()).truncate())
                             .widget_info(|| {
-                                egui::WidgetInfo::labeled(egui::WidgetType::Label, true, &r.folder)
+                                egui::WidgetInfo::labeled(egui::Role::Label, true, &r.folder)
                             });
                     });
                     row.col(|ui| {
