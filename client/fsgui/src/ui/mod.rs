@@ -18,8 +18,6 @@ mod du;
 mod dupes;
 mod preview;
 mod search;
-// How a name and the query are laid out (tests check right-to-left order).
-pub use search::{marked, query_layouter};
 mod status;
 
 use std::time::Duration;

@@ -7,7 +7,6 @@ mod actions;
 mod costs;
 mod daemon;
 mod preview;
-mod rtl;
 mod scripts;
 mod table;
 mod util;
