@@ -15,8 +15,15 @@
 # (queries separated by `;`), ROUNDS (default 3), QUIET_MS (default 400),
 # MATCH_ACCENTS=1 (fsgui's ä=a toggle off: plain queries, as an fsindexd
 # without `accents:ignore` takes them).
-# Prints each round's p50/p99/max and the pooled figures. Needs Xvfb,
-# xdotool, a C compiler with libX11/libXext headers and libXtst.
+# Prints each round's p50/p99/max and the pooled figures, settled and
+# first rows (the region's first change after the key).
+#
+# Then, unless SCROLL=0, scrolling measured the same way: SCROLL_QUERY
+# (default `e`: most names of the 1M tree match) typed, then the wheel
+# turned a notch every 1000/60 ms, then PageDown pressed 30 times a second
+# (a held key's repeat), SCROLL_SECS (default 5) each; each distinct grab
+# of the table is a frame: frames per second, the longest gap between two.
+# Needs Xvfb, xdotool, a C compiler with libX11/libXext headers and libXtst.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 BENCH=gui-latency
@@ -47,7 +54,9 @@ mkdir -p "$FSINDEX_HOME"
 "$BIN/fsindexd" --root "$TREE" 2>"$WORK/daemon.log" &
 DAEMON_PID=$!
 log "indexing $TREE"
-until "$BIN/fsctl" status --json 2>/dev/null | grep -q '"state":"ready"'; do sleep 0.5; done
+# Waited on, so the scan runs at normal priority (a scan nobody waits on
+# runs at nice 19 and idle I/O: minutes on a busy machine).
+until "$BIN/fsctl" status --wait >/dev/null 2>&1; do sleep 0.5; done
 entries=$("$BIN/fsctl" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["entries"])')
 log "ready: $entries entries"
 
@@ -71,6 +80,19 @@ for round in $(seq "$ROUNDS"); do
     # The table and the match count, below the query box (its cursor blinks).
     "$WORK/xlatency" 0 52 1100 615 "${QS[@]}" >"$WORK/round-$round.tsv"
 done
+if [[ ${SCROLL:-1} != 0 ]]; then
+    # The query typed whole (xdotool), then the pointer over the table.
+    xdotool key Escape
+    xdotool type --delay 20 "${SCROLL_QUERY:-e}"
+    sleep 3
+    for how in wheel pagedown; do
+        log "scrolling: $how"
+        "$WORK/xlatency" 0 52 1100 615 --scroll "${SCROLL_SECS:-5}" "$how" >"$WORK/scroll-$how.tsv"
+        # Back to the top for the next.
+        xdotool key ctrl+Home
+        sleep 1
+    done
+fi
 python3 - "$WORK" "$ROUNDS" "$entries" "$QUIET" <<'PY'
 import sys, statistics
 work, rounds, entries, quiet = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -87,4 +109,17 @@ for r in range(1, rounds + 1):
     print(f"round {r}: {len(ms)} keys, p50 {statistics.median(ms):.1f} ms, p99 {pct(ms, .99):.1f} ms, max {max(ms):.1f} ms; slowest: "
           + ", ".join(f"{x[0]!r} {x[1]}" for x in slow))
 print(f"all rounds: {len(pooled)} keys, p50 {statistics.median(pooled):.1f} ms, p99 {pct(pooled, .99):.1f} ms")
+first = []
+for r in range(1, rounds + 1):
+    first += [float(x.split("\t")[3]) for x in open(f"{work}/round-{r}.tsv") if x.split("\t")[3].strip() != "-"]
+if first:
+    print(f"first rows (first change after the key): p50 {statistics.median(first):.1f} ms, p99 {pct(first, .99):.1f} ms, max {max(first):.1f} ms")
+import os
+for how in ("wheel", "pagedown"):
+    f = f"{work}/scroll-{how}.tsv"
+    if os.path.exists(f):
+        rows = [l.rstrip("\n").split("\t") for l in open(f)]
+        per = [x[1] for x in rows if x[0] == "second"]
+        figs = {x[0]: x[1] for x in rows if x[0] != "second"}
+        print(f"scrolling ({how}): {figs['frames/s']} frames/s (per second: {' '.join(per)}), longest gap {figs['longest gap ms']} ms, {figs['inputs']} inputs, region grabbed {figs['grabs/s']} times/s")
 PY

@@ -11,7 +11,18 @@
  * the key press to the region's LAST change, once it has stayed the same
  * for QUIET_MS (default 400) ms: when the rows had settled. Prints one line
  * per key: the query so far, the milliseconds, how many changes were seen.
- * A key after which nothing changed (a space) prints "-".
+ * A key after which nothing changed (a space) prints "-". A fourth
+ * column is the time to the region's FIRST change (the first rows drawn).
+ *
+ *   xlatency X Y W H --scroll SECONDS wheel|pagedown
+ *
+ * Scrolls instead: the wheel turned down one notch every 1000/WHEEL_HZ ms
+ * (default 60) with the pointer over the region, or PageDown pressed at
+ * REPEAT_HZ (default 30, a held key's repeat rate), for SECONDS; the region
+ * is grabbed as fast as it comes and each distinct grab is a frame. Prints
+ * one line per second (frames seen), then "frames/s", "longest gap ms",
+ * "grabs/s" (how fast the region was grabbed: a ceiling on what can be
+ * seen) and "inputs".
  *
  * Build: cc -O2 -o xlatency xlatency.c -lX11 -lXext -l:libXtst.so.6
  * (no XTEST header is needed: the one function is declared here).
@@ -29,6 +40,7 @@
 #include <time.h>
 
 int XTestFakeKeyEvent(Display *, unsigned int, Bool, unsigned long);
+int XTestFakeButtonEvent(Display *, unsigned int, Bool, unsigned long);
 
 static double now_ms(void) {
     struct timespec t;
@@ -56,6 +68,58 @@ static KeySym sym_of(char c) {
     return XStringToKeysym(s);
 }
 
+/* See the usage above: frames seen while scrolling. */
+static int scroll(Display *d, Window root, XImage *img, int x, int y, int w, int h, size_t bytes,
+                  double secs, int wheel) {
+    double hz = wheel ? (getenv("WHEEL_HZ") ? atof(getenv("WHEEL_HZ")) : 60)
+                      : (getenv("REPEAT_HZ") ? atof(getenv("REPEAT_HZ")) : 30);
+    KeyCode page = XKeysymToKeycode(d, XK_Page_Down);
+    if (wheel) XWarpPointer(d, None, root, 0, 0, 0, 0, x + w / 2, y + h / 2);
+    XSync(d, False);
+    XShmGetImage(d, root, img, x, y, AllPlanes);
+    uint64_t last = hash((unsigned char *)img->data, bytes);
+    double t0 = now_ms(), next = t0, changed = t0, gap = 0, second = t0 + 1000;
+    long frames = 0, in_second = 0, grabs = 0, inputs = 0;
+    for (;;) {
+        double t = now_ms();
+        if (t - t0 >= secs * 1000) break;
+        if (t >= next) {
+            if (wheel) {
+                XTestFakeButtonEvent(d, 5, True, CurrentTime);
+                XTestFakeButtonEvent(d, 5, False, CurrentTime);
+            } else {
+                XTestFakeKeyEvent(d, page, True, CurrentTime);
+                XTestFakeKeyEvent(d, page, False, CurrentTime);
+            }
+            XFlush(d);
+            inputs++;
+            next += 1000 / hz;
+        }
+        XShmGetImage(d, root, img, x, y, AllPlanes);
+        grabs++;
+        t = now_ms();
+        uint64_t hh = hash((unsigned char *)img->data, bytes);
+        if (hh != last) {
+            last = hh;
+            if (t - changed > gap) gap = t - changed;
+            changed = t;
+            frames++;
+            in_second++;
+        }
+        if (t >= second) {
+            printf("second\t%ld\n", in_second);
+            in_second = 0;
+            second += 1000;
+        }
+    }
+    printf("frames/s\t%.1f\nlongest gap ms\t%.1f\ngrabs/s\t%.0f\ninputs\t%ld\n", frames / secs, gap,
+           grabs / secs, inputs);
+    XWarpPointer(d, None, root, 0, 0, 0, 0, 0, 0);
+    XSync(d, False);
+    (void)h;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 6) {
         fprintf(stderr, "usage: %s X Y W H QUERY...\n", argv[0]);
@@ -81,6 +145,8 @@ int main(int argc, char **argv) {
     /* The pointer out of the way: no hover highlight in the rows. */
     XWarpPointer(d, None, root, 0, 0, 0, 0, 0, 0);
     XSync(d, False);
+    if (argc >= 8 && strcmp(argv[5], "--scroll") == 0)
+        return scroll(d, root, img, x, y, w, h, bytes, atof(argv[6]), strcmp(argv[7], "wheel") == 0);
     for (int q = 5; q < argc; q++) {
         const char *query = argv[q];
         key(d, XK_Escape);
@@ -96,7 +162,7 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < strlen(query); i++) {
             double t0 = now_ms();
             key(d, sym_of(query[i]));
-            double changed = -1, since = t0;
+            double changed = -1, first = -1, since = t0;
             int changes = 0;
             for (;;) {
                 XShmGetImage(d, root, img, x, y, AllPlanes);
@@ -105,6 +171,7 @@ int main(int argc, char **argv) {
                 if (hh != last) {
                     last = hh;
                     changed = t;
+                    if (first < 0) first = t;
                     since = t;
                     changes++;
                 } else if (t - since > quiet) {
@@ -113,8 +180,8 @@ int main(int argc, char **argv) {
                 if (t - t0 > 10000) break;
             }
             printf("%.*s\t", (int)(i + 1), query);
-            if (changed < 0) printf("-\t0\n");
-            else printf("%.1f\t%d\n", changed - t0, changes);
+            if (changed < 0) printf("-\t0\t-\n");
+            else printf("%.1f\t%d\t%.1f\n", changed - t0, changes, first - t0);
             fflush(stdout);
         }
     }

@@ -4,11 +4,12 @@
 //! map ([`fsmap`]), browsing ([`browse`]), what a caller may see
 //! ([`access`]), content snippets ([`snippet`]), the user's labels in
 //! queries ([`labels`]); names compared without their accents on request
-//! ([`accents`]).
+//! ([`accents`]); a search nobody waits for stops early ([`cancel`]).
 
 pub mod accents;
 pub mod access;
 pub mod browse;
+pub mod cancel;
 pub mod du;
 pub mod dupes;
 pub mod fsmap;

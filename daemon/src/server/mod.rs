@@ -20,6 +20,7 @@ use crate::Error;
 use crate::engine::reload::Reloader;
 use crate::engine::{ChunkSink, Engine, Heard, Listed, SearchHead, Taken};
 use crate::engine::{View, caller_from_peer};
+use crate::queries::cancel::Cancel;
 use outbox::Outbox;
 
 /// The gRPC service over one engine.
@@ -307,12 +308,16 @@ impl pb::index_server::Index for IndexService {
         let (head_tx, head_rx) = tokio::sync::oneshot::channel();
         let (out, inbox) = Outbox::new(self.patience);
         let engine = self.engine.clone();
+        // A client that goes away before the answer (fsgui, a key later)
+        // drops this future: the search stops (see queries::cancel).
+        let cancel = Cancel::new();
+        let unanswered = cancel.on_drop();
         tokio::task::spawn_blocking(move || {
             let mut sink = SearchSink {
                 out,
                 head: Some(head_tx),
             };
-            let result = engine.search_each(args, view, &mut sink);
+            let result = cancel.scope(|| engine.search_each(args, view, &mut sink));
             if let (Err(e), Some(t)) = (result, sink.head.take()) {
                 let _ = t.send(Err(e));
             }
@@ -322,7 +327,9 @@ impl pb::index_server::Index for IndexService {
                 crate::platform::process::release_memory();
             }
         });
-        match head_rx.await {
+        let head = head_rx.await;
+        unanswered.disarm();
+        match head {
             Ok(Ok(())) => Ok(Response::new(self.until_stopped(Box::pin(inbox)))),
             Ok(Err(e)) => Err(Status::from(e)),
             Err(_) => Err(Status::internal("the search stopped before it answered")),

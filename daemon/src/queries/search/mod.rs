@@ -10,6 +10,7 @@ mod tests;
 
 use crate::index::Snapshot;
 use crate::index::snapshot::{HOLE, NO_PARENT, SEP};
+use crate::queries::cancel;
 use crate::queries::query::{Item, Query};
 use crate::store::Kind;
 
@@ -114,6 +115,8 @@ impl Snapshot {
         let (lists, fits): (Vec<Vec<u32>>, Vec<Vec<u8>>) = terms
             .iter()
             .map(|t| match t.as_bytes() {
+                // A search nobody waits for stops (see queries::cancel).
+                _ if cancel::requested() => Default::default(),
                 t if t.contains(&SEP) => {
                     let ids = self.mark_term_as(t, bare);
                     let none = vec![0; ids.len()];
@@ -123,7 +126,7 @@ impl Snapshot {
             })
             .unzip();
         marks.found = lists.iter().map(Vec::len).collect();
-        if lists.iter().any(Vec::is_empty) {
+        if lists.iter().any(Vec::is_empty) || cancel::requested() {
             // A term every result needs is in no name: nothing matches.
             return (0, Vec::new());
         }
@@ -220,6 +223,9 @@ impl Snapshot {
         let mut hits = hits;
         if let Some(keep) = keep.as_mut() {
             hits.retain(|&i| keep(i));
+        }
+        if cancel::requested() {
+            return (0, Vec::new());
         }
         let total = hits.len();
         let offset = offset.min(total);

@@ -6,6 +6,7 @@ use std::cmp::Reverse;
 
 use crate::index::Snapshot;
 use crate::index::snapshot::NO_PARENT;
+use crate::queries::cancel;
 
 impl Snapshot {
     /// Entry i's relevance, from how its own name fits the terms
@@ -93,6 +94,9 @@ impl Snapshot {
             top_k(&mut keyed, from, k, u128::cmp);
             return keyed[..k.min(keyed.len())].iter().map(|&x| id(x)).collect();
         }
+        // A search nobody waits for stops (see queries::cancel): looked at
+        // every CHECK_EVERY keys, on both threads.
+        let cancelled = cancel::current();
         let pick = |part: &[u32]| {
             let mut kept: Vec<u128> = Vec::with_capacity(4 * k);
             let mut worst = u128::MAX;
@@ -103,7 +107,12 @@ impl Snapshot {
                 kept.truncate(k);
                 kept[k - 1]
             };
-            for &i in part {
+            for (n, &i) in part.iter().enumerate() {
+                if n % cancel::CHECK_EVERY == 0
+                    && cancelled.as_ref().is_some_and(|c| c.is_cancelled())
+                {
+                    break;
+                }
                 let names = names_key(names.of(i));
                 // The least its key can be, complemented or not.
                 let least = if reverse {
