@@ -429,7 +429,8 @@ impl Engine {
         // The whole request, the content index's matching included (`t`,
         // below, starts after it).
         let started = Instant::now();
-        let mut query = Query::parse(&args.query)?;
+        // `@name`: the caller's saved search, in its place.
+        let mut query = Query::parse(&self.expand_saved(&args.query, &view)?)?;
         if query
             .groups
             .iter()

@@ -3,8 +3,8 @@
 //! [`query`]), disk usage ([`du`]), duplicates ([`dupes`]), the condensed
 //! map ([`fsmap`]), browsing ([`browse`]), what a caller may see
 //! ([`access`]), content snippets ([`snippet`]), the user's labels in
-//! queries ([`labels`]); names compared without their accents on request
-//! ([`accents`]).
+//! queries ([`labels`]) and saved searches (`@name`, [`saved`]); names
+//! compared without their accents on request ([`accents`]).
 
 pub mod accents;
 pub mod access;
@@ -17,5 +17,6 @@ pub mod mailbox;
 pub mod media;
 pub mod projects;
 pub mod query;
+pub mod saved;
 pub mod search;
 pub mod snippet;

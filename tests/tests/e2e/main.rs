@@ -36,6 +36,7 @@ mod projects;
 mod query;
 mod read_text;
 mod restart;
+mod saved;
 mod search;
 mod security;
 mod service;
