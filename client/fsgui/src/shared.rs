@@ -42,10 +42,31 @@ pub enum Answer {
         saved: Vec<(String, String)>,
         /// Queries, newest first, without repeats.
         history: Vec<String>,
+        /// The user's bookmarks, by name.
+        bookmarks: Vec<Place>,
+        /// Every tag the user sees, with how many entries carry it.
+        tags: Vec<TagCount>,
         /// The call was an import, done.
         imported: bool,
     },
     Failed(String),
+}
+
+/// A bookmark: a named folder or file, where it is now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub name: String,
+    pub path: Vec<u8>,
+    pub folder: bool,
+}
+
+/// A tag and how many entries carry it (the user's and the files' own
+/// counted apart: `from_file`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TagCount {
+    pub name: String,
+    pub entries: u64,
+    pub from_file: bool,
 }
 
 /// The window's copy of the daemon's lists.
@@ -53,8 +74,50 @@ pub enum Answer {
 pub struct SharedSearches {
     pub saved: Vec<(String, String)>,
     pub history: Vec<String>,
+    pub bookmarks: Vec<Place>,
+    pub tags: Vec<TagCount>,
     /// Read at least once.
     pub loaded: bool,
+}
+
+/// The query term that keeps entries carrying `tag`.
+pub fn tag_term(tag: &str) -> String {
+    if tag.contains([' ', '"', '|']) {
+        format!("tag:\"{}\"", tag.replace('"', ""))
+    } else {
+        format!("tag:{tag}")
+    }
+}
+
+/// `query` with `term` added at its end, or taken out where it stands as
+/// a whole term.
+pub fn toggle_term(query: &str, term: &str) -> String {
+    let words: Vec<&str> = query.split(' ').filter(|w| !w.is_empty()).collect();
+    // A term with a quoted space is several words when split: compare the
+    // text, not the words.
+    let padded = format!(" {} ", words.join(" "));
+    let needle = format!(" {term} ");
+    if let Some(at) = padded.find(&needle) {
+        let rest = format!("{}{}", &padded[..at], &padded[at + needle.len() - 1..]);
+        return rest.trim().to_owned();
+    }
+    if words.is_empty() {
+        format!("{term} ")
+    } else {
+        format!("{} {term} ", words.join(" "))
+    }
+}
+
+/// The query that searches in a bookmark: under a folder; a file by its
+/// name in its folder.
+pub fn query_for(place: &Place) -> String {
+    let folder = crate::actions::folder_of(&place.path, place.folder);
+    let mut q = crate::actions::search_in(&folder);
+    if !place.folder {
+        let name = place.path.rsplit(|&b| b == b'/').next().unwrap_or(&place.path);
+        q.push_str(&format!("\"{}\" ", String::from_utf8_lossy(name).replace('"', "")));
+    }
+    q
 }
 
 impl SharedSearches {
@@ -169,9 +232,41 @@ async fn lists(client: &mut Client, imported: bool) -> Result<Answer, tonic::Sta
             history.push(e.query);
         }
     }
+    let bookmarks = client
+        .bookmarks(pb::BookmarksRequest {
+            action: pb::BookmarksAction::List as i32,
+            ..Default::default()
+        })
+        .await?
+        .into_inner()
+        .bookmarks
+        .into_iter()
+        .map(|b| Place {
+            name: b.name,
+            path: b.path,
+            folder: b.r#type == pb::EntryType::Dir as i32,
+        })
+        .collect();
+    let tags = client
+        .tags(pb::TagsRequest {
+            action: pb::TagsAction::List as i32,
+            ..Default::default()
+        })
+        .await?
+        .into_inner()
+        .tags
+        .into_iter()
+        .map(|t| TagCount {
+            name: t.name,
+            entries: t.entries,
+            from_file: t.source != pb::TagSource::User as i32,
+        })
+        .collect();
     Ok(Answer::Lists {
         saved,
         history,
+        bookmarks,
+        tags,
         imported,
     })
 }
@@ -232,6 +327,37 @@ pub async fn run(mut client: Client, call: Call) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tag_filter_is_added_and_taken_out_whole() {
+        assert_eq!(tag_term("work"), "tag:work");
+        assert_eq!(tag_term("q3 plan"), "tag:\"q3 plan\"");
+        assert_eq!(toggle_term("", "tag:work"), "tag:work ");
+        assert_eq!(toggle_term("report ", "tag:work"), "report tag:work ");
+        assert_eq!(toggle_term("report tag:work ext:pdf", "tag:work"), "report ext:pdf");
+        assert_eq!(
+            toggle_term("a tag:\"q3 plan\"", "tag:\"q3 plan\""),
+            "a"
+        );
+        // Not a part of another term.
+        assert_eq!(toggle_term("tag:workshop", "tag:work"), "tag:workshop tag:work ");
+    }
+
+    #[test]
+    fn a_bookmark_searches_its_folder_or_its_file() {
+        let folder = Place {
+            name: "alpha".into(),
+            path: b"/p/my alpha".to_vec(),
+            folder: true,
+        };
+        assert_eq!(query_for(&folder), "in:\"/p/my alpha\" ");
+        let file = Place {
+            name: "plan".into(),
+            path: b"/p/docs/plan.odt".to_vec(),
+            folder: false,
+        };
+        assert_eq!(query_for(&file), "in:/p/docs \"plan.odt\" ");
+    }
 
     #[test]
     fn names_for_queries_are_words_joined_and_never_taken() {
@@ -306,11 +432,15 @@ impl crate::App {
             Answer::Lists {
                 saved,
                 history,
+                bookmarks,
+                tags,
                 imported,
             } => {
                 self.shared = SharedSearches {
                     saved,
                     history,
+                    bookmarks,
+                    tags,
                     loaded: true,
                 };
                 if imported {

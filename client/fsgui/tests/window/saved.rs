@@ -88,3 +88,53 @@ fn saved_searches_and_history_are_the_daemons_and_an_old_local_one_is_imported_o
         ["w2", "report"]
     );
 }
+
+#[test]
+fn the_sidebar_searches_in_a_bookmark_and_filters_by_a_tag_as_fsctl_does() {
+    let inst = Instance::start(sample_tree);
+    let reports = inst.tree.join("Reports");
+    let q1 = reports.join("2025/report-q1.pdf");
+    let w2 = inst.tree.join("Taxes/2025/w2.pdf");
+    for args in [
+        vec!["bookmark", "add", reports.to_str().unwrap()],
+        vec!["tag", "add", q1.to_str().unwrap(), "receipts"],
+        vec!["tag", "add", w2.to_str().unwrap(), "receipts"],
+    ] {
+        let out = inst.fsctl(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let mut h = inst.window(View::Search);
+    settle(&mut h, "the bookmarks and tags", |a| {
+        a.shared.bookmarks.len() == 1 && a.shared.tags.len() == 1
+    });
+
+    // A bookmark: the rows under its folder, as `fsctl search in:` lists them.
+    h.get_by_label("📁 Reports").click();
+    settle(&mut h, "rows under Reports", |a| {
+        a.search.results.params.query.starts_with("in:") && a.settled()
+    });
+    let inside = format!("in:{}", reports.display());
+    let want = field(&inst.json_lines(&["search", &inside]), "path");
+    assert!(want.len() >= 5, "{want:?}");
+    assert_eq!(shown_paths(h.state()), want);
+
+    // A tag: only what carries it, there; the test tagged one file there.
+    h.get_by_label("receipts (2)").click();
+    settle(&mut h, "rows tagged receipts", |a| {
+        a.search.results.params.query.contains("tag:receipts") && a.settled()
+    });
+    assert_eq!(
+        shown_paths(h.state()),
+        [q1.to_str().unwrap().to_owned()]
+    );
+    assert_eq!(
+        field(&inst.json_lines(&["search", &inside, "tag:receipts"]), "path"),
+        [q1.to_str().unwrap().to_owned()]
+    );
+    // Clicked again, the filter goes.
+    h.get_by_label("receipts (2)").click();
+    settle(&mut h, "the filter taken out", |a| {
+        !a.search.results.params.query.contains("tag:") && a.settled()
+    });
+    assert_eq!(shown_paths(h.state()), want);
+}
