@@ -215,7 +215,9 @@ fn history_lists_searches_newest_first_with_their_counts_from_fsctl_and_mcp() {
     let st = setup();
     let (tree, inst) = (&st.tree, &st.inst);
     let search = |args: &[&str], history: Option<&str>| {
-        let mut c = inst.fsctl_cmd(&[&["search"], args].concat());
+        let mut all = vec!["search"];
+        all.extend_from_slice(args);
+        let mut c = inst.fsctl_cmd(&all);
         if let Some(h) = history {
             c.env("FSINDEX_HISTORY", h);
         }
