@@ -114,8 +114,15 @@ pub fn query_for(place: &Place) -> String {
     let folder = crate::actions::folder_of(&place.path, place.folder);
     let mut q = crate::actions::search_in(&folder);
     if !place.folder {
-        let name = place.path.rsplit(|&b| b == b'/').next().unwrap_or(&place.path);
-        q.push_str(&format!("\"{}\" ", String::from_utf8_lossy(name).replace('"', "")));
+        let name = place
+            .path
+            .rsplit(|&b| b == b'/')
+            .next()
+            .unwrap_or(&place.path);
+        q.push_str(&format!(
+            "\"{}\" ",
+            String::from_utf8_lossy(name).replace('"', "")
+        ));
     }
     q
 }
@@ -334,13 +341,16 @@ mod tests {
         assert_eq!(tag_term("q3 plan"), "tag:\"q3 plan\"");
         assert_eq!(toggle_term("", "tag:work"), "tag:work ");
         assert_eq!(toggle_term("report ", "tag:work"), "report tag:work ");
-        assert_eq!(toggle_term("report tag:work ext:pdf", "tag:work"), "report ext:pdf");
         assert_eq!(
-            toggle_term("a tag:\"q3 plan\"", "tag:\"q3 plan\""),
-            "a"
+            toggle_term("report tag:work ext:pdf", "tag:work"),
+            "report ext:pdf"
         );
+        assert_eq!(toggle_term("a tag:\"q3 plan\"", "tag:\"q3 plan\""), "a");
         // Not a part of another term.
-        assert_eq!(toggle_term("tag:workshop", "tag:work"), "tag:workshop tag:work ");
+        assert_eq!(
+            toggle_term("tag:workshop", "tag:work"),
+            "tag:workshop tag:work "
+        );
     }
 
     #[test]

@@ -28,12 +28,27 @@ impl Engine {
 
     /// `query` with the caller's saved searches in place of their `@name`
     /// (see [`saved`]); a query without `@` is not looked at twice.
-    pub fn expand_saved<'a>(&self, query: &'a str, view: &Option<View>) -> Result<Cow<'a, str>, Error> {
+    pub fn expand_saved<'a>(
+        &self,
+        query: &'a str,
+        view: &Option<View>,
+    ) -> Result<Cow<'a, str>, Error> {
         let uid = label_uid(view);
         saved::expand(
             query,
-            |name| Ok(self.store.read(|c| searches::named(c, uid, name))?.map(|s| s.query)),
-            || Ok(self.saved_searches(view)?.into_iter().map(|s| s.name).collect()),
+            |name| {
+                Ok(self
+                    .store
+                    .read(|c| searches::named(c, uid, name))?
+                    .map(|s| s.query))
+            },
+            || {
+                Ok(self
+                    .saved_searches(view)?
+                    .into_iter()
+                    .map(|s| s.name)
+                    .collect())
+            },
         )
     }
 
@@ -77,7 +92,11 @@ impl Engine {
 
     /// Forgets the caller's saved search `name` (NOT_FOUND-like `Missing`,
     /// listing the names, when there is none).
-    pub fn remove_saved_search(&self, name: &str, view: &Option<View>) -> Result<Vec<Saved>, Error> {
+    pub fn remove_saved_search(
+        &self,
+        name: &str,
+        view: &Option<View>,
+    ) -> Result<Vec<Saved>, Error> {
         let name = name.trim();
         let name = name.strip_prefix('@').unwrap_or(name);
         let outcome = self.edit_searches(Edit::Remove {
@@ -93,7 +112,10 @@ impl Engine {
             return Err(Error::Missing(if names.is_empty() {
                 format!("no saved search called `@{name}`: there are none")
             } else {
-                format!("no saved search called `@{name}`; saved: {}", names.join(", "))
+                format!(
+                    "no saved search called `@{name}`; saved: {}",
+                    names.join(", ")
+                )
             }));
         }
         self.saved_searches(view)
@@ -110,7 +132,9 @@ impl Engine {
     ) -> Result<(), Error> {
         let query = query.trim();
         if query.is_empty() {
-            return Err(Error::InvalidArgument("record which query? it is empty".into()));
+            return Err(Error::InvalidArgument(
+                "record which query? it is empty".into(),
+            ));
         }
         if query.len() > crate::queries::query::MAX_QUERY_BYTES {
             return Err(Error::InvalidArgument(format!(
@@ -145,7 +169,11 @@ impl Engine {
     /// The caller's newest `limit` searches (0: all kept), newest first.
     pub fn search_history(&self, limit: usize, view: &Option<View>) -> Result<Vec<Recent>, Error> {
         let uid = label_uid(view);
-        let limit = if limit == 0 { HISTORY_KEPT as usize } else { limit };
+        let limit = if limit == 0 {
+            HISTORY_KEPT as usize
+        } else {
+            limit
+        };
         self.store.read(|c| searches::history(c, uid, limit))
     }
 }

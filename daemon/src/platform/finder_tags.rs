@@ -173,7 +173,11 @@ mod tests {
             ])
             .output()
             .expect("python3 (tests/setup.sh installs it)");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         out.stdout
     }
 
@@ -187,7 +191,10 @@ mod tests {
     #[test]
     fn decodes_what_plistlib_writes() {
         assert_eq!(
-            decode(&plistlib(r#"["Red\n6", "Work", "Important\n0", "Blue\n4"]"#)).unwrap(),
+            decode(&plistlib(
+                r#"["Red\n6", "Work", "Important\n0", "Blue\n4"]"#
+            ))
+            .unwrap(),
             [
                 tag("Red", Some("red")),
                 tag("Work", None),
@@ -225,7 +232,10 @@ mod tests {
     #[test]
     fn anything_else_is_none_and_nothing_panics() {
         assert_eq!(decode(b""), None);
-        assert_eq!(decode(b"not a plist at all, but long enough to have a trailer"), None);
+        assert_eq!(
+            decode(b"not a plist at all, but long enough to have a trailer"),
+            None
+        );
         // A dictionary, a string, a number at the top: not tags.
         for v in [r#"{"a": "b"}"#, r#""Red""#, "7", r#"["a", 1]"#] {
             assert_eq!(decode(&plistlib(v)), None, "{v}");

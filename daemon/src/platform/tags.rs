@@ -68,7 +68,8 @@ fn raw(path: &Path) -> Option<Vec<u8>> {
         Err(rustix::io::Errno::RANGE) => {
             let n = rustix::fs::lgetxattr_query(path, ATTRIBUTE).ok()?;
             let mut buf = Vec::with_capacity(n.min(MAX_BYTES));
-            rustix::fs::lgetxattr(path, ATTRIBUTE, rustix::buffer::spare_capacity(&mut buf)).ok()?;
+            rustix::fs::lgetxattr(path, ATTRIBUTE, rustix::buffer::spare_capacity(&mut buf))
+                .ok()?;
             Some(buf)
         }
         Err(_) => None,

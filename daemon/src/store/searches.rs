@@ -233,7 +233,10 @@ mod tests {
         assert_eq!(save(1, "taxes", "ext:pdf 2025", true), Outcome::Done);
         let one = saved(&c, 1).unwrap();
         assert_eq!(one.len(), 1);
-        assert_eq!((one[0].name.as_str(), one[0].query.as_str()), ("taxes", "ext:pdf 2025"));
+        assert_eq!(
+            (one[0].name.as_str(), one[0].query.as_str()),
+            ("taxes", "ext:pdf 2025")
+        );
         assert_eq!(named(&c, 2, "TAXES").unwrap().unwrap().query, "ext:odt");
         let gone = Edit::Remove {
             uid: 1,
@@ -275,7 +278,11 @@ mod tests {
             [
                 ("again", "mcp", 3),
                 ("again", "fsctl", 2),
-                (format!("q{}", HISTORY_KEPT + 4).as_str(), "fsctl", HISTORY_KEPT + 4)
+                (
+                    format!("q{}", HISTORY_KEPT + 4).as_str(),
+                    "fsctl",
+                    HISTORY_KEPT + 4
+                )
             ]
         );
         assert_eq!(history(&c, 2, 10).unwrap().len(), 1);

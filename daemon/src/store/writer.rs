@@ -181,8 +181,10 @@ fn apply_batch(
     let mut added_roots: Vec<(mpsc::Sender<Result<i64, Error>>, i64)> = Vec::new();
     let mut labelled: Vec<(mpsc::Sender<super::labels::Outcome>, super::labels::Outcome)> =
         Vec::new();
-    let mut searched: Vec<(mpsc::Sender<super::searches::Outcome>, super::searches::Outcome)> =
-        Vec::new();
+    let mut searched: Vec<(
+        mpsc::Sender<super::searches::Outcome>,
+        super::searches::Outcome,
+    )> = Vec::new();
     {
         let mut agg = Aggregates::default();
         let mut insert = tx.prepare_cached(

@@ -671,7 +671,11 @@ fn info_and_get_file_info_show_your_tags_and_the_files_own_apart() {
     let mut want: Vec<(String, String)> = ["receipts", "2025"]
         .iter()
         .map(|t| (t.to_string(), "user".to_owned()))
-        .chain(getfattr_tags(&plan).into_iter().map(|t| (t, "xattr".to_owned())))
+        .chain(
+            getfattr_tags(&plan)
+                .into_iter()
+                .map(|t| (t, "xattr".to_owned())),
+        )
         .collect();
     want.sort_by_key(|(t, src)| (t.to_lowercase(), src.clone()));
     let pairs = |v: &Value| -> Vec<(String, String)> {
@@ -689,9 +693,11 @@ fn info_and_get_file_info_show_your_tags_and_the_files_own_apart() {
     let info = inst.json(&["info", s(&plan)]);
     assert_eq!(pairs(&info["tags"]), want);
     // A file without tags has no `tags` key.
-    assert!(inst.json(&["info", s(&tree.join("docs/plain.txt"))])
-        .get("tags")
-        .is_none());
+    assert!(
+        inst.json(&["info", s(&tree.join("docs/plain.txt"))])
+            .get("tags")
+            .is_none()
+    );
     // Text: yours on one line, the file's on another.
     let out = inst.fsctl(&["info", s(&plan)]);
     let shown = String::from_utf8(out.stdout).unwrap();

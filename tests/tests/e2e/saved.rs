@@ -312,7 +312,11 @@ fn machine_wide_users_each_have_their_own_saved_searches_and_history() {
     crate::security::change("chmod", &["-R", "a+rX"], &root);
     let (inst, visitor) = start_system(t.path(), &root);
     let v = |args: &[&str]| {
-        let o = visitor.cmd(args).env("FSINDEX_HISTORY", "1").output().unwrap();
+        let o = visitor
+            .cmd(args)
+            .env("FSINDEX_HISTORY", "1")
+            .output()
+            .unwrap();
         (o.status.code(), text(&o))
     };
     // Root's.
@@ -338,9 +342,15 @@ fn machine_wide_users_each_have_their_own_saved_searches_and_history() {
         (Some(0), s(&root.join("pics/b.png")))
     );
     let (_, out) = v(&["history", "--json"]);
-    let mine: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mine: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(mine.len(), 1, "{out}");
-    assert_eq!((&mine[0]["query"], &mine[0]["results"]), (&json!("@mine"), &json!(1)));
+    assert_eq!(
+        (&mine[0]["query"], &mine[0]["results"]),
+        (&json!("@mine"), &json!(1))
+    );
     // Root's are as they were.
     assert_eq!(saved(&inst), [("mine".to_owned(), "ext:pdf".to_owned())]);
     let (rows, _) = history(&inst, &[]);

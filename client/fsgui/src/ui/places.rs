@@ -47,11 +47,7 @@ impl App {
             }
             for t in &self.shared.tags {
                 let term = tag_term(&t.name);
-                let on = self
-                    .search
-                    .query
-                    .split(' ')
-                    .any(|w| w == term);
+                let on = self.search.query.split(' ').any(|w| w == term);
                 let label = format!(
                     "{}{} ({})",
                     t.name,

@@ -219,7 +219,11 @@ impl App {
                 }
                 // `@name` runs it, here as in fsctl and MCP.
                 for (name, q) in &self.shared.saved {
-                    if ui.button(format!("@{name}")).on_hover_text(q.as_str()).clicked() {
+                    if ui
+                        .button(format!("@{name}"))
+                        .on_hover_text(q.as_str())
+                        .clicked()
+                    {
                         chosen = Some(format!("@{name}"));
                     }
                 }

@@ -25,7 +25,11 @@ fn saved_searches_and_history_are_the_daemons_and_an_old_local_one_is_imported_o
     )
     .unwrap();
     let out = inst.fsctl(&["saved", "add", "pics", "ext:jpg"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let mut h = inst.window(View::Search);
     settle(&mut h, "the shared lists, after the import", |a| {
@@ -101,7 +105,11 @@ fn the_sidebar_searches_in_a_bookmark_and_filters_by_a_tag_as_fsctl_does() {
         vec!["tag", "add", w2.to_str().unwrap(), "receipts"],
     ] {
         let out = inst.fsctl(&args);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let mut h = inst.window(View::Search);
     settle(&mut h, "the bookmarks and tags", |a| {
@@ -123,12 +131,12 @@ fn the_sidebar_searches_in_a_bookmark_and_filters_by_a_tag_as_fsctl_does() {
     settle(&mut h, "rows tagged receipts", |a| {
         a.search.results.params.query.contains("tag:receipts") && a.settled()
     });
+    assert_eq!(shown_paths(h.state()), [q1.to_str().unwrap().to_owned()]);
     assert_eq!(
-        shown_paths(h.state()),
-        [q1.to_str().unwrap().to_owned()]
-    );
-    assert_eq!(
-        field(&inst.json_lines(&["search", &inside, "tag:receipts"]), "path"),
+        field(
+            &inst.json_lines(&["search", &inside, "tag:receipts"]),
+            "path"
+        ),
         [q1.to_str().unwrap().to_owned()]
     );
     // Clicked again, the filter goes.
