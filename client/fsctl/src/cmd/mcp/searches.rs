@@ -72,11 +72,9 @@ pub async fn list_saved_searches(ctx: &Ctx, p: ListSavedParams) -> Outcome {
         };
         let mut text = format!("{n} saved searches (run one with `@NAME` in find_files' query)\n");
         for s in &all[..k] {
-            text.push_str(&format!("@{}  {}\n", s.name, s.query));
+            text.push_str(&format!("@{}  {}  (saved {})\n", s.name, s.query, s.added));
         }
-        if k < n {
-            text.push_str(&format!("leftOut: {} (over the byte budget)\n", n - k));
-        }
+        text.push_str(&format!("leftOut: {} (over the byte budget)\n", n - k));
         (answer, text)
     });
     reply(&answer, text)
