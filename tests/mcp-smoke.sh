@@ -43,8 +43,8 @@ jq -e -s 'length >= 4 and all(.jsonrpc == "2.0")' "$out" >/dev/null || fail "std
 jq -e -s '.[] | select(.id == 1) | .result.serverInfo.name == "fsindex" and (.result.capabilities.tools != null)' "$out" >/dev/null \
     || fail "initialize: no server info or tools capability"
 # Read-only but for the four that change the index's labels (never a file).
-jq -e -s '.[] | select(.id == 2) | .result.tools | length == 23 and all(.annotations.openWorldHint == false and .outputSchema != null) and ([.[] | select(.annotations.readOnlyHint != true) | .name] | sort) == ["add_bookmark", "add_tags", "remove_bookmark", "remove_tags"]' "$out" >/dev/null \
-    || fail "tools/list: expected 23 tools with output schemas, read-only but for the four label writers"
+jq -e -s '.[] | select(.id == 2) | .result.tools | length == 24 and all(.annotations.openWorldHint == false and .outputSchema != null) and ([.[] | select(.annotations.readOnlyHint != true) | .name] | sort) == ["add_bookmark", "add_tags", "remove_bookmark", "remove_tags"]' "$out" >/dev/null \
+    || fail "tools/list: expected 24 tools with output schemas, read-only but for the four label writers"
 jq -e -s '.[] | select(.id == 2) | .result.tools | all(.title != null and ([.inputSchema.properties[] | (.type | type) == "string" and .format == null] | all))' "$out" >/dev/null \
     || fail "tools/list: every tool needs a title and plain parameter types (one type string, no format)"
 want="$(realpath "$TREE")/hello-smoke.txt"

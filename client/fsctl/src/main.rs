@@ -76,6 +76,10 @@ enum Command {
     Bookmark(cmd::bookmark::Args),
     /// Tag files and folders (found again with `tag:NAME`); tags follow them when they move.
     Tag(cmd::tag::Args),
+    /// Searches saved under a name, run with `fsctl search @NAME` (shared with fsgui and MCP).
+    Saved(cmd::saved::Args),
+    /// Your recent searches, newest first, with when and how many results (every client's).
+    History(cmd::history::Args),
     /// Check, apply and undo a reorganisation plan (moves, renames, folders, merges).
     Organise(cmd::organise::Args),
     /// Folders that hold projects (.git, Cargo.toml, package.json, ...): kinds, languages, size, branch.
@@ -124,6 +128,8 @@ fn main() -> ExitCode {
             Command::Map(a) => cmd::map::run(&cli.global, a).await,
             Command::Bookmark(a) => cmd::bookmark::run(&cli.global, a).await,
             Command::Tag(a) => cmd::tag::run(&cli.global, a).await,
+            Command::Saved(a) => cmd::saved::run(&cli.global, a).await,
+            Command::History(a) => cmd::history::run(&cli.global, a).await,
             Command::Organise(a) => cmd::organise::run(&cli.global, a).await,
             Command::Projects(a) => cmd::projects::run(&cli.global, a).await,
             Command::Manifest(a) => cmd::manifest::run(&cli.global, a).await,

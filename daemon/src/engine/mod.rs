@@ -40,6 +40,7 @@ mod projects;
 mod read;
 pub mod reload;
 mod roots;
+mod searches;
 mod status;
 mod subscribe;
 mod sync;
@@ -61,6 +62,7 @@ pub use read::{
     SearchArgs, SearchHead, SearchPage, Taken, UsageArgs,
 };
 use roots::default_root;
+pub use searches::{HISTORY_KEPT, Recent, Saved};
 pub use status::{HashFigures, MemoryFigures, Status, WatchFigures};
 pub use subscribe::{Heard, REVEAL_CAP, Subscription};
 pub use text::{TextArgs, TextPage, TextSource};

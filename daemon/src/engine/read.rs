@@ -429,7 +429,8 @@ impl Engine {
         // The whole request, the content index's matching included (`t`,
         // below, starts after it).
         let started = Instant::now();
-        let mut query = Query::parse(&args.query)?;
+        // `@name`: the caller's saved search, in its place.
+        let mut query = Query::parse(&self.expand_saved(&args.query, &view)?)?;
         if query
             .groups
             .iter()
@@ -814,6 +815,17 @@ impl Engine {
         }
         if info.row.is_none() {
             return Err(Error::NotFound(format!("{} (it vanished)", p.display())));
+        }
+        // The caller's tags and the file's own (a SKIP-tier file, described
+        // from a live lstat, has no entry to carry any).
+        if let Some(id) = info.row.as_ref().map(|r| r.id).filter(|id| *id > 0) {
+            let uid = super::label_uid(&view);
+            info.tags = self
+                .store
+                .read(|c| crate::store::labels::of_entry(c, id, uid))?
+                .into_iter()
+                .map(|t| (t.name, t.source))
+                .collect();
         }
         Ok((p, info))
     }

@@ -5,9 +5,11 @@
 //! caller's identity on the socket), [`process`]
 //! (low priority for background work, giving memory back), [`service`]
 //! (systemd and Windows service glue) and [`tags`] (tags other programs
-//! wrote on a file: `user.xdg.tags`).
+//! wrote on a file: `user.xdg.tags`; Finder tags, decoded by
+//! [`finder_tags`]).
 
 pub mod bytes;
+pub mod finder_tags;
 pub mod fs;
 pub mod mounts;
 pub mod peer;

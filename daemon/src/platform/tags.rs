@@ -2,17 +2,29 @@
 //!
 //! Linux: the `user.xdg.tags` extended attribute, a comma-separated list
 //! (KDE Dolphin and Baloo write it; `setfattr -n user.xdg.tags -v a,b F`).
-//! macOS keeps Finder tags in `com.apple.metadata:_kMDItemUserTags`, a
-//! binary property list: not read yet (no plist parser here), so no tags
-//! there. Windows has no equivalent.
+//! macOS: Finder tags, in `com.apple.metadata:_kMDItemUserTags`, a binary
+//! property list decoded by [`super::finder_tags`]. Windows has no
+//! equivalent.
 
 use std::path::Path;
 
 /// The extended attribute read on Linux.
 pub const XDG_TAGS: &str = "user.xdg.tags";
 
+/// Whether the tags read from files here are Finder's (macOS), not
+/// `user.xdg.tags`: how they are shown.
+pub const FINDER: bool = cfg!(target_os = "macos");
+
+/// The attribute read on this system.
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+const ATTRIBUTE: &str = if FINDER {
+    super::finder_tags::ATTRIBUTE
+} else {
+    XDG_TAGS
+};
+
 /// At most this many bytes of the attribute are read.
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", target_os = "macos"))]
 const MAX_BYTES: usize = 64 * 1024;
 
 /// The tags written on the entry at `path` (not following a final
@@ -21,33 +33,50 @@ const MAX_BYTES: usize = 64 * 1024;
 /// user attributes, a path too long for one system call, gone meanwhile).
 pub fn file_tags(path: &Path) -> Vec<String> {
     match raw(path) {
-        Some(b) => String::from_utf8_lossy(&b)
-            .split(',')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned)
-            .collect(),
+        Some(b) => parse(&b),
         None => Vec::new(),
     }
 }
 
-#[cfg(target_os = "linux")]
+/// `user.xdg.tags`: comma-separated.
+#[cfg(not(target_os = "macos"))]
+fn parse(b: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(b)
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Finder's: a binary property list of "Name\nColour" strings.
+#[cfg(target_os = "macos")]
+fn parse(b: &[u8]) -> Vec<String> {
+    super::finder_tags::decode(b)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| t.name)
+        .collect()
+}
+
+#[cfg(any(target_os = "linux", target_os = "macos"))]
 fn raw(path: &Path) -> Option<Vec<u8>> {
     let mut buf = Vec::with_capacity(256);
-    match rustix::fs::lgetxattr(path, XDG_TAGS, rustix::buffer::spare_capacity(&mut buf)) {
+    match rustix::fs::lgetxattr(path, ATTRIBUTE, rustix::buffer::spare_capacity(&mut buf)) {
         Ok(_) => Some(buf),
         // Longer than the first try: ask for its size, then read it.
         Err(rustix::io::Errno::RANGE) => {
-            let n = rustix::fs::lgetxattr_query(path, XDG_TAGS).ok()?;
+            let n = rustix::fs::lgetxattr_query(path, ATTRIBUTE).ok()?;
             let mut buf = Vec::with_capacity(n.min(MAX_BYTES));
-            rustix::fs::lgetxattr(path, XDG_TAGS, rustix::buffer::spare_capacity(&mut buf)).ok()?;
+            rustix::fs::lgetxattr(path, ATTRIBUTE, rustix::buffer::spare_capacity(&mut buf))
+                .ok()?;
             Some(buf)
         }
         Err(_) => None,
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 fn raw(_path: &Path) -> Option<Vec<u8>> {
     None
 }

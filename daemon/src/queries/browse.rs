@@ -37,6 +37,9 @@ pub struct Info {
     /// What a photo, song or video says about itself, when read for the
     /// file as it is now (the engine fills it in).
     pub media: Option<crate::store::media::MediaRow>,
+    /// The caller's tags on the entry and the file's own (read from the
+    /// file system), by name (the engine fills them in).
+    pub tags: Vec<(String, crate::store::labels::TagSource)>,
 }
 
 pub fn kind_name(k: KindClass) -> &'static str {

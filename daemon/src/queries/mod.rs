@@ -3,8 +3,9 @@
 //! [`query`]), disk usage ([`du`]), duplicates ([`dupes`]), the condensed
 //! map ([`fsmap`]), browsing ([`browse`]), what a caller may see
 //! ([`access`]), content snippets ([`snippet`]), the user's labels in
-//! queries ([`labels`]); names compared without their accents on request
-//! ([`accents`]); a search nobody waits for stops early ([`cancel`]).
+//! queries ([`labels`]) and saved searches (`@name`, [`saved`]); names
+//! compared without their accents on request ([`accents`]); a search
+//! nobody waits for stops early ([`cancel`]).
 
 pub mod accents;
 pub mod access;
@@ -18,5 +19,6 @@ pub mod mailbox;
 pub mod media;
 pub mod projects;
 pub mod query;
+pub mod saved;
 pub mod search;
 pub mod snippet;

@@ -282,6 +282,15 @@ pub fn stat(path: std::path::PathBuf, info: browse::Info) -> Result<pb::StatResp
         sensitive: info.sensitive,
         skip_tier: info.skip_tier,
         media: info.media.map(media_info),
+        tags: info
+            .tags
+            .into_iter()
+            .map(|(name, s)| pb::Tag {
+                name,
+                source: super::labels::source(s),
+                entries: 0,
+            })
+            .collect(),
     })
 }
 

@@ -8,9 +8,10 @@ use crate::Error;
 use crate::engine::{Bookmark, Engine, TagTotal, Tagged, View};
 use crate::store::labels::TagSource;
 
-fn source(s: TagSource) -> i32 {
+pub(super) fn source(s: TagSource) -> i32 {
     (match s {
         TagSource::User => pb::TagSource::User,
+        TagSource::Xattr if crate::platform::tags::FINDER => pb::TagSource::Finder,
         TagSource::Xattr => pb::TagSource::Xattr,
     }) as i32
 }

@@ -7,6 +7,7 @@
 mod convert;
 mod labels;
 pub mod outbox;
+mod searches;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -736,6 +737,30 @@ impl pb::index_server::Index for IndexService {
             );
         });
         Ok(Response::new(self.until_stopped(Box::pin(inbox))))
+    }
+
+    async fn saved_searches(
+        &self,
+        req: Request<pb::SavedSearchesRequest>,
+    ) -> Result<Response<pb::SavedSearchesResponse>, Status> {
+        let view = self.view(&req);
+        let req = req.into_inner();
+        let answer = self
+            .blocking(move |e| searches::saved_searches(e, req, view))
+            .await?;
+        Ok(Response::new(answer))
+    }
+
+    async fn history(
+        &self,
+        req: Request<pb::HistoryRequest>,
+    ) -> Result<Response<pb::HistoryResponse>, Status> {
+        let view = self.view(&req);
+        let req = req.into_inner();
+        let answer = self
+            .blocking(move |e| searches::history(e, req, view))
+            .await?;
+        Ok(Response::new(answer))
     }
 }
 

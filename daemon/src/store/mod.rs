@@ -13,6 +13,7 @@
 //! - [`content`]: the content index's tables;
 //! - [`media`]: media metadata (photos, songs, videos).
 //! - [`labels`]: the user's bookmarks and tags, by entry id.
+//! - [`searches`]: each user's saved searches and search history.
 //! - [`journal`]: the fleet's journal of committed batches, and the reads
 //!   the fleet link ships from.
 //!
@@ -42,6 +43,7 @@ pub mod media;
 pub mod model;
 pub mod open;
 pub mod scan_reads;
+pub mod searches;
 pub mod stem;
 pub mod summaries;
 pub mod tree;

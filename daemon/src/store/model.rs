@@ -272,4 +272,10 @@ pub enum Op {
         edit: super::labels::Edit,
         reply: mpsc::Sender<super::labels::Outcome>,
     },
+    /// A change to a user's saved searches or search history; `reply`
+    /// hears what it did once it is committed.
+    Searches {
+        edit: super::searches::Edit,
+        reply: mpsc::Sender<super::searches::Outcome>,
+    },
 }

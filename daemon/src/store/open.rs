@@ -41,6 +41,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
         include_str!("../../../migrations/0011_content_stems.sql"),
     ),
     (13, include_str!("../../../migrations/0013_summaries.sql")),
+    (16, include_str!("../../../migrations/0016_searches.sql")),
 ];
 
 /// The newest schema this binary knows: the highest number, wherever a

@@ -232,6 +232,10 @@ fn apply_batch(
     let mut added_roots: Vec<(mpsc::Sender<Result<i64, Error>>, i64)> = Vec::new();
     let mut labelled: Vec<(mpsc::Sender<super::labels::Outcome>, super::labels::Outcome)> =
         Vec::new();
+    let mut searched: Vec<(
+        mpsc::Sender<super::searches::Outcome>,
+        super::searches::Outcome,
+    )> = Vec::new();
     {
         let mut agg = Aggregates::default();
         let mut insert = tx.prepare_cached(
@@ -418,6 +422,9 @@ fn apply_batch(
                 Op::Labels { edit, reply } => {
                     labelled.push((reply, super::labels::apply(&tx, edit)?));
                 }
+                Op::Searches { edit, reply } => {
+                    searched.push((reply, super::searches::apply(&tx, edit)?));
+                }
                 Op::Shutdown | Op::Idle => {}
             }
         }
@@ -431,6 +438,9 @@ fn apply_batch(
         let _ = reply.send(Ok(id));
     }
     for (reply, outcome) in labelled {
+        let _ = reply.send(outcome);
+    }
+    for (reply, outcome) in searched {
         let _ = reply.send(outcome);
     }
     Ok(written)

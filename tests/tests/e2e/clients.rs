@@ -482,6 +482,18 @@ mod mismatch {
         ) -> Result<Response<Self::ManifestStream>, Status> {
             no()
         }
+        async fn saved_searches(
+            &self,
+            _: Request<pb::SavedSearchesRequest>,
+        ) -> Result<Response<pb::SavedSearchesResponse>, Status> {
+            no()
+        }
+        async fn history(
+            &self,
+            _: Request<pb::HistoryRequest>,
+        ) -> Result<Response<pb::HistoryResponse>, Status> {
+            no()
+        }
     }
 
     /// Serves `release` on a unix socket at `path` from a thread of its own

@@ -646,3 +646,68 @@ fn mcp_agents_tag_and_bookmark_without_allow_write_through_the_python_sdk() {
         b"caf\xe9 cr\xe8me\nligne deux\nligne trois\n"
     );
 }
+
+/// `fsctl info`, the Stat RPC and MCP `get_file_info` show an entry's tags:
+/// the user's (`user`) and the file's own from `user.xdg.tags` (`xattr`),
+/// apart; the oracle is what the test tagged and what `getfattr` reads.
+#[test]
+fn info_and_get_file_info_show_your_tags_and_the_files_own_apart() {
+    use crate::mcp::Mcp;
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    write_file(&tree, "docs/plan.odt", b"odt");
+    write_file(&tree, "docs/plain.txt", b"txt");
+    let plan = tree.join("docs/plan.odt");
+    setfattr(&["-n", "user.xdg.tags", "-v", "work,Q3 plan"], &plan);
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.start();
+    util::eventually(
+        std::time::Duration::from_secs(20),
+        "the file's own tags",
+        || xattr_tags_of(&inst, &plan) == getfattr_tags(&plan),
+    );
+    ok(&inst, &["tag", "add", s(&plan), "receipts", "2025"]);
+
+    let mut want: Vec<(String, String)> = ["receipts", "2025"]
+        .iter()
+        .map(|t| (t.to_string(), "user".to_owned()))
+        .chain(
+            getfattr_tags(&plan)
+                .into_iter()
+                .map(|t| (t, "xattr".to_owned())),
+        )
+        .collect();
+    want.sort_by_key(|(t, src)| (t.to_lowercase(), src.clone()));
+    let pairs = |v: &Value| -> Vec<(String, String)> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["name"].as_str().unwrap().to_owned(),
+                    t["source"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let info = inst.json(&["info", s(&plan)]);
+    assert_eq!(pairs(&info["tags"]), want);
+    // A file without tags has no `tags` key.
+    assert!(
+        inst.json(&["info", s(&tree.join("docs/plain.txt"))])
+            .get("tags")
+            .is_none()
+    );
+    // Text: yours on one line, the file's on another.
+    let out = inst.fsctl(&["info", s(&plan)]);
+    let shown = String::from_utf8(out.stdout).unwrap();
+    assert!(shown.contains("\ntags       2025, receipts\n"), "{shown}");
+    assert!(
+        shown.contains("\nfile tags  Q3 plan, work (user.xdg.tags)\n"),
+        "{shown}"
+    );
+
+    let mcp = Mcp::start(&inst, &tree, &[]);
+    let got = mcp.ok("get_file_info", serde_json::json!({"path": s(&plan)}));
+    assert_eq!(pairs(&got["tags"]), want);
+}

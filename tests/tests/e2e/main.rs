@@ -37,6 +37,7 @@ mod projects;
 mod query;
 mod read_text;
 mod restart;
+mod saved;
 mod search;
 mod security;
 mod service;

@@ -231,7 +231,7 @@ pub(crate) fn abs(root: &Path, rel: &str) -> String {
     root.join(rel).to_string_lossy().into_owned()
 }
 
-pub(crate) const TOOLS: [&str; 23] = [
+pub(crate) const TOOLS: [&str; 24] = [
     "add_bookmark",
     "add_tags",
     "check_move_plan",
@@ -248,6 +248,7 @@ pub(crate) const TOOLS: [&str; 23] = [
     "list_directory",
     "list_directory_with_sizes",
     "list_projects",
+    "list_saved_searches",
     "list_tags",
     "read_text_file",
     "recent_files",

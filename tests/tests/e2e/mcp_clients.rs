@@ -194,6 +194,7 @@ fn mcp_inspector_cli_calls_every_tool_with_typed_arguments() {
             vec![a("path", "docs/notes.txt"), a("tags", r#"["y"]"#)],
         ),
         ("list_bookmarks", vec![]),
+        ("list_saved_searches", vec![]),
         (
             "add_bookmark",
             vec![a("path", "docs"), a("name", "the docs")],

@@ -1,4 +1,5 @@
-//! `fsctl info PATH`: one entry in detail.
+//! `fsctl info PATH`: one entry in detail, its tags included (yours and
+//! the file's own, apart).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -6,6 +7,7 @@ use std::process::ExitCode;
 use fsindex_proto::v1 as pb;
 use serde_json::json;
 
+use crate::cmd::tag::{from_file, source_name};
 use crate::global::Global;
 use crate::output::{
     absolute, count, lossy, media_json, media_lines, path_bytes, rfc3339, size, type_name,
@@ -54,6 +56,14 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         }
         if let Some(m) = &i.media {
             v["media"] = media_json(m, false);
+        }
+        // Yours (`user`) and the file's own (`xattr`), apart by source.
+        if !i.tags.is_empty() {
+            v["tags"] = i
+                .tags
+                .iter()
+                .map(|t| json!({"name": t.name, "source": source_name(t.source)}))
+                .collect();
         }
         println!("{v}");
         return Ok(ExitCode::SUCCESS);
@@ -106,6 +116,21 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         for (label, value) in media_lines(m) {
             println!("{label:<10} {value}");
         }
+    }
+    let (files, yours): (Vec<&pb::Tag>, Vec<&pb::Tag>) =
+        i.tags.iter().partition(|t| from_file(t.source).is_some());
+    let names = |tags: &[&pb::Tag]| -> String {
+        tags.iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !yours.is_empty() {
+        println!("tags       {}", names(&yours));
+    }
+    if let Some(first) = files.first() {
+        let from = from_file(first.source).unwrap_or_default();
+        println!("file tags  {} ({from})", names(&files));
     }
     if i.skip_tier {
         println!(

@@ -1,4 +1,6 @@
-//! `fsctl search QUERY...`
+//! `fsctl search QUERY...`; `@NAME` in the query runs a saved search
+//! (`fsctl saved`), and a search typed at a terminal goes into the history
+//! (`fsctl history`).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -78,10 +80,11 @@ fn expand_in(term: &str) -> String {
     format!("{neg}in:{}", abs.display())
 }
 
-pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
-    // Each argument is passed through as typed; the daemon splits terms.
-    let query = a
-        .query
+/// The query the words on the command line make (`fsctl search` and
+/// `fsctl saved add`): each argument passed through as typed (the daemon
+/// splits terms), `in:` paths made absolute.
+pub fn query_of(words: &[String], ignore_accents: bool) -> String {
+    let query = words
         .iter()
         .map(|q| {
             if q.contains(char::is_whitespace) && !q.contains('"') {
@@ -92,8 +95,8 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let query = if a.query.len() == 1 {
-        a.query[0].clone()
+    let query = if words.len() == 1 {
+        words[0].clone()
     } else {
         query
     };
@@ -102,9 +105,14 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         .map(expand_in)
         .collect::<Vec<_>>()
         .join(" ");
-    if a.ignore_accents {
+    if ignore_accents {
         query.push_str(" accents:ignore");
     }
+    query
+}
+
+pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
+    let query = query_of(&a.query, a.ignore_accents);
     let sort = match a.sort {
         SortBy::Relevance => pb::SortOrder::Relevance,
         SortBy::Name => pb::SortOrder::Name,
@@ -113,7 +121,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         SortBy::Mtime => pb::SortOrder::Mtime,
     };
     let request = pb::SearchRequest {
-        query,
+        query: query.clone(),
         limit: if a.count { 1 } else { a.limit },
         sort: sort as i32,
         sync: a.sync,
@@ -121,10 +129,13 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         offset: 0,
         snippets: Some(if a.count || a.print0 { 0 } else { a.snippets }),
     };
-    let mut stream = g
+    let (mut stream, client) = g
         .call(|mut c| {
             let request = request.clone();
-            async move { Ok(c.search(request).await?.into_inner()) }
+            async move {
+                let again = c.clone();
+                Ok((c.search(request).await?.into_inner(), again))
+            }
         })
         .await?;
     let stdout = std::io::stdout();
@@ -193,8 +204,12 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
+    drop(out);
     if shown < total && !g.json && !a.print0 && !a.count {
         eprintln!("({shown} of {total} matches shown; --limit 0 shows all)");
+    }
+    if crate::cmd::history::recording(tty) {
+        crate::cmd::history::record(client, &query, total).await;
     }
     Ok(if total > 0 {
         ExitCode::SUCCESS

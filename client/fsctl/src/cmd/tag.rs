@@ -41,7 +41,18 @@ enum Action {
 pub fn source_name(s: i32) -> &'static str {
     match pb::TagSource::try_from(s).unwrap_or_default() {
         pb::TagSource::Xattr => "xattr",
+        pb::TagSource::Finder => "finder",
         _ => "user",
+    }
+}
+
+/// Where a tag read from the file came from, for a person: `None` for
+/// the user's own.
+pub fn from_file(s: i32) -> Option<&'static str> {
+    match pb::TagSource::try_from(s).unwrap_or_default() {
+        pb::TagSource::Xattr => Some("user.xdg.tags"),
+        pb::TagSource::Finder => Some("Finder"),
+        _ => None,
     }
 }
 
@@ -74,11 +85,9 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
                     json!({"name": t.name, "source": source_name(t.source), "entries": t.entries})
                 );
             } else {
-                let from = if source_name(t.source) == "xattr" {
-                    "  (user.xdg.tags)"
-                } else {
-                    ""
-                };
+                let from = from_file(t.source)
+                    .map(|f| format!("  ({f})"))
+                    .unwrap_or_default();
                 println!(
                     "{:<w$}  {:>7}{from}",
                     t.name,
@@ -101,8 +110,8 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         );
     } else {
         for t in &r.tags {
-            if source_name(t.source) == "xattr" {
-                println!("{}  (user.xdg.tags)", t.name);
+            if let Some(f) = from_file(t.source) {
+                println!("{}  ({f})", t.name);
             } else {
                 println!("{}", t.name);
             }

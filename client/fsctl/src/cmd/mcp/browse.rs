@@ -96,6 +96,9 @@ pub struct FileInfo {
     /// pages, author where known).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub media: Option<serde_json::Value>,
+    /// The user's tags (source `user`) and those the file carries (source `xattr`: its user.xdg.tags, as KDE writes it), by name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<super::labels::TagItem>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -146,6 +149,15 @@ pub async fn get_file_info(ctx: &Ctx, p: PathParams) -> Outcome {
         target: (!i.target.is_empty()).then(|| shown(&i.target)),
         sensitive: i.sensitive,
         media: i.media.as_ref().map(|m| crate::output::media_json(m, true)),
+        tags: i
+            .tags
+            .iter()
+            .map(|t| super::labels::TagItem {
+                name: t.name.clone(),
+                source: crate::cmd::tag::source_name(t.source).to_owned(),
+                entries: None,
+            })
+            .collect(),
     };
     let mut text = format!(
         "path: {}\ntype: {}\nsize: {} ({})\nallocated: {}\ncreated: {}\nmodified: {}\naccessed: {}\nisDirectory: {}\nisFile: {}\npermissions: {}\nkind: {}",
@@ -170,6 +182,9 @@ pub async fn get_file_info(ctx: &Ctx, p: PathParams) -> Outcome {
     }
     if let Some(l) = info.line_count {
         let _ = write!(text, "\nlineCount: {l}");
+    }
+    for t in &info.tags {
+        let _ = write!(text, "\ntag: {} ({})", t.name, t.source);
     }
     if let Some(u) = &info.usage {
         let _ = write!(

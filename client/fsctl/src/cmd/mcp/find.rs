@@ -51,7 +51,8 @@ pub struct FindParams {
     /// in:FOLDER, path:Taxes/2025, regex:^IMG_\d+\.jpg$, case:README,
     /// content:invoice / content:"total due" (what files say, PDF and Office
     /// included, in folders with content search on); accents:ignore makes
-    /// the whole query ignore accents (cafe finds café).
+    /// the whole query ignore accents (cafe finds café); @NAME runs the
+    /// user's saved search NAME (see list_saved_searches).
     pub query: Option<String>,
     /// Only under this folder (default: every allowed directory).
     pub path: Option<String>,
@@ -286,6 +287,13 @@ pub async fn find_files(ctx: &Ctx, p: FindParams) -> Outcome {
     let (total, entries) = ctx
         .search_with_snippets(query.clone(), sort, pg.offset, pg.limit, snippets)
         .await?;
+    // The agent's own query, once (not again for each page), into the
+    // user's history.
+    if let Some(q) = p.query.as_deref().map(str::trim).filter(|q| !q.is_empty())
+        && p.cursor.is_none()
+    {
+        super::searches::record(ctx, q, total).await;
+    }
     let results: Vec<FoundEntry> = entries.iter().map(FoundEntry::from_pb).collect();
     found_page(ctx, query, pg, total, results, &fp, "matches")
 }

@@ -34,7 +34,7 @@ pub struct TagParams {
 #[serde(rename_all = "camelCase")]
 pub struct TagItem {
     pub name: String,
-    /// `user` (set with fsctl or these tools) or `xattr` (read from the file's user.xdg.tags, as KDE writes it).
+    /// `user` (set with fsctl or these tools), `xattr` (read from the file's user.xdg.tags, as KDE writes it) or `finder` (macOS Finder tags).
     pub source: String,
     /// In a list of every tag: entries under the allowed directories carrying it.
     #[serde(skip_serializing_if = "Option::is_none")]

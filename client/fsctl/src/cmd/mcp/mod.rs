@@ -31,6 +31,7 @@ mod plan;
 mod projects;
 mod roots;
 mod schema;
+mod searches;
 mod server;
 mod text;
 

@@ -29,6 +29,7 @@ use super::plan::{self, PlanAnswer, PlanParams};
 use super::projects::{self, ProjectsAnswer, ProjectsParams};
 use super::roots::Roots;
 use super::schema;
+use super::searches::{self, ListSavedParams, SavedAnswer};
 
 /// The tools that change files, served only with `--allow-write`.
 pub const WRITE_TOOLS: [&str; 2] = ["apply_move_plan", "undo_move_plan"];
@@ -201,6 +202,19 @@ impl FsIndexServer {
     )]
     async fn folder_manifest(&self, Parameters(p): Parameters<ManifestParams>) -> CallToolResult {
         finish(find::folder_manifest(&self.ctx, p).await)
+    }
+
+    #[tool(
+        title = "List saved searches",
+        description = "The user's saved searches (shared with fsctl and fsgui): each name with the query it stands for. Run one by writing `@NAME` in find_files' query, alone or with more terms (`@taxes dm:2025`).",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<SavedAnswer>()
+    )]
+    async fn list_saved_searches(
+        &self,
+        Parameters(p): Parameters<ListSavedParams>,
+    ) -> CallToolResult {
+        finish(searches::list_saved_searches(&self.ctx, p).await)
     }
 
     #[tool(
