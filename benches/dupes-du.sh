@@ -5,11 +5,20 @@
 #
 #   benches/dupes-du.sh > benches/RESULTS-dupes.md       # 1M entries + 3000 groups
 #   TREE=/tmp/fsbench/real MAKE=0 benches/dupes-du.sh   # an existing tree as is
+#   ENTRIES=100000 DUPE_GROUPS=300 BIG_GROUPS=2 SMALL_FILES=100000 \
+#     TREE=/tmp/fsbench/small benches/dupes-du.sh         # many small same-size files
 #
 # Environment:
 #   ENTRIES   entries of the synthetic tree (default 1000000, mktree.py)
 #   DUPE_GROUPS    duplicate groups of random content added by mkdupes.py (3000)
+#   BIG_GROUPS     groups of 2-8 MiB files among them (20)
+#   SMALL_FILES    small files of random content, sizes shared, few equal (0;
+#                  mkdupes.py --small-files), SMALL_GROUPS of them copied (4000)
 #   SEED      seed of both generators (1)
+#   COLD=1    cold-ish: before each finder, the tree's file contents are
+#             evicted from the page cache (posix_fadvise DONTNEED on every
+#             file; folders and inodes stay cached, nothing else on the
+#             machine is touched). Otherwise every finder runs warm.
 #   BASE      working folder (/tmp/fsbench); the tree is $BASE/d unless TREE
 #   MAKE=0    use TREE as it is (no generation)
 #   RUNS      hyperfine runs for du (10)
@@ -22,6 +31,10 @@ set -euo pipefail
 
 ENTRIES=${ENTRIES:-1000000}
 DUPE_GROUPS=${DUPE_GROUPS:-3000}
+BIG_GROUPS=${BIG_GROUPS:-20}
+SMALL_FILES=${SMALL_FILES:-0}
+SMALL_GROUPS=${SMALL_GROUPS:-4000}
+COLD=${COLD:-0}
 SEED=${SEED:-1}
 BASE=${BASE:-/tmp/fsbench}
 TREE=${TREE:-$BASE/d}
@@ -56,14 +69,15 @@ fi
 
 # ---------------------------------------------------------------- the tree
 if [[ $MAKE == 1 ]]; then
-    stamp="entries=$ENTRIES groups=$DUPE_GROUPS seed=$SEED $(cat "$HERE/mktree.py" "$HERE/mkdupes.py" | sha256sum | cut -c1-16)"
+    stamp="entries=$ENTRIES groups=$DUPE_GROUPS big=$BIG_GROUPS small=$SMALL_FILES/$SMALL_GROUPS seed=$SEED $(cat "$HERE/mktree.py" "$HERE/mkdupes.py" | sha256sum | cut -c1-16)"
     if [[ -f $TREE.stamp && $(cat "$TREE.stamp") == "$stamp" ]]; then
         log "reusing $TREE"
     else
         rm -rf "$TREE" "$TREE.stamp"
         log "making $TREE: mktree.py --entries $ENTRIES, then mkdupes.py --groups $DUPE_GROUPS"
         python3 "$HERE/mktree.py" --entries "$ENTRIES" --seed "$SEED" --out "$TREE" >/dev/null
-        python3 "$HERE/mkdupes.py" --out "$TREE/dupes" --groups "$DUPE_GROUPS" --seed "$SEED" >&2
+        python3 "$HERE/mkdupes.py" --out "$TREE/dupes" --groups "$DUPE_GROUPS" --big-groups "$BIG_GROUPS" \
+            --small-files "$SMALL_FILES" --small-groups "$SMALL_GROUPS" --seed "$SEED" >&2
         sync
         # Hashes taken within 2 s of a file's last change are not trusted
         # later (racy timestamps): let the newest files age first.
@@ -75,7 +89,7 @@ fi
 W=$(mktemp -d "$BASE/dupes-run.XXXX")
 trap '[[ -n ${P:-} ]] && kill $P 2>/dev/null; rm -rf "$W"' EXIT
 log "warming the page cache"
-find "$TREE" -type f -print0 | xargs -0 cat >/dev/null 2>&1 || true
+[[ $COLD == 1 ]] || find "$TREE" -type f -print0 | xargs -0 cat >/dev/null 2>&1 || true
 entries=$(find "$TREE" -mindepth 1 | wc -l)
 bytes=$(du -s -B1 "$TREE" | cut -f1)
 
@@ -86,9 +100,23 @@ P=$!
 until "$FSCTL" status --json 2>/dev/null | grep -q '"state":"ready"'; do sleep 0.1; done
 log "indexed $entries entries"
 
+evict() { # the file contents under $1 out of the page cache
+    python3 - "$1" <<'PY'
+import os, sys
+for d, _, files in os.walk(sys.argv[1]):
+    for f in files:
+        try:
+            fd = os.open(os.path.join(d, f), os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+PY
+}
 timed() { # name, output file, command...: wall seconds and max RSS to $W/name.time
     local name=$1 out=$2; shift 2
     wait_quiet
+    [[ $COLD == 1 ]] && evict "$TREE"
     log "$name: $*"
     /usr/bin/time -f "%e %M" -o "$W/$name.time" "$@" >"$out" 2>"$W/$name.err" || die "$name failed: $(tail -3 "$W/$name.err")"
 }
@@ -161,7 +189,7 @@ cat <<EOF
 
 $(date -u +%Y-%m-%d), $(nproc) cores, $(uname -r). Command: \`benches/dupes-du.sh\`
 (ENTRIES=$ENTRIES DUPE_GROUPS=$DUPE_GROUPS SEED=$SEED MAKE=$MAKE), tree \`$TREE\`:
-$entries entries, $(numfmt --to=iec "$bytes") allocated. Page cache warm for every tool;
+$entries entries, $(numfmt --to=iec "$bytes") allocated. $([[ $COLD == 1 ]] && echo "Cold-ish: the tree's file contents evicted from the page cache (fadvise DONTNEED) before each tool, metadata cached;" || echo "Page cache warm for every tool;")
 each duplicate finder ran once, fsindex first with an empty hash cache.
 
 | duplicates | wall s | max RSS MiB | groups | files in groups | reclaimable bytes |
