@@ -99,6 +99,13 @@ export FSINDEX_HOME=$W/home FSINDEX_NO_SPAWN=1
 P=$!
 until "$FSCTL" status --json 2>/dev/null | grep -q '"state":"ready"'; do sleep 0.1; done
 log "indexed $entries entries"
+# Then idle (the media and tag readers done): under 3 ticks of CPU a
+# second, three seconds running, so the daemon's CPU below is the search's.
+calm=0
+while ((calm < 3)); do
+    a=$(awk '{print $14 + $15}' "/proc/$P/stat"); sleep 1; b=$(awk '{print $14 + $15}' "/proc/$P/stat")
+    if ((b - a < 3)); then calm=$((calm + 1)); else calm=0; fi
+done
 
 evict() { # the file contents under $1 out of the page cache
     python3 - "$1" <<'PY'
@@ -113,12 +120,18 @@ for d, _, files in os.walk(sys.argv[1]):
         os.close(fd)
 PY
 }
-timed() { # name, output file, command...: wall seconds and max RSS to $W/name.time
+daemon_ticks() { awk '{print $14 + $15}' "/proc/$P/stat"; }
+timed() { # name, output file, command...: wall seconds, max RSS and CPU seconds to $W/name.time
     local name=$1 out=$2; shift 2
     wait_quiet
     [[ $COLD == 1 ]] && evict "$TREE"
     log "$name: $*"
-    /usr/bin/time -f "%e %M" -o "$W/$name.time" "$@" >"$out" 2>"$W/$name.err" || die "$name failed: $(tail -3 "$W/$name.err")"
+    local t0
+    t0=$(daemon_ticks)
+    /usr/bin/time -f "%e %M %U %S" -o "$W/$name.time" "$@" >"$out" 2>"$W/$name.err" || die "$name failed: $(tail -3 "$W/$name.err")"
+    # CPU: the command's own (user + system), and for fsctl the daemon's
+    # too (on a loaded machine the wall time says more about the load).
+    echo "$(daemon_ticks) $t0" >"$W/$name.ticks"
 }
 timed fsindex1 "$W/fsindex1.json" "$FSCTL" dupes "$TREE" --json
 timed fsindex2 "$W/fsindex2.json" "$FSCTL" dupes "$TREE" --json
@@ -182,6 +195,12 @@ hyperfine -N --warmup 2 --runs "$RUNS" --export-json "$W/du.json" \
 # ----------------------------------------------------------------- report
 t() { cut -d' ' -f1 "$W/$1.time"; }
 rss() { echo $(( $(cut -d' ' -f2 "$W/$1.time") / 1024 )); }
+cpu() { # user + system seconds of the command, plus the daemon's for fsctl
+    local u s d=0
+    read -r _ _ u s <"$W/$1.time"
+    [[ $1 == fsindex* ]] && d=$(awk -v hz="$(getconf CLK_TCK)" '{print ($1 - $2) / hz}' "$W/$1.ticks")
+    echo "$u + $s + $d" | bc
+}
 count() { awk -v n="$1" '$1 == n {print $'"$2"'}' "$W/counts"; }
 fastest_peer=$(printf '%s\n' "$(t fclones)" "$(t jdupes)" "$(t rdfind)" | sort -g | head -1)
 cat <<EOF
@@ -192,16 +211,17 @@ $(date -u +%Y-%m-%d), $(nproc) cores, $(uname -r). Command: \`benches/dupes-du.s
 $entries entries, $(numfmt --to=iec "$bytes") allocated. $([[ $COLD == 1 ]] && echo "Cold-ish: the tree's file contents evicted from the page cache (fadvise DONTNEED) before each tool, metadata cached;" || echo "Page cache warm for every tool;")
 each duplicate finder ran once, fsindex first with an empty hash cache.
 
-| duplicates | wall s | max RSS MiB | groups | files in groups | reclaimable bytes |
-|---|---|---|---|---|---|
-| fsctl dupes, first run | $(t fsindex1) | $(rss fsindex1) (client) | $(count fsindex 2) | $(count fsindex 3) | $(count fsindex 4) |
-| fsctl dupes, repeat, nothing changed | $(t fsindex2) | $(rss fsindex2) (client) | same answer (byte-identical output) | | |
-| fsctl dupes, repeat after one file changed | $(t fsindex3) | $(rss fsindex3) (client) | $(cmp -s "$W/fsindex1.json" "$W/fsindex3.json" && echo "same answer" || echo "answer differs") | | |
-| fclones group --hidden --no-ignore | $(t fclones) | $(rss fclones) | $(count fclones 2) | $(count fclones 3) | $(count fclones 4) |
-| jdupes -r | $(t jdupes) | $(rss jdupes) | $(count jdupes 2) | $(count jdupes 3) | $(count jdupes 4) |
-| rdfind -dryrun true | $(t rdfind) | $(rss rdfind) | $(count rdfind 2) | $(count rdfind 3) | $(count rdfind 4) |
+| duplicates | wall s | CPU s | max RSS MiB | groups | files in groups | reclaimable bytes |
+|---|---|---|---|---|---|---|
+| fsctl dupes, first run | $(t fsindex1) | $(cpu fsindex1) | $(rss fsindex1) (client) | $(count fsindex 2) | $(count fsindex 3) | $(count fsindex 4) |
+| fsctl dupes, repeat, nothing changed | $(t fsindex2) | $(cpu fsindex2) | $(rss fsindex2) (client) | same answer (byte-identical output) | | |
+| fsctl dupes, repeat after one file changed | $(t fsindex3) | $(cpu fsindex3) | $(rss fsindex3) (client) | $(cmp -s "$W/fsindex1.json" "$W/fsindex3.json" && echo "same answer" || echo "answer differs") | | |
+| fclones group --hidden --no-ignore | $(t fclones) | $(cpu fclones) | $(rss fclones) | $(count fclones 2) | $(count fclones 3) | $(count fclones 4) |
+| jdupes -r | $(t jdupes) | $(cpu jdupes) | $(rss jdupes) | $(count jdupes 2) | $(count jdupes 3) | $(count jdupes 4) |
+| rdfind -dryrun true | $(t rdfind) | $(cpu rdfind) | $(rss rdfind) | $(count rdfind 2) | $(count rdfind 3) | $(count rdfind 4) |
 
 - fsindex first run / fastest peer: $(printf "%.2f" "$(echo "scale=4; $(t fsindex1) / $fastest_peer" | bc)")x (target: no slower, 1.00x or less).
+- CPU seconds, fsindex first run (daemon + client) / the least of the peers': $(printf "%.2f" "$(echo "scale=4; $(cpu fsindex1) / $(printf '%s\n' "$(cpu fclones)" "$(cpu jdupes)" "$(cpu rdfind)" | sort -g | head -1)" | bc)")x.
 - repeat, nothing changed / fastest peer: $(printf "%.1f" "$(echo "scale=4; $(t fsindex2) / $fastest_peer * 100" | bc)")% (target: under 5%).
 - repeat after one change (all hashes from the cache, every candidate re-checked with lstat) / fastest peer: $(printf "%.1f" "$(echo "scale=4; $(t fsindex3) / $fastest_peer * 100" | bc)")%.
 - fsindex's summary line, first run: $(tail -1 "$W/fsindex1.err")

@@ -449,13 +449,17 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-/// Opens a candidate and `fstat`s it, relative to its folder when the
-/// folder opens (else by its whole path, as when it is a symlink: a root
-/// given through one). Which inode it is is checked by the caller, so a
-/// folder renamed meanwhile cannot make it read another file unnoticed.
-/// The path is split and compared as bytes (std's component-wise
-/// `Path` comparisons cost more than the look-up they save).
-fn open_stat(path: &Path) -> std::io::Result<(File, crate::platform::fs::Stat)> {
+/// Runs `at` on a candidate's folder, open, and its name, when the folder
+/// opens (else `whole` on its whole path, as when it is a symlink: a root
+/// given through one). Which inode the answer is about is checked by the
+/// caller, so a folder renamed meanwhile cannot make it read another file
+/// unnoticed. The path is split and compared as bytes (std's
+/// component-wise `Path` comparisons cost more than the look-up they save).
+fn in_folder<T>(
+    path: &Path,
+    at: impl FnOnce(pfs::DirRef<'_>, &std::ffi::OsStr) -> std::io::Result<T>,
+    whole: impl FnOnce(&Path) -> std::io::Result<T>,
+) -> std::io::Result<T> {
     use crate::platform::bytes;
     let all = bytes::of(path);
     let Some(cut) = all
@@ -465,7 +469,7 @@ fn open_stat(path: &Path) -> std::io::Result<(File, crate::platform::fs::Stat)> 
         // that drive's current folder.)
         .filter(|&cut| cut > 0 && cut + 1 < all.len() && all[cut - 1] != b':')
     else {
-        return pfs::open_file_stat(path);
+        return whole(path);
     };
     let (dir, name) = (&all[..cut], &all[cut + 1..]);
     FOLDER.with_borrow_mut(|folder| {
@@ -475,10 +479,22 @@ fn open_stat(path: &Path) -> std::io::Result<(File, crate::platform::fs::Stat)> 
                 .map(|fd| (dir.to_vec(), fd));
         }
         match folder {
-            Some((_, fd)) => pfs::open_file_stat_at(pfs::dir_ref(fd), bytes::os(name)),
-            None => pfs::open_file_stat(path),
+            Some((_, fd)) => at(pfs::dir_ref(fd), bytes::os(name)),
+            None => whole(path),
         }
     })
+}
+
+/// Opens a candidate and `fstat`s it (see [`in_folder`]).
+fn open_stat(path: &Path) -> std::io::Result<(File, crate::platform::fs::Stat)> {
+    in_folder(path, pfs::open_file_stat_at, pfs::open_file_stat)
+}
+
+/// Sorts by path, as bytes: a folder's files one after the other.
+fn by_path<T>(items: &mut [T], path: impl Fn(&T) -> &Path) {
+    items.sort_unstable_by(|a, b| {
+        crate::platform::bytes::of(path(a)).cmp(crate::platform::bytes::of(path(b)))
+    });
 }
 
 /// Reads `path` (head and tail, or whole) and hashes it, checking that it
@@ -595,11 +611,12 @@ fn find(
     // others need no lstat: the file is read anyway, and its state taken
     // from the open file (one path look-up a file, not two).
     let mut with_cache: Vec<&mut Cand> = cands.iter_mut().filter(|c| c.cached.is_some()).collect();
+    by_path(&mut with_cache, |c| &c.path);
     parallel(
         &mut with_cache,
         |_| 0,
         |c| {
-            c.state = pfs::lstat(&c.path)
+            c.state = in_folder(&c.path, pfs::lstat_at, pfs::lstat)
                 .ok()
                 .and_then(|m| dupes::state_if(&m, c.dev, c.ino, c.size));
             if let (Some(row), Some(state)) = (&c.cached, c.state)
@@ -710,9 +727,7 @@ fn hash_stage(
             cands.iter().enumerate().filter(|(_, c)| !has(c)).collect();
         // In path order: the files of a folder one after the other, each
         // opened relative to it (see [`open_stat`]).
-        todo.sort_unstable_by(|(_, a), (_, b)| {
-            crate::platform::bytes::of(&a.path).cmp(crate::platform::bytes::of(&b.path))
-        });
+        by_path(&mut todo, |(_, c)| &c.path);
         parallel(
             &mut todo,
             |(_, c)| if whole { c.size } else { 2 * BLOCK },

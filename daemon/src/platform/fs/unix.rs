@@ -287,7 +287,10 @@ mod tests {
         assert_eq!(names, vec![(b"leaf.txt".to_vec(), Some(false))]);
         // Opened with its state, by the whole path or in its folder.
         let (mut f, s) = open_file_stat(&leaf).unwrap();
-        assert_eq!((s.kind, s.size, s.ino), (Kind::File, 5, lstat(&leaf).unwrap().ino));
+        assert_eq!(
+            (s.kind, s.size, s.ino),
+            (Kind::File, 5, lstat(&leaf).unwrap().ino)
+        );
         let mut text = String::new();
         std::io::Read::read_to_string(&mut f, &mut text).unwrap();
         assert_eq!(text, "hello");
