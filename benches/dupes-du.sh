@@ -5,11 +5,20 @@
 #
 #   benches/dupes-du.sh > benches/RESULTS-dupes.md       # 1M entries + 3000 groups
 #   TREE=/tmp/fsbench/real MAKE=0 benches/dupes-du.sh   # an existing tree as is
+#   ENTRIES=100000 DUPE_GROUPS=300 BIG_GROUPS=2 SMALL_FILES=100000 \
+#     TREE=/tmp/fsbench/small benches/dupes-du.sh         # many small same-size files
 #
 # Environment:
 #   ENTRIES   entries of the synthetic tree (default 1000000, mktree.py)
 #   DUPE_GROUPS    duplicate groups of random content added by mkdupes.py (3000)
+#   BIG_GROUPS     groups of 2-8 MiB files among them (20)
+#   SMALL_FILES    small files of random content, sizes shared, few equal (0;
+#                  mkdupes.py --small-files), SMALL_GROUPS of them copied (4000)
 #   SEED      seed of both generators (1)
+#   COLD=1    cold-ish: before each finder, the tree's file contents are
+#             evicted from the page cache (posix_fadvise DONTNEED on every
+#             file; folders and inodes stay cached, nothing else on the
+#             machine is touched). Otherwise every finder runs warm.
 #   BASE      working folder (/tmp/fsbench); the tree is $BASE/d unless TREE
 #   MAKE=0    use TREE as it is (no generation)
 #   RUNS      hyperfine runs for du (10)
@@ -22,6 +31,10 @@ set -euo pipefail
 
 ENTRIES=${ENTRIES:-1000000}
 DUPE_GROUPS=${DUPE_GROUPS:-3000}
+BIG_GROUPS=${BIG_GROUPS:-20}
+SMALL_FILES=${SMALL_FILES:-0}
+SMALL_GROUPS=${SMALL_GROUPS:-4000}
+COLD=${COLD:-0}
 SEED=${SEED:-1}
 BASE=${BASE:-/tmp/fsbench}
 TREE=${TREE:-$BASE/d}
@@ -56,14 +69,15 @@ fi
 
 # ---------------------------------------------------------------- the tree
 if [[ $MAKE == 1 ]]; then
-    stamp="entries=$ENTRIES groups=$DUPE_GROUPS seed=$SEED $(cat "$HERE/mktree.py" "$HERE/mkdupes.py" | sha256sum | cut -c1-16)"
+    stamp="entries=$ENTRIES groups=$DUPE_GROUPS big=$BIG_GROUPS small=$SMALL_FILES/$SMALL_GROUPS seed=$SEED $(cat "$HERE/mktree.py" "$HERE/mkdupes.py" | sha256sum | cut -c1-16)"
     if [[ -f $TREE.stamp && $(cat "$TREE.stamp") == "$stamp" ]]; then
         log "reusing $TREE"
     else
         rm -rf "$TREE" "$TREE.stamp"
         log "making $TREE: mktree.py --entries $ENTRIES, then mkdupes.py --groups $DUPE_GROUPS"
         python3 "$HERE/mktree.py" --entries "$ENTRIES" --seed "$SEED" --out "$TREE" >/dev/null
-        python3 "$HERE/mkdupes.py" --out "$TREE/dupes" --groups "$DUPE_GROUPS" --seed "$SEED" >&2
+        python3 "$HERE/mkdupes.py" --out "$TREE/dupes" --groups "$DUPE_GROUPS" --big-groups "$BIG_GROUPS" \
+            --small-files "$SMALL_FILES" --small-groups "$SMALL_GROUPS" --seed "$SEED" >&2
         sync
         # Hashes taken within 2 s of a file's last change are not trusted
         # later (racy timestamps): let the newest files age first.
@@ -75,7 +89,7 @@ fi
 W=$(mktemp -d "$BASE/dupes-run.XXXX")
 trap '[[ -n ${P:-} ]] && kill $P 2>/dev/null; rm -rf "$W"' EXIT
 log "warming the page cache"
-find "$TREE" -type f -print0 | xargs -0 cat >/dev/null 2>&1 || true
+[[ $COLD == 1 ]] || find "$TREE" -type f -print0 | xargs -0 cat >/dev/null 2>&1 || true
 entries=$(find "$TREE" -mindepth 1 | wc -l)
 bytes=$(du -s -B1 "$TREE" | cut -f1)
 
@@ -85,12 +99,39 @@ export FSINDEX_HOME=$W/home FSINDEX_NO_SPAWN=1
 P=$!
 until "$FSCTL" status --json 2>/dev/null | grep -q '"state":"ready"'; do sleep 0.1; done
 log "indexed $entries entries"
+# Then idle (the media and tag readers done): under 3 ticks of CPU a
+# second, three seconds running, so the daemon's CPU below is the search's.
+calm=0
+while ((calm < 3)); do
+    a=$(awk '{print $14 + $15}' "/proc/$P/stat"); sleep 1; b=$(awk '{print $14 + $15}' "/proc/$P/stat")
+    if ((b - a < 3)); then calm=$((calm + 1)); else calm=0; fi
+done
 
-timed() { # name, output file, command...: wall seconds and max RSS to $W/name.time
+evict() { # the file contents under $1 out of the page cache
+    python3 - "$1" <<'PY'
+import os, sys
+for d, _, files in os.walk(sys.argv[1]):
+    for f in files:
+        try:
+            fd = os.open(os.path.join(d, f), os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+PY
+}
+daemon_ticks() { awk '{print $14 + $15}' "/proc/$P/stat"; }
+timed() { # name, output file, command...: wall seconds, max RSS and CPU seconds to $W/name.time
     local name=$1 out=$2; shift 2
     wait_quiet
+    [[ $COLD == 1 ]] && evict "$TREE"
     log "$name: $*"
-    /usr/bin/time -f "%e %M" -o "$W/$name.time" "$@" >"$out" 2>"$W/$name.err" || die "$name failed: $(tail -3 "$W/$name.err")"
+    local t0
+    t0=$(daemon_ticks)
+    /usr/bin/time -f "%e %M %U %S" -o "$W/$name.time" "$@" >"$out" 2>"$W/$name.err" || die "$name failed: $(tail -3 "$W/$name.err")"
+    # CPU: the command's own (user + system), and for fsctl the daemon's
+    # too (on a loaded machine the wall time says more about the load).
+    echo "$(daemon_ticks) $t0" >"$W/$name.ticks"
 }
 timed fsindex1 "$W/fsindex1.json" "$FSCTL" dupes "$TREE" --json
 timed fsindex2 "$W/fsindex2.json" "$FSCTL" dupes "$TREE" --json
@@ -154,6 +195,12 @@ hyperfine -N --warmup 2 --runs "$RUNS" --export-json "$W/du.json" \
 # ----------------------------------------------------------------- report
 t() { cut -d' ' -f1 "$W/$1.time"; }
 rss() { echo $(( $(cut -d' ' -f2 "$W/$1.time") / 1024 )); }
+cpu() { # user + system seconds of the command, plus the daemon's for fsctl
+    local u s d=0
+    read -r _ _ u s <"$W/$1.time"
+    [[ $1 == fsindex* ]] && d=$(awk -v hz="$(getconf CLK_TCK)" '{print ($1 - $2) / hz}' "$W/$1.ticks")
+    echo "$u + $s + $d" | bc
+}
 count() { awk -v n="$1" '$1 == n {print $'"$2"'}' "$W/counts"; }
 fastest_peer=$(printf '%s\n' "$(t fclones)" "$(t jdupes)" "$(t rdfind)" | sort -g | head -1)
 cat <<EOF
@@ -161,19 +208,20 @@ cat <<EOF
 
 $(date -u +%Y-%m-%d), $(nproc) cores, $(uname -r). Command: \`benches/dupes-du.sh\`
 (ENTRIES=$ENTRIES DUPE_GROUPS=$DUPE_GROUPS SEED=$SEED MAKE=$MAKE), tree \`$TREE\`:
-$entries entries, $(numfmt --to=iec "$bytes") allocated. Page cache warm for every tool;
+$entries entries, $(numfmt --to=iec "$bytes") allocated. $([[ $COLD == 1 ]] && echo "Cold-ish: the tree's file contents evicted from the page cache (fadvise DONTNEED) before each tool, metadata cached;" || echo "Page cache warm for every tool;")
 each duplicate finder ran once, fsindex first with an empty hash cache.
 
-| duplicates | wall s | max RSS MiB | groups | files in groups | reclaimable bytes |
-|---|---|---|---|---|---|
-| fsctl dupes, first run | $(t fsindex1) | $(rss fsindex1) (client) | $(count fsindex 2) | $(count fsindex 3) | $(count fsindex 4) |
-| fsctl dupes, repeat, nothing changed | $(t fsindex2) | $(rss fsindex2) (client) | same answer (byte-identical output) | | |
-| fsctl dupes, repeat after one file changed | $(t fsindex3) | $(rss fsindex3) (client) | $(cmp -s "$W/fsindex1.json" "$W/fsindex3.json" && echo "same answer" || echo "answer differs") | | |
-| fclones group --hidden --no-ignore | $(t fclones) | $(rss fclones) | $(count fclones 2) | $(count fclones 3) | $(count fclones 4) |
-| jdupes -r | $(t jdupes) | $(rss jdupes) | $(count jdupes 2) | $(count jdupes 3) | $(count jdupes 4) |
-| rdfind -dryrun true | $(t rdfind) | $(rss rdfind) | $(count rdfind 2) | $(count rdfind 3) | $(count rdfind 4) |
+| duplicates | wall s | CPU s | max RSS MiB | groups | files in groups | reclaimable bytes |
+|---|---|---|---|---|---|---|
+| fsctl dupes, first run | $(t fsindex1) | $(cpu fsindex1) | $(rss fsindex1) (client) | $(count fsindex 2) | $(count fsindex 3) | $(count fsindex 4) |
+| fsctl dupes, repeat, nothing changed | $(t fsindex2) | $(cpu fsindex2) | $(rss fsindex2) (client) | same answer (byte-identical output) | | |
+| fsctl dupes, repeat after one file changed | $(t fsindex3) | $(cpu fsindex3) | $(rss fsindex3) (client) | $(cmp -s "$W/fsindex1.json" "$W/fsindex3.json" && echo "same answer" || echo "answer differs") | | |
+| fclones group --hidden --no-ignore | $(t fclones) | $(cpu fclones) | $(rss fclones) | $(count fclones 2) | $(count fclones 3) | $(count fclones 4) |
+| jdupes -r | $(t jdupes) | $(cpu jdupes) | $(rss jdupes) | $(count jdupes 2) | $(count jdupes 3) | $(count jdupes 4) |
+| rdfind -dryrun true | $(t rdfind) | $(cpu rdfind) | $(rss rdfind) | $(count rdfind 2) | $(count rdfind 3) | $(count rdfind 4) |
 
 - fsindex first run / fastest peer: $(printf "%.2f" "$(echo "scale=4; $(t fsindex1) / $fastest_peer" | bc)")x (target: no slower, 1.00x or less).
+- CPU seconds, fsindex first run (daemon + client) / the least of the peers': $(printf "%.2f" "$(echo "scale=4; $(cpu fsindex1) / $(printf '%s\n' "$(cpu fclones)" "$(cpu jdupes)" "$(cpu rdfind)" | sort -g | head -1)" | bc)")x.
 - repeat, nothing changed / fastest peer: $(printf "%.1f" "$(echo "scale=4; $(t fsindex2) / $fastest_peer * 100" | bc)")% (target: under 5%).
 - repeat after one change (all hashes from the cache, every candidate re-checked with lstat) / fastest peer: $(printf "%.1f" "$(echo "scale=4; $(t fsindex3) / $fastest_peer * 100" | bc)")%.
 - fsindex's summary line, first run: $(tail -1 "$W/fsindex1.err")

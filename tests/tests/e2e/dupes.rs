@@ -315,3 +315,72 @@ fn background_hashing_answers_from_the_cache_and_off_refuses() {
     assert!(groups.is_empty());
     assert!(stderr.contains("its hashing is off"), "{stderr}");
 }
+
+/// The shape where duplicate finders spend their time on system calls, not
+/// bytes (issue 36: a home folder's many small files): hundreds of small
+/// files whose sizes are shared but whose content mostly differs, some
+/// copied, a few replaced or rewritten after the index saw them. Every
+/// same-size file is read once, whole; the groups equal the oracle's; a
+/// second run reads nothing.
+#[test]
+fn many_small_same_size_files_equal_the_oracle() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    // 600 files over 12 sizes from 1 byte to 16 KiB (the whole-file
+    // threshold), 50 folders; every fifth one copied into another folder.
+    let sizes = [
+        1usize, 7, 64, 100, 511, 512, 4095, 4096, 4097, 9000, 16383, 16384,
+    ];
+    for i in 0..600u64 {
+        let size = sizes[i as usize % sizes.len()];
+        let data = noise(1000 + i, size);
+        write_file(&tree, format!("d{:02}/f{i:03}.dat", i % 50), &data);
+        if i % 5 == 0 {
+            write_file(&tree, format!("d{:02}/copy{i:03}.dat", (i + 7) % 50), &data);
+        }
+    }
+    settle();
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.start();
+    // After the index saw them: one copy rewritten in place (same inode,
+    // same size, other content), one replaced by another file of its size
+    // with the same content (a new inode, renamed over it), one removed.
+    std::fs::write(tree.join("d07/copy000.dat"), noise(7, 1)).unwrap();
+    let replaced = tree.join("d12/copy005.dat");
+    std::fs::write(tree.join("new.tmp"), noise(1005, 512)).unwrap();
+    std::fs::rename(tree.join("new.tmp"), &replaced).unwrap();
+    std::fs::remove_file(tree.join("d17/copy010.dat")).unwrap();
+    util::sync(&inst);
+
+    let before = files_read(&inst);
+    let (groups, raw, stderr) = dupes(&inst, &[]);
+    let expected = oracle(&tree, &[], 1, false);
+    assert!(
+        expected.len() >= 100,
+        "the tree has its copies: {}",
+        expected.len()
+    );
+    assert_eq!(
+        groups.iter().cloned().collect::<BTreeSet<_>>(),
+        expected,
+        "stderr: {stderr}"
+    );
+    for g in &raw {
+        let size = g["size"].as_u64().unwrap();
+        assert!(sizes.contains(&(size as usize)), "{g}");
+    }
+    let read = files_read(&inst) - before;
+    assert!(
+        read >= 600,
+        "every same-size file is read: {read} ({stderr})"
+    );
+
+    // Nothing changed since: the same answer, nothing read (once the
+    // rewritten file's hash is old enough to trust).
+    settle();
+    dupes(&inst, &[]);
+    let before = files_read(&inst);
+    let (again, _, stderr) = dupes(&inst, &[]);
+    assert_eq!(again, groups);
+    assert_eq!(files_read(&inst), before, "{stderr}");
+}

@@ -238,6 +238,18 @@ pub fn open_file(path: &Path) -> io::Result<std::fs::File> {
         .open(path)
 }
 
+/// Opens a file for reading, as [`open_file`], with its metadata.
+pub fn open_file_stat(path: &Path) -> io::Result<(std::fs::File, Stat)> {
+    let f = open_file(path)?;
+    let stat = stat_handle(&f)?;
+    Ok((f, stat))
+}
+
+/// [`open_file_stat`] of `name` in the open folder `dir`.
+pub fn open_file_stat_at(dir: DirRef<'_>, name: &OsStr) -> io::Result<(std::fs::File, Stat)> {
+    open_file_stat(&dir.0.join(name))
+}
+
 /// The target of a symlink.
 pub fn read_link(path: &Path) -> io::Result<Vec<u8>> {
     Ok(std::fs::read_link(path)?
