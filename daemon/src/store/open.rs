@@ -41,6 +41,10 @@ const MIGRATIONS: &[(u32, &str)] = &[
         include_str!("../../../migrations/0011_content_stems.sql"),
     ),
     (13, include_str!("../../../migrations/0013_summaries.sql")),
+    (
+        18,
+        include_str!("../../../migrations/0018_content_lang.sql"),
+    ),
 ];
 
 /// The newest schema this binary knows: the highest number, wherever a
