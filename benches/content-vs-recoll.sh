@@ -24,9 +24,11 @@
 #     `recollindex -z` (a fresh index), whole processes, wall time;
 #   - queries, whole processes, interleaved round by round ($ROUNDS rounds,
 #     the order shuffled each round), medians: `fsctl search --limit 0
-#     content:Q` (10 snippets, as a user gets them) against `recollq -b` and
-#     `rg -l -i -w -F`, for a rare word, a common word and a phrase; the
-#     number of files each finds;
+#     content:Q` (paths to a pipe, as `rg -l` gives them: no snippets) and
+#     `fsctl --json search --limit 0 content:Q` (JSON lines, the first 10
+#     with a snippet, as a terminal or an agent gets them) against
+#     `recollq -b` and `rg -l -i -w -F`, for a rare word, a common word and
+#     a phrase; the number of files each finds;
 #   - inside the daemon: the p50 of `whole_us` (the request, content match
 #     and snippets included) from its debug log, for each query.
 #
@@ -174,6 +176,7 @@ def cmds(q):
     quoted = f'"{q}"' if " " in q else q
     return {
         "fsctl": [fsctl, "search", "--limit", "0", f"content:{quoted}"],
+        "fsctl_json": [fsctl, "--json", "search", "--limit", "0", f"content:{quoted}"],
         "recollq": ["recollq", "-c", rconf, "-b", "-n", "0", quoted],
         "rg": ["rg", "-l", "-i", "-w", "-F", "--no-ignore", "--hidden", "--", q, tree],
     }
@@ -185,7 +188,7 @@ for q in queries:
         if tool == "recollq":  # a header, then one file:// URL a line
             lines = [l for l in lines if l.startswith(b"file://")]
         counts[f"{tool}\t{q}"] = len(lines)
-runs = [(tool, q) for q in queries for tool in ("fsctl", "recollq", "rg")]
+runs = [(tool, q) for q in queries for tool in ("fsctl", "fsctl_json", "recollq", "rg")]
 for r in range(rounds):
     random.shuffle(runs)
     for tool, q in runs:
@@ -210,7 +213,7 @@ for q in "$RARE" "$COMMON" "$PHRASE"; do
     fq="content:$q"
     [[ $q != *" "* ]] || fq="content:\"$q\""
     before=$(whole_us | wc -l)
-    for ((i = 0; i < 21; i++)); do "$FSCTL" search --limit 0 "$fq" >/dev/null; done
+    for ((i = 0; i < 21; i++)); do "$FSCTL" --json search --limit 0 "$fq" >/dev/null; done
     sleep 1
     whole_us | tail -n +$((before + 2)) | sort -n | awk -v q="$q" '{ a[NR] = $1 } END { printf "%s\t%.2f\t%d\n", q, a[int((NR + 1) / 2)] / 1000, NR }' >>"$WORK/daemon.tsv"
 done
@@ -232,14 +235,14 @@ indexed = sum(f["indexed"] for f in st["folders"])
 print("| initial extraction | wall |\n|---|---|")
 print(f"| fsindexd (until every content file read; {indexed:,} files, {text >> 20} MiB of text) | {fs_s} s |")
 print(f"| `recollindex -z` | {recoll_s} s |\n")
-print("| query | fsctl | recollq | rg -l | fsctl / recollq | fsctl / rg | files: fsctl, recollq, rg |")
-print("|---|---|---|---|---|---|---|")
+print("| query | fsctl | fsctl --json (snippets) | recollq | rg -l | fsctl / recollq | fsctl / rg | --json / rg | files: fsctl, recollq, rg |")
+print("|---|---|---|---|---|---|---|---|---|")
 m, c = q["median_ms"], q["counts"]
 for w in queries:
-    f, r, g = (m[f"{t}\t{w}"] for t in ("fsctl", "recollq", "rg"))
+    f, j, r, g = (m[f"{t}\t{w}"] for t in ("fsctl", "fsctl_json", "recollq", "rg"))
     n = [c[f"{t}\t{w}"] for t in ("fsctl", "recollq", "rg")]
-    print(f"| `{w}` | {f:.1f} ms | {r:.1f} ms | {g:.1f} ms | {f / r:.2f} | {100 * f / g:.1f}% | "
-          f"{n[0]:,}, {n[1]:,}, {n[2]:,} |")
+    print(f"| `{w}` | {f:.1f} ms | {j:.1f} ms | {r:.1f} ms | {g:.1f} ms | {f / r:.2f} | {100 * f / g:.1f}% | "
+          f"{100 * j / g:.1f}% | {n[0]:,}, {n[1]:,}, {n[2]:,} |")
 print("\n| query | inside the daemon, p50 of `whole_us` | requests |\n|---|---|---|")
 for line in open(f"{work}/daemon.tsv"):
     w, ms, k = line.rstrip("\n").split("\t")

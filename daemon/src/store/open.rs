@@ -42,6 +42,10 @@ const MIGRATIONS: &[(u32, &str)] = &[
     ),
     (13, include_str!("../../../migrations/0013_summaries.sql")),
     (16, include_str!("../../../migrations/0016_searches.sql")),
+    (
+        18,
+        include_str!("../../../migrations/0018_content_lang.sql"),
+    ),
 ];
 
 /// The newest schema this binary knows: the highest number, wherever a

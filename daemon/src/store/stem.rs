@@ -161,12 +161,19 @@ pub fn stem_of(word: &str, lang: &str) -> Option<String> {
 /// language, each tagged as [`stems`] tags them. Empty when `word` is not
 /// one word with a letter.
 pub fn query_tokens(word: &str) -> Vec<String> {
+    query_tokens_in(word, |_| true)
+}
+
+/// [`query_tokens`] in the languages `held` says the index holds (by
+/// code, `en`).
+pub fn query_tokens_in(word: &str, mut held: impl FnMut(&str) -> bool) -> Vec<String> {
     let mut ws = words(word);
     let (Some(w), None) = (ws.next(), ws.next()) else {
         return Vec::new();
     };
     let mut out: Vec<String> = LANGS
         .iter()
+        .filter(|l| held(l.0))
         .map(|l| format!("{}{}", l.0, Stemmer::create(l.1).stem(&w)))
         .collect();
     out.dedup();

@@ -865,6 +865,78 @@ fn the_number_of_snippets_is_the_callers_choice() {
     }
 }
 
+// `fsctl search content:...` into a pipe prints bare paths, so it asks the
+// daemon for no snippets (their cost was a third of a common word's
+// answer); `--json` asks for them. What the daemon cut is read from its own
+// debug log (`snippets=` of "content search answered").
+#[test]
+fn a_pipe_gets_bare_paths_and_costs_no_snippets() {
+    let t = tempfile::tempdir().unwrap();
+    let tree = t.path().join("tree");
+    let mut want = BTreeSet::new();
+    for i in 0..5 {
+        let name = format!("n{i}.txt");
+        write_file(&tree, &name, format!("note {i} about the egret").as_bytes());
+        want.insert(tree.join(&name).display().to_string());
+    }
+    let mut inst = Instance::new(t.path().join("home"), &[&tree], Runner::current());
+    inst.args = vec!["--content".into()];
+    inst.env = vec![("FSINDEX_LOG".into(), "fsindexd=debug".into())];
+    inst.start();
+    settled(&inst, &tree, 5);
+    // The `snippets=` of each content answer the daemon logged, in order.
+    let cut = || -> Vec<u32> {
+        inst.log()
+            .lines()
+            .filter(|l| l.contains("content search answered"))
+            .filter_map(|l| {
+                let n = l.split("snippets=").nth(1)?;
+                n.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+            })
+            .collect()
+    };
+    let answered = |n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let got = cut();
+            if got.len() >= n || Instant::now() > deadline {
+                return got;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let before = cut().len();
+
+    let out = inst.fsctl(&["search", "content:egret"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let lines: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        lines, want,
+        "a pipe gets the paths, one a line, nothing else"
+    );
+    assert_eq!(answered(before + 1).get(before), Some(&0), "{}", inst.log());
+
+    let out = inst.fsctl(&["--json", "search", "content:egret"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let hits = json_lines(&out);
+    assert_eq!(hits.len(), 5);
+    assert!(
+        hits.iter().all(|h| h["snippet"]
+            .as_str()
+            .is_some_and(|s| s.contains("**egret**"))),
+        "{hits:?}"
+    );
+    assert_eq!(
+        answered(before + 2).get(before + 1),
+        Some(&5),
+        "{}",
+        inst.log()
+    );
+}
+
 /// `content:WORD*` is a prefix query: the files holding a word that starts
 /// with it (the test's own tokenizer decides), and with a phrase the last
 /// word is the prefix; each result's snippet marks such a word. Without
