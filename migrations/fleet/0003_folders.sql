@@ -156,7 +156,7 @@ CREATE FUNCTION fsindex.search(who name, only_host text, terms jsonb, lim bigint
 RETURNS SETOF fsindex.entries LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    q text := 'SELECT e.* FROM fsindex.entries e WHERE e.parent_id IS NOT NULL';
+    q text := ' WHERE e.parent_id IS NOT NULL';
     t jsonb;
     a text;
     cond text;
@@ -182,7 +182,8 @@ BEGIN
             IF a ~ '^%([^%_\\/]|\\.)*%$' THEN
                 k := format('SELECT i.host, i.id FROM fsindex.items i WHERE i.folded LIKE %L
                     UNION SELECT i.host, i.id FROM fsindex.folders f
-                    JOIN fsindex.items i ON i.host = f.host AND i.parent_id = f.id
+                    CROSS JOIN LATERAL (SELECT i.host, i.id FROM fsindex.items i
+                        WHERE i.host = f.host AND i.parent_id = f.id OFFSET 0) i
                     WHERE f.folded LIKE %L', a, a);
                 shortest := least(coalesce(shortest, 1 << 30),
                     char_length(regexp_replace(a, '\\(.)', '\1', 'g')) - 2);
@@ -212,8 +213,14 @@ BEGIN
         END IF;
         q := q || ' AND ' || cond;
     END LOOP;
+    -- The candidates drive: each looked up by its key (a lateral
+    -- subquery, so that PostgreSQL, which misjudges how many rows a
+    -- trigram LIKE finds, never hashes the whole tables instead).
     IF best IS NOT NULL THEN
-        q := q || ' AND (e.host, e.id) IN (' || best || ')';
+        q := 'SELECT e.* FROM (' || best || ') c CROSS JOIN LATERAL (SELECT v.* FROM '
+            || 'fsindex.entries v WHERE v.host = c.host AND v.id = c.id OFFSET 0) e' || q;
+    ELSE
+        q := 'SELECT e.* FROM fsindex.entries e' || q;
     END IF;
     IF NOT fsindex.sees_all(who) THEN
         q := q || format(

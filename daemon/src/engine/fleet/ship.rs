@@ -411,13 +411,7 @@ pub(super) async fn reconcile(
         }
         let _ = seq_tx.send(out);
     });
-    let copied = copy_rows(
-        &tx,
-        if first { LIVE } else { STAGING },
-        host,
-        &mut rows,
-    )
-    .await?;
+    let copied = copy_rows(&tx, if first { LIVE } else { STAGING }, host, &mut rows).await?;
     let (epoch, seq) = match seq_rx.await {
         Ok(Ok(at)) => (at.epoch, at.last),
         Ok(Err(e)) => {
