@@ -202,13 +202,39 @@ def main():
             out.append(f"| {host} | {entries:,} | {secs:.1f} s | {rows / secs:,.0f} | {took:.1f} s |")
             if n < a.hosts:
                 d.stop()
-        total = int(pg.sql("SELECT count(*) FROM fsindex.entries"))
-        size = int(pg.sql("SELECT pg_total_relation_size('fsindex.entries')"))
-        heap = int(pg.sql("SELECT pg_relation_size('fsindex.entries')"))
+        # Schema 3: entries' rows (fsindex.items) and folders' paths
+        # (fsindex.folders), each with its indexes.
+        total = int(pg.sql("SELECT count(*) FROM fsindex.items"))
+        size = int(pg.sql("SELECT pg_total_relation_size('fsindex.items') "
+                          "+ pg_total_relation_size('fsindex.folders')"))
+        heap = int(pg.sql("SELECT pg_relation_size('fsindex.items') "
+                          "+ pg_relation_size('fsindex.folders')"))
         out.append("")
         out.append(f"PostgreSQL's disk: {size / total:.0f} bytes per entry with its indexes "
                    f"({heap / total:.0f} for the rows alone), {total:,} rows, "
                    f"{size / 2**20:,.0f} MiB.")
+        for idx in pg.sql("SELECT indexrelid::regclass || ' ' || pg_relation_size(indexrelid) "
+                          "FROM pg_index WHERE indrelid IN ('fsindex.items'::regclass, "
+                          "'fsindex.folders'::regclass) ORDER BY 1").splitlines():
+            name, b = idx.split()
+            out.append(f"- {name}: {int(b) / total:.0f} bytes per entry")
+
+        # The floor: PostgreSQL's own COPY of one host's rows, from a file
+        # on its side (no client, no daemon), into a table with no index,
+        # then into one with the items' indexes.
+        dump = os.path.join(pg.dir, "h1.copy")
+        pg.sql(f"COPY (SELECT * FROM fsindex.items WHERE host = 'h1') TO '{dump}' (FORMAT binary)")
+        for label, idx in [("no index", False), ("the items' indexes", True)]:
+            pg.sql("DROP TABLE IF EXISTS fsindex.floor; "
+                   "CREATE TABLE fsindex.floor (LIKE fsindex.items INCLUDING DEFAULTS"
+                   + (" INCLUDING INDEXES" if idx else "") + ")")
+            t = time.time()
+            pg.sql(f"COPY fsindex.floor FROM '{dump}' (FORMAT binary)")
+            secs = time.time() - t
+            out.append(f"- floor: PostgreSQL's own COPY of h1's {entries:,} rows into a table with "
+                       f"{label}: {secs:.1f} s, {entries / secs:,.0f} rows/s")
+        pg.sql("DROP TABLE fsindex.floor")
+        os.unlink(dump)
 
         # 3. Lag under churn, on the last host (its daemon is running).
         log(f"churn: {a.rate}/s for {a.churn_secs} s")
@@ -264,10 +290,15 @@ def main():
 
         # 5. Rename of the 100k folder.
         last = f"d{(a.rename_files - 1) // 1000:03}/f{a.rename_files - 1:06}"
-        new_path = os.path.join(a.tree, "fleet-renamed", last).replace("'", "''")
+        new_dir, new_name = os.path.split(os.path.join(a.tree, "fleet-renamed", last))
+        new_dir = new_dir.replace("'", "''")
         t = time.time()
         os.rename(ren, os.path.join(a.tree, "fleet-renamed"))
-        while pg.sql(f"SELECT count(*) FROM fsindex.entries WHERE path = '{new_path}'") != "1":
+        # Through the folders' path index, not the view's computed paths.
+        while pg.sql("SELECT count(*) FROM fsindex.items e JOIN fsindex.folders f "
+                     "ON f.host = e.host AND f.id = e.parent_id "
+                     f"WHERE f.host = 'h{a.hosts}' AND f.path = '{new_dir}' "
+                     f"AND e.name = '{new_name}'") != "1":
             time.sleep(0.05)
         took = time.time() - t
         os.rename(os.path.join(a.tree, "fleet-renamed"), ren)

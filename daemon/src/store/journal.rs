@@ -372,6 +372,60 @@ pub fn gates(conn: &Connection) -> Result<Vec<i64>, Error> {
         .collect::<Result<_, _>>()?)
 }
 
+/// The nearest gate at or above folder `id` (itself if it is one), 0 when
+/// none: the gate of what is inside it.
+fn gate_within(conn: &Connection, mut id: i64) -> Result<i64, Error> {
+    let mut up = conn.prepare_cached("SELECT parent_id, mode FROM entries WHERE id=?1")?;
+    for _ in 0..100_000 {
+        let Some((parent, mode)) = up
+            .query_row([id], |r| {
+                Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, u32>(1)?))
+            })
+            .optional()?
+        else {
+            return Ok(0);
+        };
+        if !opens_to_all(mode) {
+            return Ok(id);
+        }
+        match parent {
+            Some(p) => id = p,
+            None => return Ok(0),
+        }
+    }
+    Ok(0)
+}
+
+/// What the fleet must ship again when entry `old` (its row before the
+/// move) has moved into folder `to`: the entry itself and, for a folder,
+/// the folders below it (the fleet keeps a path per folder, not per
+/// entry: schema 3). Every entry below it only when it moved to where
+/// another gate decides who sees it (rows carry their gate).
+pub(super) fn moved(conn: &Connection, old: &EntryRow, to: i64) -> Result<Vec<i64>, Error> {
+    let mut ids = vec![old.id];
+    if old.kind != Kind::Dir {
+        return Ok(ids);
+    }
+    let same_gate = match old.parent_id {
+        Some(from) => from == to || gate_within(conn, from)? == gate_within(conn, to)?,
+        None => false,
+    };
+    if !same_gate {
+        ids.extend(super::tree::subtree_ids(conn, old.id)?);
+        return Ok(ids);
+    }
+    let mut stmt = conn.prepare_cached(
+        "WITH RECURSIVE sub(id) AS (SELECT id FROM entries WHERE parent_id = ?1 AND kind = 1
+           UNION ALL SELECT e.id FROM entries e JOIN sub ON e.parent_id = sub.id WHERE e.kind = 1)
+         SELECT id FROM sub",
+    )?;
+    let below = stmt.query_map([old.id], |r| r.get::<_, i64>(0))?;
+    for id in below {
+        ids.push(id?);
+    }
+    Ok(ids)
+}
+
 /// The batches after `seq`: how many, and when the oldest was committed
 /// (unix ns).
 pub fn pending_after(conn: &Connection, seq: i64) -> Result<(u64, Option<i64>), Error> {
@@ -494,6 +548,54 @@ mod tests {
         commit(&w, vec![Op::Update(dir(5, Some(1), "c", 0o700))]);
         let ids = journaled(&store, seq);
         assert!(ids.contains(&5) && !ids.contains(&6), "{ids:?}");
+        drop(w);
+        drop(writer);
+    }
+
+    #[test]
+    fn a_folder_moved_journals_its_folders_not_its_files_unless_its_gate_changes() {
+        let t = tempfile::tempdir().unwrap();
+        let (store, writer) =
+            Store::open_with(&t.path().join("index.db"), Box::new(NoMirror), true).unwrap();
+        let w = writer.handle();
+        // /r (0755) / a (0755) / b (0755) / f;  a / g;  /r / c (0700)
+        commit(
+            &w,
+            vec![
+                Op::Insert(dir(1, None, "/r", 0o755)),
+                Op::Insert(dir(2, Some(1), "a", 0o755)),
+                Op::Insert(dir(3, Some(2), "b", 0o755)),
+                Op::Insert(file(4, 3, "f")),
+                Op::Insert(file(5, 2, "g")),
+                Op::Insert(dir(6, Some(1), "c", 0o700)),
+            ],
+        );
+        // Renamed in place: the folder and the folder below it, not the files.
+        let seq = store.read(state).unwrap().last;
+        commit(
+            &w,
+            vec![Op::Move {
+                id: 2,
+                parent_id: 1,
+                name: b"a2".to_vec(),
+            }],
+        );
+        let ids = journaled(&store, seq);
+        assert!(ids.is_superset(&[2, 3].into()), "{ids:?}");
+        assert!(!ids.contains(&4) && !ids.contains(&5), "{ids:?}");
+        // Into the gate c: every row below it has a new gate.
+        let seq = store.read(state).unwrap().last;
+        commit(
+            &w,
+            vec![Op::Move {
+                id: 2,
+                parent_id: 6,
+                name: b"a".to_vec(),
+            }],
+        );
+        let ids = journaled(&store, seq);
+        assert!(ids.is_superset(&[2, 3, 4, 5].into()), "{ids:?}");
+        assert_eq!(gates_of(&store)[&4], 6);
         drop(w);
         drop(writer);
     }

@@ -327,7 +327,13 @@ fn apply_batch(
                     name,
                 } => {
                     agg.apply(&tx)?;
+                    let from = if journal { load_row(&tx, id)? } else { None };
                     written += move_entry(&tx, id, parent_id, name, &mut agg, changes)?;
+                    if let Some(old) = from {
+                        // Its own row, and what below it the fleet keeps
+                        // paths or gates of (see `journal::moved`).
+                        agg.touched.extend(journal::moved(&tx, &old, parent_id)?);
+                    }
                 }
                 Op::Delete { id } => {
                     // The subtree's totals must include everything pending.
@@ -447,17 +453,14 @@ fn apply_batch(
 }
 
 /// The entry ids a batch's changes touched, for the fleet journal: rows
-/// written or removed, moved entries with their subtrees (their paths
-/// changed), and the folders whose totals changed.
+/// written or removed, moved entries (what below them changed was added
+/// with [`journal::moved`]), and the folders whose totals changed.
 fn touched_ids(changes: &[Change], mut ids: Vec<i64>) -> Vec<i64> {
     for c in changes {
         match c {
             Change::Upsert(row) => ids.push(row.id),
             Change::Removed(gone) => ids.extend_from_slice(gone),
-            Change::Moved { id, subtree, .. } => {
-                ids.push(*id);
-                ids.extend_from_slice(subtree);
-            }
+            Change::Moved { id, .. } => ids.push(*id),
         }
     }
     ids

@@ -362,7 +362,13 @@ fn fleet_equals_the_union_of_its_hosts() {
     });
     assert!(ok, "a new file not in fleet search within 10 s: {seen:?}");
     eprintln!("churn to fleet search: {:?}", began.elapsed());
-    for q in [&["pictures"][..], &["photos"], &["notes"], &["2025"]] {
+    for q in [
+        &["pictures"][..],
+        &["photos"],
+        &["notes"],
+        &["2025"],
+        &["pictures/2025/shared"],
+    ] {
         let mut fleet_hits = BTreeSet::new();
         let ok = poll_until(Duration::from_secs(10), || {
             fleet_hits = fleet_search(&h1.inst, &pg, q);

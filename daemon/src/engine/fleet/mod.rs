@@ -43,7 +43,7 @@ const OWNER_SWEEP: Duration = Duration::from_secs(5);
 
 /// The version of the fleet's PostgreSQL schema this daemon writes
 /// (`migrations/fleet/`, applied by `fsctl fleet init`).
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// How the link reaches the database.
 #[derive(Clone)]

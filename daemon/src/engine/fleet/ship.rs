@@ -1,6 +1,8 @@
 //! The link's statements in PostgreSQL: the host's `(epoch, seq)`, a
-//! journal run applied in one transaction, and the reconcile through a
-//! staging table. Rows go in by binary `COPY`.
+//! journal run applied in one transaction, and the reconcile through
+//! staging tables. Rows go in by binary `COPY`: an entry's row into
+//! `fsindex.items` (its name, not its path), and a folder's place (its
+//! path) into `fsindex.folders` too (fleet schema 3).
 
 use std::pin::pin;
 use std::sync::Arc;
@@ -15,19 +17,18 @@ use crate::store::journal::{self, FleetRow, JournalBatch, opens_to_all};
 
 use super::SCHEMA_VERSION;
 
-/// The columns of `fsindex.entries`, in `COPY` order, and their types.
-const COLUMNS: &str = "host, id, parent_id, root, rel, path, folded, name, kind, size, blocks, \
+/// The columns of `fsindex.items` (schema 3), in `COPY` order, and their
+/// types.
+const ITEM_COLUMNS: &str = "host, id, parent_id, name, raw, folded, kind, size, blocks, \
      mtime_ns, dev, ino, nlink, mode, flags, t_bytes, t_apparent, t_files, t_dirs, t_incomplete, hash, \
      uid, gid, gate";
-const TYPES: &[Type] = &[
+const ITEM_TYPES: &[Type] = &[
     Type::TEXT,
     Type::INT8,
     Type::INT8,
     Type::TEXT,
     Type::BYTEA,
     Type::TEXT,
-    Type::TEXT,
-    Type::BYTEA,
     Type::INT2,
     Type::INT8,
     Type::INT8,
@@ -47,6 +48,34 @@ const TYPES: &[Type] = &[
     Type::INT8,
     Type::INT8,
 ];
+
+/// The columns of `fsindex.folders`, in `COPY` order, and their types.
+const FOLDER_COLUMNS: &str = "host, id, gate, root, path, folded, rel";
+const FOLDER_TYPES: &[Type] = &[
+    Type::TEXT,
+    Type::INT8,
+    Type::INT8,
+    Type::TEXT,
+    Type::TEXT,
+    Type::TEXT,
+    Type::BYTEA,
+];
+
+/// Where rows go: the tables themselves, or a reconcile's staging copies.
+#[derive(Clone, Copy)]
+struct Tables {
+    items: &'static str,
+    folders: &'static str,
+}
+
+const LIVE: Tables = Tables {
+    items: "fsindex.items",
+    folders: "fsindex.folders",
+};
+const STAGING: Tables = Tables {
+    items: "staging_items",
+    folders: "staging_folders",
+};
 
 /// A database error in one line: PostgreSQL's own message where it sent
 /// one (a wrong password: "password authentication failed for user ..."),
@@ -109,23 +138,48 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// Writes rows into a `COPY ... FROM STDIN BINARY` sink.
+/// A folder's row of `fsindex.folders`: its place, kept apart while its
+/// entries' rows are copied (one `COPY` at a time on a connection).
+struct FolderRow {
+    id: i64,
+    gate: i64,
+    root: String,
+    path: String,
+    folded: String,
+    rel: Vec<u8>,
+}
+
+/// Writes rows by `COPY ... FROM STDIN BINARY`: every entry's row into
+/// `to.items`, then the folders' places into `to.folders`. Returns the
+/// entry rows written.
 async fn copy_rows(
     tx: &Transaction<'_>,
-    table: &str,
+    to: Tables,
     host: &str,
     rows: &mut tokio::sync::mpsc::Receiver<Vec<FleetRow>>,
 ) -> Result<u64, tokio_postgres::Error> {
     let sink = tx
-        .copy_in(&format!("COPY {table} ({COLUMNS}) FROM STDIN BINARY"))
+        .copy_in(&format!(
+            "COPY {} ({ITEM_COLUMNS}) FROM STDIN BINARY",
+            to.items
+        ))
         .await?;
-    let mut writer = pin!(BinaryCopyInWriter::new(sink, TYPES));
+    let mut writer = pin!(BinaryCopyInWriter::new(sink, ITEM_TYPES));
+    let mut folders: Vec<FolderRow> = Vec::new();
     while let Some(chunk) = rows.recv().await {
         for r in chunk {
             let e = &r.row;
-            let full = full_path(&r);
-            let (root, path) = (lossy(&r.root), lossy(&full));
-            let folded = lossy(&fold_bytes(&r.rel));
+            let (name, raw) = match std::str::from_utf8(&e.name) {
+                Ok(s) => (s.to_owned(), None),
+                Err(_) => (lossy(&e.name), Some(e.name.as_slice())),
+            };
+            // A root's own row: its path is its name, its folded form the
+            // empty relative path.
+            let folded = if e.parent_id.is_none() {
+                String::new()
+            } else {
+                lossy(&fold_bytes(&e.name))
+            };
             let (kind, size, blocks) = (e.kind as u8 as i16, e.size as i64, e.blocks as i64);
             let (dev, ino, nlink) = (e.dev as i64, e.ino as i64, e.nlink as i64);
             let (mode, flags) = (e.mode as i32, e.flags as i32);
@@ -137,21 +191,20 @@ async fn copy_rows(
                 t.map(|t| t.dirs),
                 t.map(|t| t.incomplete),
             );
+            let is_dir = e.kind == crate::store::Kind::Dir;
             // A gate's owner and group (see `owner_of`).
-            let (uid, gid) = if e.kind == crate::store::Kind::Dir && !opens_to_all(e.mode) {
-                owner_of(&full)
+            let (uid, gid) = if is_dir && !opens_to_all(e.mode) {
+                owner_of(&full_path(&r))
             } else {
                 (None, None)
             };
-            let values: [&(dyn ToSql + Sync); 26] = [
+            let values: [&(dyn ToSql + Sync); 24] = [
                 &host,
                 &e.id,
                 &e.parent_id,
-                &root,
-                &r.rel,
-                &path,
+                &name,
+                &raw,
                 &folded,
-                &e.name,
                 &kind,
                 &size,
                 &blocks,
@@ -172,9 +225,33 @@ async fn copy_rows(
                 &r.gate,
             ];
             writer.as_mut().write(&values).await?;
+            if is_dir {
+                folders.push(FolderRow {
+                    id: e.id,
+                    gate: r.gate,
+                    root: lossy(&r.root),
+                    path: lossy(&full_path(&r)),
+                    folded: lossy(&fold_bytes(&r.rel)),
+                    rel: r.rel,
+                });
+            }
         }
     }
-    writer.finish().await
+    let written = writer.finish().await?;
+    let sink = tx
+        .copy_in(&format!(
+            "COPY {} ({FOLDER_COLUMNS}) FROM STDIN BINARY",
+            to.folders
+        ))
+        .await?;
+    let mut writer = pin!(BinaryCopyInWriter::new(sink, FOLDER_TYPES));
+    for f in &folders {
+        let values: [&(dyn ToSql + Sync); 7] =
+            [&host, &f.id, &f.gate, &f.root, &f.path, &f.folded, &f.rel];
+        writer.as_mut().write(&values).await?;
+    }
+    writer.finish().await?;
+    Ok(written)
 }
 
 /// A row's absolute path, as bytes.
@@ -243,7 +320,12 @@ pub(super) async fn apply(
         return Ok(0);
     }
     tx.execute(
-        "DELETE FROM fsindex.entries WHERE host = $1 AND id = ANY($2)",
+        "DELETE FROM fsindex.items WHERE host = $1 AND id = ANY($2)",
+        &[&host, &ids],
+    )
+    .await?;
+    tx.execute(
+        "DELETE FROM fsindex.folders WHERE host = $1 AND id = ANY($2)",
         &[&host, &ids],
     )
     .await?;
@@ -263,7 +345,7 @@ pub(super) async fn apply(
             }
         }
     });
-    let written = copy_rows(&tx, "fsindex.entries", host, &mut rows).await?;
+    let written = copy_rows(&tx, LIVE, host, &mut rows).await?;
     tx.execute(
         "UPDATE fsindex.hosts SET seq = $2, shipped_at = now(), batch_ns = $3 WHERE host = $1",
         &[&host, &last, &oldest_ns],
@@ -296,14 +378,15 @@ pub(super) async fn reconcile(
     // anti-joins (about a tenth of a first load's time, measured).
     let first = tx
         .query_one(
-            "SELECT NOT EXISTS (SELECT 1 FROM fsindex.entries WHERE host = $1)",
+            "SELECT NOT EXISTS (SELECT 1 FROM fsindex.items WHERE host = $1)",
             &[&host],
         )
         .await?
         .get::<_, bool>(0);
     if !first {
         tx.batch_execute(
-            "CREATE TEMP TABLE staging (LIKE fsindex.entries INCLUDING DEFAULTS) ON COMMIT DROP",
+            "CREATE TEMP TABLE staging_items (LIKE fsindex.items INCLUDING DEFAULTS) ON COMMIT DROP;
+             CREATE TEMP TABLE staging_folders (LIKE fsindex.folders INCLUDING DEFAULTS) ON COMMIT DROP",
         )
         .await?;
     }
@@ -328,13 +411,7 @@ pub(super) async fn reconcile(
         }
         let _ = seq_tx.send(out);
     });
-    let copied = copy_rows(
-        &tx,
-        if first { "fsindex.entries" } else { "staging" },
-        host,
-        &mut rows,
-    )
-    .await?;
+    let copied = copy_rows(&tx, if first { LIVE } else { STAGING }, host, &mut rows).await?;
     let (epoch, seq) = match seq_rx.await {
         Ok(Ok(at)) => (at.epoch, at.last),
         Ok(Err(e)) => {
@@ -350,20 +427,33 @@ pub(super) async fn reconcile(
     let written = if first {
         copied
     } else {
-        tx.batch_execute("ANALYZE staging").await?;
-        tx.execute(
-            "DELETE FROM fsindex.entries e WHERE e.host = $1 AND NOT EXISTS (
-               SELECT 1 FROM staging s WHERE s.id = e.id AND ROW(s.*) IS NOT DISTINCT FROM ROW(e.*))",
-            &[&host],
-        )
-        .await?;
+        tx.batch_execute("ANALYZE staging_items; ANALYZE staging_folders")
+            .await?;
+        for table in ["items", "folders"] {
+            tx.execute(
+                &format!(
+                    "DELETE FROM fsindex.{table} e WHERE e.host = $1 AND NOT EXISTS (
+                       SELECT 1 FROM staging_{table} s
+                       WHERE s.id = e.id AND ROW(s.*) IS NOT DISTINCT FROM ROW(e.*))"
+                ),
+                &[&host],
+            )
+            .await?;
+        }
         // What is left of the host's rows equals its staged rows: the
         // rest go in. Not as an anti-join: with the table's statistics
         // saying it is (nearly) empty, PostgreSQL planned one as a nested
         // loop over a whole index, which the statement's own inserts made
         // quadratic (more than 14 minutes for 152k rows, seen here).
         tx.execute(
-            "INSERT INTO fsindex.entries SELECT s.* FROM staging s ON CONFLICT (host, id) DO NOTHING",
+            "INSERT INTO fsindex.folders SELECT s.* FROM staging_folders s
+             ON CONFLICT (host, id) DO NOTHING",
+            &[],
+        )
+        .await?;
+        tx.execute(
+            "INSERT INTO fsindex.items SELECT s.* FROM staging_items s
+             ON CONFLICT (host, id) DO NOTHING",
             &[],
         )
         .await?
@@ -383,7 +473,7 @@ pub(super) async fn reconcile(
 pub(super) async fn shared_sizes(client: &Client) -> Result<Vec<i64>, tokio_postgres::Error> {
     Ok(client
         .query(
-            "SELECT size FROM fsindex.entries WHERE kind = 0 AND size > 0
+            "SELECT size FROM fsindex.items WHERE kind = 0 AND size > 0
              GROUP BY size HAVING count(DISTINCT (host, dev, ino)) > 1",
             &[],
         )
@@ -404,7 +494,7 @@ pub(super) async fn hashes_wanted(
 ) -> Result<Vec<i64>, tokio_postgres::Error> {
     Ok(client
         .query(
-            "SELECT id FROM fsindex.entries
+            "SELECT id FROM fsindex.items
              WHERE host = $1 AND id > $3 AND kind = 0 AND hash IS NULL AND size = ANY($2)
              ORDER BY id LIMIT $4",
             &[&host, &sizes, &after, &limit],
@@ -429,7 +519,7 @@ pub(super) async fn put_hashes(
     let hs: Vec<&[u8]> = hashes.iter().map(|(_, h)| h.as_slice()).collect();
     client
         .execute(
-            "UPDATE fsindex.entries e SET hash = u.hash
+            "UPDATE fsindex.items e SET hash = u.hash
              FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::bytea[])
                   AS u(id, ino, size, mtime_ns, hash)
              WHERE e.host = $1 AND e.id = u.id AND e.ino = u.ino AND e.size = u.size
@@ -466,7 +556,7 @@ pub(super) async fn put_owners(
     let gids: Vec<Option<i64>> = owners.iter().map(|o| o.2).collect();
     client
         .execute(
-            "UPDATE fsindex.entries e SET uid = u.uid, gid = u.gid
+            "UPDATE fsindex.items e SET uid = u.uid, gid = u.gid
              FROM unnest($2::int8[], $3::int8[], $4::int8[]) AS u(id, uid, gid)
              WHERE e.host = $1 AND e.id = u.id AND e.kind = 1
                AND (e.uid IS DISTINCT FROM u.uid OR e.gid IS DISTINCT FROM u.gid)",

@@ -23,6 +23,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         2,
         include_str!("../../../../../migrations/fleet/0002_visibility.sql"),
     ),
+    (
+        3,
+        include_str!("../../../../../migrations/fleet/0003_folders.sql"),
+    ),
 ];
 
 pub async fn run(g: &Global, mut client: tokio_postgres::Client) -> anyhow::Result<ExitCode> {

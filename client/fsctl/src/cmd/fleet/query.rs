@@ -299,14 +299,36 @@ pub async fn du(g: &Global, client: &Client, a: &DuArgs) -> anyhow::Result<ExitC
     while path.len() > 1 && path.ends_with('/') {
         path.pop();
     }
-    let row = client
+    // Found by its folder's path (an index of `fsindex.folders`), not by
+    // the view's computed paths, which no index holds.
+    let (dir, base) = match path.rsplit_once('/') {
+        Some(("", b)) => ("/", b),
+        Some((d, b)) => (d, b),
+        None => ("", path.as_str()),
+    };
+    let found = client
         .query_opt(
-            &format!("SELECT {USAGE_COLUMNS} FROM fsindex.entries WHERE host = $1 AND path = $2"),
-            &[&host, &path],
+            "SELECT id FROM fsindex.folders WHERE host = $1 AND path = $2
+             UNION ALL
+             SELECT e.id FROM fsindex.items e
+             JOIN fsindex.folders f ON f.host = e.host AND f.id = e.parent_id
+             WHERE e.host = $1 AND f.path = $3 AND e.name = $4 AND e.kind <> 1
+             LIMIT 1",
+            &[&host, &path, &dir, &base],
         )
         .await
-        .map_err(db)?
-        .ok_or_else(|| anyhow::anyhow!("{host}:{path} is not in the fleet"))?;
+        .map_err(db)?;
+    let row = match found {
+        Some(f) => client
+            .query_opt(
+                &format!("SELECT {USAGE_COLUMNS} FROM fsindex.entries WHERE host = $1 AND id = $2"),
+                &[&host, &f.get::<_, i64>(0)],
+            )
+            .await
+            .map_err(db)?,
+        None => None,
+    }
+    .ok_or_else(|| anyhow::anyhow!("{host}:{path} is not in the fleet"))?;
     let (id, mut total) = usage_of(&row);
     let mut children: Vec<Usage> = Vec::new();
     if total.kind == 1 {
@@ -510,7 +532,7 @@ pub async fn dupes(g: &Global, client: &Client, a: &DupesArgs) -> anyhow::Result
         .query(
             "SELECT size, hash, host, path, dev, ino, blocks FROM fsindex.entries e
              WHERE kind = 0 AND size >= $1 AND hash IS NOT NULL AND (size, hash) IN (
-               SELECT size, hash FROM fsindex.entries
+               SELECT size, hash FROM fsindex.items
                WHERE kind = 0 AND size >= $1 AND hash IS NOT NULL
                GROUP BY size, hash HAVING count(DISTINCT (host, dev, ino)) > 1)
              ORDER BY size DESC, hash, host, path",
@@ -593,8 +615,8 @@ pub async fn hosts(g: &Global, client: &Client) -> anyhow::Result<ExitCode> {
     let rows = client
         .query(
             "SELECT h.host, h.epoch, h.seq, extract(epoch FROM h.shipped_at)::float8, h.batch_ns,
-                    (SELECT count(*) FROM fsindex.entries e WHERE e.host = h.host),
-                    (SELECT count(*) FROM fsindex.entries e WHERE e.host = h.host AND e.parent_id IS NULL)
+                    (SELECT count(*) FROM fsindex.items e WHERE e.host = h.host),
+                    (SELECT count(*) FROM fsindex.items e WHERE e.host = h.host AND e.parent_id IS NULL)
              FROM fsindex.hosts h ORDER BY h.host",
             &[],
         )

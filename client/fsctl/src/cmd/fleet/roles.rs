@@ -92,8 +92,8 @@ pub async fn grant(g: &Global, client: &mut Client, a: &GrantArgs) -> anyhow::Re
         .await
         .map_err(db)?;
         tx.batch_execute(&format!(
-            "GRANT SELECT, INSERT, UPDATE, DELETE ON fsindex.entries, fsindex.hosts TO {role};
-             GRANT SELECT ON fsindex.schema_version TO {role}"
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON fsindex.items, fsindex.folders, fsindex.hosts TO {role};
+             GRANT SELECT ON fsindex.entries, fsindex.schema_version TO {role}"
         ))
         .await
         .map_err(db)?;
@@ -116,7 +116,8 @@ pub async fn grant(g: &Global, client: &mut Client, a: &GrantArgs) -> anyhow::Re
         .await
         .map_err(db)?;
         tx.batch_execute(&format!(
-            "GRANT SELECT ON fsindex.entries, fsindex.hosts, fsindex.schema_version TO {role}"
+            "GRANT SELECT ON fsindex.items, fsindex.folders, fsindex.entries, fsindex.hosts, \
+             fsindex.schema_version TO {role}"
         ))
         .await
         .map_err(db)?;
