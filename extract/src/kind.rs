@@ -587,7 +587,9 @@ mod tests {
         assert_eq!(kind_for_name(b"a/b/notes.Txt"), Some(Kind::Text));
         assert_eq!(kind_for_name(b"deck.PPTX"), Some(Kind::Pptx));
         assert_eq!(kind_for_name(b"photo.JPG"), None);
-        assert_eq!(kind_for_name(b"backup.tar.gz"), None);
+        assert_eq!(kind_for_name(b"backup.TAR.GZ"), Some(Kind::Archive));
+        // A compressed file that is not a tar is never read.
+        assert_eq!(kind_for_name(b"backup.gz"), None);
     }
 
     #[test]
@@ -613,7 +615,12 @@ mod tests {
         assert_eq!(kind_for_name(b"1700000000.report.txt"), Some(Kind::Text));
         assert_eq!(kind_for_name(b"170000.a.b"), Some(Kind::MaybeText));
         assert_eq!(kind_for_name(b"1700000000.weird"), Some(Kind::MaybeText));
-        assert_eq!(kind_for_name(b"1700000000.backup.tar.gz"), None);
+        // A Maildir-like name ending in an archive's extension is the archive.
+        assert_eq!(
+            kind_for_name(b"1700000000.backup.tar.gz"),
+            Some(Kind::Archive)
+        );
+        assert_eq!(kind_for_name(b"1700000000.backup.gz"), None);
     }
 
     #[test]
