@@ -128,20 +128,7 @@ mod tests {
         use crate::queries::search::Sort;
         use crate::store::{Change, EntryRow, Kind};
         let row = |id: i64, parent: Option<i64>, name: &str, kind| {
-            Change::Upsert(EntryRow {
-                id,
-                parent_id: parent,
-                name: name.as_bytes().to_vec(),
-                kind,
-                size: 0,
-                blocks: 0,
-                mtime_ns: 0,
-                dev: 0,
-                ino: id as u64,
-                nlink: 1,
-                mode: 0,
-                flags: 0,
-            })
+            Change::Upsert(EntryRow::for_test(id, parent, name.as_bytes(), kind))
         };
         let mut s = Snapshot::default();
         let mut rows = vec![row(1, None, "/r", Kind::Dir)];

@@ -40,6 +40,26 @@ pub struct EntryRow {
 }
 
 impl EntryRow {
+    /// A row for unit tests: the given place and kind, inode = id, one
+    /// link, every other figure zero (change fields with `..`).
+    #[cfg(test)]
+    pub(crate) fn for_test(id: i64, parent_id: Option<i64>, name: &[u8], kind: Kind) -> Self {
+        EntryRow {
+            id,
+            parent_id,
+            name: name.to_vec(),
+            kind,
+            size: 0,
+            blocks: 0,
+            mtime_ns: 0,
+            dev: 0,
+            ino: id as u64,
+            nlink: 1,
+            mode: 0,
+            flags: 0,
+        }
+    }
+
     /// What this entry adds to the aggregates of every folder above it (and,
     /// for a folder, to its own). Multi-link files add nothing: disk-usage
     /// queries count them once per query from `entries_multilink`.

@@ -6,7 +6,7 @@
 //! current as it goes ([`super::tree`]), and hands every commit's changes
 //! to the [`Mirror`] right after the commit, so the in-memory name index
 //! never drifts from SQLite. The mirror runs on a thread of its own, in
-//! commit order, one or two commits behind at most; a flush returns once
+//! commit order, at most three commits behind; a flush returns once
 //! what it waited for is committed and mirrored.
 
 use std::sync::atomic::Ordering;

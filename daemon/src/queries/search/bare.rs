@@ -135,20 +135,7 @@ mod tests {
     use crate::store::{Change, EntryRow, Kind};
 
     fn row(id: i64, parent: Option<i64>, name: &[u8], kind: Kind) -> EntryRow {
-        EntryRow {
-            id,
-            parent_id: parent,
-            name: name.to_vec(),
-            kind,
-            size: 0,
-            blocks: 0,
-            mtime_ns: 0,
-            dev: 0,
-            ino: id as u64,
-            nlink: 1,
-            mode: 0,
-            flags: 0,
-        }
+        EntryRow::for_test(id, parent, name, kind)
     }
 
     fn paths(s: &Snapshot, q: &str) -> Vec<Vec<u8>> {

@@ -10,18 +10,8 @@ use crate::store::{Change, EntryRow};
 
 fn row(id: i64, parent: Option<i64>, name: &str, kind: Kind) -> EntryRow {
     EntryRow {
-        id,
-        parent_id: parent,
-        name: name.as_bytes().to_vec(),
-        kind,
         size: id as u64,
-        blocks: 0,
-        mtime_ns: 0,
-        dev: 0,
-        ino: id as u64,
-        nlink: 1,
-        mode: 0,
-        flags: 0,
+        ..EntryRow::for_test(id, parent, name.as_bytes(), kind)
     }
 }
 
