@@ -61,8 +61,7 @@ impl IndexService {
             stopping: tokio::sync::watch::channel(false).1,
             patience: outbox::SLOW_READER,
             running: Arc::new(tokio::sync::Semaphore::new(
-                (QUERIES_PER_CORE * crate::platform::process::cores())
-                    .clamp(4, 64),
+                (QUERIES_PER_CORE * crate::platform::process::cores()).clamp(4, 64),
             )),
         }
     }

@@ -549,7 +549,9 @@ fn media_metadata_matches_exiftool_and_mutagen_and_every_filter_agrees() {
         let info = inst.json(&["info", &tree.join("bad").join(bad).display().to_string()]);
         let m = info["media"].as_object().unwrap();
         assert!(
-            m["status"].as_str().is_some_and(|s| s != "ok" && !s.is_empty()),
+            m["status"]
+                .as_str()
+                .is_some_and(|s| s != "ok" && !s.is_empty()),
             "{bad} after a restart: {info}"
         );
     }
@@ -559,7 +561,11 @@ fn media_metadata_matches_exiftool_and_mutagen_and_every_filter_agrees() {
         "info read unchanged failures again: {status}"
     );
     // A failure that changes is tried again: now a real photo.
-    std::fs::copy(tree.join("photos/2019/IMG_0001.jpg"), tree.join("bad/noise.jpg")).unwrap();
+    std::fs::copy(
+        tree.join("photos/2019/IMG_0001.jpg"),
+        tree.join("bad/noise.jpg"),
+    )
+    .unwrap();
     let mut tried = false;
     for _ in 0..100 {
         let info = inst.json(&["info", &tree.join("bad/noise.jpg").display().to_string()]);
