@@ -134,6 +134,8 @@ pub struct App {
     pub connection: Option<Result<(), String>>,
     pub settings: Settings,
     settings_path: Option<PathBuf>,
+    /// Saved searches and history, the daemon's (see [`crate::shared`]).
+    pub shared: crate::shared::SharedSearches,
     backend: Option<Backend>,
     /// Requests made without a backend (unit tests read them).
     pub outbox: Vec<Request>,
@@ -234,6 +236,7 @@ impl App {
             connection: None,
             settings,
             settings_path: options.settings_path,
+            shared: Default::default(),
             backend: None,
             outbox: Vec::new(),
             actions: Vec::new(),
@@ -309,6 +312,7 @@ impl App {
                 let was_lost = matches!(self.connection, Some(Err(_))) && self.connected_once;
                 self.connection = Some(Ok(()));
                 self.connected_once = true;
+                self.load_shared();
                 if was_lost {
                     self.reconnected();
                 }
@@ -352,6 +356,7 @@ impl App {
             }
             Reply::DiskUsage { generation, answer } => self.du.apply(generation, answer),
             Reply::Dupes { generation, event } => self.dupes.apply(generation, event),
+            Reply::Shared(answer) => self.apply_shared(answer),
             Reply::Changed { .. } => {
                 // While the daemon scans, changes stream in all the time:
                 // the list follows at the status poll's pace (a second),
@@ -493,25 +498,6 @@ impl App {
             text: text.into(),
             at: Instant::now(),
             error: true,
-        });
-    }
-
-    /// Adds the current query to the history (after it was acted on).
-    pub fn remember_query(&mut self) {
-        let q = self.search.query.clone();
-        if self.settings.remember(&q) {
-            self.save_settings();
-        }
-    }
-
-    pub fn toggle_saved(&mut self) {
-        let q = self.search.query.clone();
-        let saved = self.settings.toggle_saved(&q);
-        self.save_settings();
-        self.say(if saved {
-            format!("saved search “{}”", q.trim())
-        } else {
-            format!("removed “{}” from the saved searches", q.trim())
         });
     }
 

@@ -430,6 +430,8 @@ pub enum Request {
     DiskUsage { generation: u64, path: Vec<u8> },
     /// A duplicate search over every root (cancels the previous one).
     Duplicates { generation: u64 },
+    /// Saved searches and history (see [`crate::shared`]).
+    Shared(crate::shared::Call),
 }
 
 /// What comes back.
@@ -464,6 +466,8 @@ pub enum Reply {
     Changed {
         events: u64,
     },
+    /// The saved searches and history, after a [`Request::Shared`].
+    Shared(crate::shared::Answer),
 }
 
 /// The UI's handle on the background thread. Dropping it stops the thread.
@@ -627,6 +631,12 @@ async fn session(
                 let task = duplicates(client.clone(), out.clone(), generation);
                 dupes = Some(tokio::spawn(task).abort_handle());
             }
+            Request::Shared(call) => {
+                let (client, out) = (client.clone(), out.clone());
+                tokio::spawn(async move {
+                    out.send(Reply::Shared(crate::shared::run(client, call).await));
+                });
+            }
         }
     };
     for h in background.iter().chain(&searches).chain(&du).chain(&dupes) {
@@ -637,7 +647,7 @@ async fn session(
 
 /// `in:~/x` becomes absolute (the daemon does not know the caller's home),
 /// as fsctl does.
-fn expand_home(query: &str) -> String {
+pub(crate) fn expand_home(query: &str) -> String {
     let Some(home) = std::env::var_os("HOME") else {
         return query.to_owned();
     };

@@ -15,6 +15,8 @@
 //! - [`preview`]: the selected row's text passage or thumbnail, without egui.
 //! - [`actions`]: trash, rename, open, open with: what the window does to
 //!   files, without egui.
+//! - [`shared`]: saved searches and history, the daemon's, shared with
+//!   fsctl and MCP.
 
 pub mod actions;
 pub mod app;
@@ -26,6 +28,7 @@ pub mod fonts;
 pub mod preview;
 pub mod search;
 pub mod settings;
+pub mod shared;
 pub mod treemap;
 pub mod ui;
 

@@ -11,11 +11,13 @@
 //! - `dupes`: the duplicate groups and their copies;
 //! - `status`: the status bar (daemon state, roots, watching, notices);
 //! - `preview`: the selected row's passage or thumbnail;
+//! - `places`: the sidebar of bookmarks and tags;
 //! - `dialogs`: the questions asked before acting (trash, rename, open with).
 
 mod dialogs;
 mod du;
 mod dupes;
+mod places;
 mod preview;
 mod search;
 mod status;
@@ -122,6 +124,14 @@ impl App {
                 .default_size(300.0)
                 .min_size(180.0)
                 .show(ui, |ui| self.preview_pane(ui));
+        }
+        // Bookmarks and tags, once there are some.
+        if self.view == View::Search && self.has_places() && ui.available_width() >= 640.0 {
+            egui::Panel::left("fsgui-places")
+                .resizable(true)
+                .default_size(170.0)
+                .min_size(120.0)
+                .show(ui, |ui| self.places_pane(ui));
         }
         egui::CentralPanel::default_margins().show(ui, |ui| match self.view {
             View::Search => self.results_table(ui),

@@ -199,7 +199,7 @@ impl App {
             }
             ui.toggle_value(&mut self.preview_shown, "Preview")
                 .on_hover_text("The selected row's text or picture beside the results");
-            let saved = self.settings.is_saved(&self.search.query);
+            let saved = self.shared.saved_as(&self.search.query).is_some();
             if ui
                 .button(if saved { "★" } else { "☆" })
                 .on_hover_text(if saved {
@@ -214,17 +214,22 @@ impl App {
             let mut chosen = None;
             ui.menu_button("🕘", |ui| {
                 ui.label(RichText::new("Saved searches").strong());
-                if self.settings.saved.is_empty() {
+                if self.shared.saved.is_empty() {
                     ui.weak("none yet: ☆ saves the query");
                 }
-                for q in &self.settings.saved {
-                    if ui.button(q).clicked() {
-                        chosen = Some(q.clone());
+                // `@name` runs it, here as in fsctl and MCP.
+                for (name, q) in &self.shared.saved {
+                    if ui
+                        .button(format!("@{name}"))
+                        .on_hover_text(q.as_str())
+                        .clicked()
+                    {
+                        chosen = Some(format!("@{name}"));
                     }
                 }
                 ui.separator();
                 ui.label(RichText::new("Recent").strong());
-                for q in self.settings.history.iter().take(20) {
+                for q in self.shared.history.iter().take(20) {
                     if ui.button(q).clicked() {
                         chosen = Some(q.clone());
                     }
