@@ -88,7 +88,7 @@ pub struct Options {
     /// The query typed in at start.
     pub query: Option<String>,
     pub view: View,
-    /// Where history and saved searches live (`None`: not kept).
+    /// Where the window keeps its choices, `fsgui.toml` (`None`: not kept).
     pub settings_path: Option<PathBuf>,
     /// Record open/reveal instead of asking the desktop (tests); trash,
     /// rename and "open with" are done for real.
@@ -136,6 +136,9 @@ pub struct App {
     settings_path: Option<PathBuf>,
     /// Saved searches and history, the daemon's (see [`crate::shared`]).
     pub shared: crate::shared::SharedSearches,
+    /// What Stat said of rows drawn (media metadata, tags; see
+    /// [`crate::details`]).
+    pub details: crate::details::DetailsCache,
     backend: Option<Backend>,
     /// Requests made without a backend (unit tests read them).
     pub outbox: Vec<Request>,
@@ -237,6 +240,7 @@ impl App {
             settings,
             settings_path: options.settings_path,
             shared: Default::default(),
+            details: Default::default(),
             backend: None,
             outbox: Vec::new(),
             actions: Vec::new(),
@@ -357,6 +361,7 @@ impl App {
             Reply::DiskUsage { generation, answer } => self.du.apply(generation, answer),
             Reply::Dupes { generation, event } => self.dupes.apply(generation, event),
             Reply::Shared(answer) => self.apply_shared(answer),
+            Reply::Details(answers) => self.details.apply(answers, Instant::now()),
             Reply::Changed { .. } => {
                 // While the daemon scans, changes stream in all the time:
                 // the list follows at the status poll's pace (a second),
@@ -390,6 +395,7 @@ impl App {
     /// anew (a duplicate search cut short runs again; a finished one is
     /// marked as possibly out of date).
     fn reconnected(&mut self) {
+        self.details.forget();
         let r = self.search.rerun();
         self.send(r);
         self.du_stale = true;

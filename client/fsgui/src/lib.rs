@@ -17,11 +17,14 @@
 //!   files, without egui.
 //! - [`shared`]: saved searches and history, the daemon's, shared with
 //!   fsctl and MCP.
+//! - [`details`]: what Stat adds to the rows drawn (media metadata for the
+//!   optional columns and the preview, tags).
 
 pub mod actions;
 pub mod app;
 pub mod backend;
 pub mod bench;
+pub mod details;
 pub mod du;
 pub mod dupes;
 pub mod fonts;

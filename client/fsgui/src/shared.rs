@@ -331,55 +331,6 @@ pub async fn run(mut client: Client, call: Call) -> Answer {
         .unwrap_or_else(|s| Answer::Failed(s.message().to_owned()))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_tag_filter_is_added_and_taken_out_whole() {
-        assert_eq!(tag_term("work"), "tag:work");
-        assert_eq!(tag_term("q3 plan"), "tag:\"q3 plan\"");
-        assert_eq!(toggle_term("", "tag:work"), "tag:work ");
-        assert_eq!(toggle_term("report ", "tag:work"), "report tag:work ");
-        assert_eq!(
-            toggle_term("report tag:work ext:pdf", "tag:work"),
-            "report ext:pdf"
-        );
-        assert_eq!(toggle_term("a tag:\"q3 plan\"", "tag:\"q3 plan\""), "a");
-        // Not a part of another term.
-        assert_eq!(
-            toggle_term("tag:workshop", "tag:work"),
-            "tag:workshop tag:work "
-        );
-    }
-
-    #[test]
-    fn a_bookmark_searches_its_folder_or_its_file() {
-        let folder = Place {
-            name: "alpha".into(),
-            path: b"/p/my alpha".to_vec(),
-            folder: true,
-        };
-        assert_eq!(query_for(&folder), "in:\"/p/my alpha\" ");
-        let file = Place {
-            name: "plan".into(),
-            path: b"/p/docs/plan.odt".to_vec(),
-            folder: false,
-        };
-        assert_eq!(query_for(&file), "in:/p/docs \"plan.odt\" ");
-    }
-
-    #[test]
-    fn names_for_queries_are_words_joined_and_never_taken() {
-        assert_eq!(name_for("ext:pdf tax 2025", &[]), "ext-pdf-tax-2025");
-        assert_eq!(name_for("size:>1gb", &[]), "size-1gb");
-        assert_eq!(name_for("\"@@\"", &[]), "search");
-        let taken = vec!["ext-pdf".to_owned(), "EXT-PDF-2".to_owned()];
-        assert_eq!(name_for("ext:pdf", &taken), "ext-pdf-3");
-        assert!(name_for(&"word ".repeat(40), &[]).len() <= 41);
-    }
-}
-
 // The window's side: what it sends and how it takes the answers.
 impl crate::App {
     /// At each connection: the lists, or first the import of what an older
@@ -446,6 +397,10 @@ impl crate::App {
                 tags,
                 imported,
             } => {
+                if tags != self.shared.tags {
+                    // Tags were added or taken off: the Tags column asks again.
+                    self.details.forget();
+                }
                 self.shared = SharedSearches {
                     saved,
                     history,
@@ -462,5 +417,54 @@ impl crate::App {
             }
             Answer::Failed(why) => self.fail(format!("saved searches and history: {why}")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tag_filter_is_added_and_taken_out_whole() {
+        assert_eq!(tag_term("work"), "tag:work");
+        assert_eq!(tag_term("q3 plan"), "tag:\"q3 plan\"");
+        assert_eq!(toggle_term("", "tag:work"), "tag:work ");
+        assert_eq!(toggle_term("report ", "tag:work"), "report tag:work ");
+        assert_eq!(
+            toggle_term("report tag:work ext:pdf", "tag:work"),
+            "report ext:pdf"
+        );
+        assert_eq!(toggle_term("a tag:\"q3 plan\"", "tag:\"q3 plan\""), "a");
+        // Not a part of another term.
+        assert_eq!(
+            toggle_term("tag:workshop", "tag:work"),
+            "tag:workshop tag:work "
+        );
+    }
+
+    #[test]
+    fn a_bookmark_searches_its_folder_or_its_file() {
+        let folder = Place {
+            name: "alpha".into(),
+            path: b"/p/my alpha".to_vec(),
+            folder: true,
+        };
+        assert_eq!(query_for(&folder), "in:\"/p/my alpha\" ");
+        let file = Place {
+            name: "plan".into(),
+            path: b"/p/docs/plan.odt".to_vec(),
+            folder: false,
+        };
+        assert_eq!(query_for(&file), "in:/p/docs \"plan.odt\" ");
+    }
+
+    #[test]
+    fn names_for_queries_are_words_joined_and_never_taken() {
+        assert_eq!(name_for("ext:pdf tax 2025", &[]), "ext-pdf-tax-2025");
+        assert_eq!(name_for("size:>1gb", &[]), "size-1gb");
+        assert_eq!(name_for("\"@@\"", &[]), "search");
+        let taken = vec!["ext-pdf".to_owned(), "EXT-PDF-2".to_owned()];
+        assert_eq!(name_for("ext:pdf", &taken), "ext-pdf-3");
+        assert!(name_for(&"word ".repeat(40), &[]).len() <= 41);
     }
 }

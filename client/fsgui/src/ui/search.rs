@@ -154,7 +154,7 @@ impl App {
     pub(super) fn query_row(&mut self, ui: &mut Ui) {
         ui.horizontal(|ui| {
             let label = ui.label("Search");
-            let width = (ui.available_width() - 190.0).max(100.0);
+            let width = (ui.available_width() - 260.0).max(100.0);
             // Focus and selection before the box is drawn: it reads this
             // frame's keys with them (see `keys`).
             if std::mem::take(&mut self.focus_query) && self.dialog.is_none() {
@@ -237,6 +237,7 @@ impl App {
             })
             .response
             .on_hover_text("Saved searches and history");
+            self.columns_menu(ui);
             if let Some(q) = chosen {
                 self.type_query(&q);
                 self.focus_query = true;
@@ -349,9 +350,19 @@ impl App {
             self.search.results.params.sort,
             self.search.results.params.reverse,
         );
-        // One table state for every query: column widths stay as dragged.
+        // The optional columns on (media metadata, tags: see
+        // `crate::details`), after the four that are always there.
+        let extras = self.extras();
+        // One table state for every query: column widths stay as dragged
+        // (one per set of columns).
+        let salt = if extras.is_empty() {
+            "fsgui-results".to_owned()
+        } else {
+            let names: Vec<&str> = extras.iter().map(|e| e.title()).collect();
+            format!("fsgui-results-{}", names.join("-"))
+        };
         let mut table = TableBuilder::new(ui)
-            .id_salt("fsgui-results")
+            .id_salt(salt)
             .striped(true)
             .sense(Sense::click())
             .cell_layout(Layout::left_to_right(Align::Center))
@@ -364,6 +375,13 @@ impl App {
             .column(Column::remainder().at_least(80.0).clip(true))
             .column(Column::initial(90.0).at_least(50.0).resizable(true))
             .column(Column::initial(130.0).at_least(60.0))
+            .columns(
+                Column::initial(110.0)
+                    .at_least(50.0)
+                    .resizable(true)
+                    .clip(true),
+                extras.len(),
+            )
             .min_scrolled_height(0.0)
             .auto_shrink([false, false]);
         if std::mem::take(&mut self.search.scroll_to_cursor)
@@ -380,6 +398,7 @@ impl App {
         }
         let results = &self.search.results;
         let search = &self.search;
+        let details = &self.details;
         table
             .header(22.0, |mut header| {
                 for (title, key) in [
@@ -401,6 +420,13 @@ impl App {
                         }
                     });
                 }
+                for e in &extras {
+                    header.col(|ui| {
+                        ui.label(RichText::new(e.title()).strong()).on_hover_text(
+                            "From the file's own metadata (the Columns menu turns it off)",
+                        );
+                    });
+                }
             })
             .body(|body| {
                 body.rows(ROW_HEIGHT, total as usize, |mut row| {
@@ -410,7 +436,7 @@ impl App {
                         row.col(|ui| {
                             ui.weak("…");
                         });
-                        for _ in 0..3 {
+                        for _ in 0..3 + extras.len() {
                             row.col(|_| {});
                         }
                         return;
@@ -436,6 +462,14 @@ impl App {
                     row.col(|ui| {
                         ui.label(when(r.mtime_ns));
                     });
+                    let known = details.get(r);
+                    for e in &extras {
+                        row.col(|ui| {
+                            if let Some(d) = known {
+                                ui.add(Label::new(e.cell(d)).truncate());
+                            }
+                        });
+                    }
                     let response = row.response();
                     if response.double_clicked() {
                         open = Some(i);
@@ -500,6 +534,20 @@ impl App {
         }
         let r = self.search.visible_rows(drawn);
         self.send(r);
+        if !extras.is_empty()
+            && let Some((a, b)) = drawn
+        {
+            let rows: Vec<&crate::backend::Row> =
+                (a..=b).filter_map(|i| self.search.results.row(i)).collect();
+            let asked = self
+                .details
+                .wanted(rows.iter().copied(), std::time::Instant::now());
+            if self.details.waiting(rows.iter().copied()) {
+                // The daemon reads headers after the scan: look again.
+                ctx.request_repaint_after(crate::details::RETRY);
+            }
+            self.ask_details(asked);
+        }
         if drawn.is_some_and(|(a, _)| self.search.results.row(a).is_some()) || total == 0 {
             self.search.painted();
         }
@@ -530,4 +578,27 @@ pub(super) fn marked(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> L
     }
     job.append(&name[at..], 0.0, normal);
     job
+}
+
+impl App {
+    /// The optional columns (media metadata, tags), each off until turned
+    /// on here; the choice is kept for the next start.
+    fn columns_menu(&mut self, ui: &mut Ui) {
+        let mut toggled = None;
+        ui.menu_button("Columns", |ui| {
+            for e in crate::details::Extra::ALL {
+                let mut on = self.extras().contains(&e);
+                if ui.checkbox(&mut on, e.title()).changed() {
+                    toggled = Some(e);
+                }
+            }
+        })
+        .response
+        .on_hover_text(
+            "More columns: a photo's dimensions and date taken, a song's or video's duration, tags",
+        );
+        if let Some(e) = toggled {
+            self.toggle_column(e);
+        }
+    }
 }

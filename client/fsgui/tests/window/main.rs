@@ -6,6 +6,7 @@ mod accents;
 mod actions;
 mod costs;
 mod daemon;
+mod media;
 mod preview;
 mod saved;
 mod scripts;
