@@ -12,6 +12,7 @@
 //!   alike.
 //! - [`treemap`]: the squarified layout of the disk-usage view.
 //! - [`fonts`]: the system's fonts for scripts egui's own lack.
+//! - [`bidi`]: right-to-left names (Arabic, Hebrew) in display order.
 //! - [`preview`]: the selected row's text passage or thumbnail, without egui.
 //! - [`actions`]: trash, rename, open, open with: what the window does to
 //!   files, without egui.
@@ -24,6 +25,7 @@ pub mod actions;
 pub mod app;
 pub mod backend;
 pub mod bench;
+pub mod bidi;
 pub mod details;
 pub mod du;
 pub mod dupes;

@@ -20,6 +20,8 @@ mod dupes;
 mod places;
 mod preview;
 mod search;
+// How a name and the query are laid out (tests check right-to-left order).
+pub use search::{marked, query_layouter};
 mod status;
 
 use std::time::Duration;

@@ -175,7 +175,9 @@ impl App {
                     .set_char_range(Some(CCursorRange::select_all_str(&self.search.query)));
                 state.store(ui.ctx(), query_id());
             }
+            let mut layouter = query_layouter;
             let edit = egui::TextEdit::singleline(&mut self.search.query)
+                .layouter(&mut layouter)
                 .id(query_id())
                 .hint_text("tax 2025   ext:pdf size:>1mb   kind:image dm:thisyear   !draft   a|b")
                 .desired_width(width);
@@ -444,13 +446,23 @@ impl App {
                     row.set_selected(search.is_selected(r) || search.cursor == Some(i));
                     row.col(|ui| {
                         ui.label(icon(r.kind));
-                        ui.add(Label::new(marked(ui, &r.name, &r.marks)).truncate());
+                        // Read out (and found by tests) as stored, drawn in
+                        // display order.
+                        ui.add(Label::new(marked(ui, &r.name, &r.marks)).truncate())
+                            .widget_info(|| {
+                                egui::WidgetInfo::labeled(egui::Role::Label, true, &r.name)
+                            });
                         if r.sensitive {
                             ui.label("⚠").on_hover_text("matches a sensitive pattern");
                         }
                     });
                     row.col(|ui| {
-                        ui.add(Label::new(RichText::new(&r.folder).weak()).truncate());
+                        let folder = crate::bidi::visual(&r.folder, &[]).map(|(d, _)| d);
+                        let drawn = folder.as_deref().unwrap_or(&r.folder);
+                        ui.add(Label::new(RichText::new(drawn).weak()).truncate())
+                            .widget_info(|| {
+                                egui::WidgetInfo::labeled(egui::Role::Label, true, &r.folder)
+                            });
                     });
                     row.col(|ui| {
                         ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
@@ -554,8 +566,17 @@ impl App {
     }
 }
 
-/// A name with the parts the query matched highlighted.
-pub(super) fn marked(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> LayoutJob {
+/// A name with the parts the query matched highlighted, in display order
+/// (right-to-left words turned round: see [`crate::bidi`]).
+pub fn marked(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> LayoutJob {
+    if let Some((drawn, marks)) = crate::bidi::visual(name, marks) {
+        return marked_as_is(ui, &drawn, &marks);
+    }
+    marked_as_is(ui, name, marks)
+}
+
+/// [`marked`] without reordering.
+fn marked_as_is(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> LayoutJob {
     let normal = TextFormat {
         color: ui.visuals().text_color(),
         font_id: egui::TextStyle::Body.resolve(ui.style()),
@@ -578,6 +599,25 @@ pub(super) fn marked(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> L
     }
     job.append(&name[at..], 0.0, normal);
     job
+}
+
+/// The query box's layout: its text in display order when it holds a
+/// right-to-left word (same characters, so the cursor still counts them),
+/// else as egui lays out a single line.
+pub fn query_layouter(
+    ui: &Ui,
+    text: &dyn egui::TextBuffer,
+    wrap_width: f32,
+) -> std::sync::Arc<egui::Galley> {
+    let text = text.as_str();
+    let drawn = crate::bidi::visual(text, &[]).map(|(d, _)| d);
+    let mut job = LayoutJob::simple_singleline(
+        drawn.unwrap_or_else(|| text.to_owned()),
+        egui::TextStyle::Body.resolve(ui.style()),
+        ui.visuals().widgets.inactive.text_color(),
+    );
+    job.wrap.max_width = wrap_width;
+    ui.fonts_mut(|f| f.layout_job(job))
 }
 
 impl App {

@@ -8,6 +8,7 @@ mod costs;
 mod daemon;
 mod media;
 mod preview;
+mod rtl;
 mod saved;
 mod scripts;
 mod table;
