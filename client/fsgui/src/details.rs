@@ -57,6 +57,16 @@ impl Extra {
         }
     }
 
+    /// The column's width at first, in points: what its usual values need.
+    pub fn width(self) -> f32 {
+        match self {
+            Extra::Dimensions => 90.0,
+            Extra::Duration => 65.0,
+            Extra::Taken => 135.0,
+            Extra::Tags => 100.0,
+        }
+    }
+
     /// The column named `name` (as [`Extra::title`], any case).
     pub fn named(name: &str) -> Option<Extra> {
         Extra::ALL

@@ -136,6 +136,25 @@ impl App {
                 .show(ui, |ui| self.places_pane(ui));
         }
         egui::CentralPanel::default_margins().show(ui, |ui| match self.view {
+            // The optional columns may not fit beside the sidebar and the
+            // preview: the table scrolls sideways then.
+            View::Search if !self.extras().is_empty() => {
+                egui::ScrollArea::horizontal()
+                    .id_salt("fsgui-results-wide")
+                    .scroll_bar_visibility(
+                        egui::scroll_area::ScrollBarVisibility::VisibleWhenNeeded,
+                    )
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| {
+                        // The table takes the width it is given: give it
+                        // what every column needs at first.
+                        let need = search::BASE_WIDTH
+                            + self.extras().iter().map(|e| e.width() + 8.0).sum::<f32>();
+                        let size =
+                            egui::vec2(ui.available_width().max(need), ui.available_height());
+                        ui.allocate_ui(size, |ui| self.results_table(ui));
+                    });
+            }
             View::Search => self.results_table(ui),
             View::DiskUsage => self.du_view(ui),
             View::Duplicates => self.dupes_view(ui),

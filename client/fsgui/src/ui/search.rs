@@ -10,6 +10,9 @@ use super::{count, icon, size, when};
 use crate::app::{Action, App, View};
 use crate::backend::SortKey;
 
+/// What the four columns always there need at first (name, a folder,
+/// size, date, and the spaces between), in points.
+pub const BASE_WIDTH: f32 = 280.0 + 160.0 + 90.0 + 130.0 + 4.0 * 8.0;
 /// Height of a results row.
 pub const ROW_HEIGHT: f32 = 20.0;
 /// The query box's id (Ctrl+L focuses it).
@@ -377,15 +380,18 @@ impl App {
             .column(Column::remainder().at_least(80.0).clip(true))
             .column(Column::initial(90.0).at_least(50.0).resizable(true))
             .column(Column::initial(130.0).at_least(60.0))
-            .columns(
-                Column::initial(110.0)
-                    .at_least(50.0)
+            .min_scrolled_height(0.0)
+            // With optional columns, as wide as they are (the view around
+            // scrolls sideways); else the width there is.
+            .auto_shrink([!extras.is_empty(), false]);
+        for e in &extras {
+            table = table.column(
+                Column::initial(e.width())
+                    .at_least(40.0)
                     .resizable(true)
                     .clip(true),
-                extras.len(),
-            )
-            .min_scrolled_height(0.0)
-            .auto_shrink([false, false]);
+            );
+        }
         if std::mem::take(&mut self.search.scroll_to_cursor)
             && let Some(c) = self.search.cursor
         {
