@@ -369,10 +369,7 @@ fn parallel<T: Send>(
     let done = AtomicU64::new(0);
     let done_bytes = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(1, 8);
+    let threads = crate::platform::process::cores().clamp(1, 8);
     // Work is handed out in chunks: one lock per chunk, not per file.
     let slots: Vec<Mutex<&mut [T]>> = items.chunks_mut(64).map(Mutex::new).collect();
     let mut cancelled = false;

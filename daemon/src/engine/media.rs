@@ -57,21 +57,24 @@ pub struct MediaFigures {
     pub busy: bool,
 }
 
-/// What the media rows were read for, by entry id: a fingerprint of the
-/// file's size and mtime and the reader's version, kept between sweeps so
-/// that an unchanged file is not read again. A sorted list of 12-byte
-/// pairs plus the few changed since it was last settled: a map of the
-/// whole state took about 40 bytes a media file (13 MiB of the idle
-/// daemon's heap on a tree of 333,000 photos).
+/// What the media rows were read for, by entry id: a print of the file's
+/// size and mtime and the reader's version ([`media::read_for`]), kept
+/// between sweeps so that an unchanged file is not read again. Two sorted
+/// lists of exactly their length, 8 bytes a media file, plus the few
+/// changed since they were last settled. (A map of the whole state took
+/// about 40 bytes a file, 13 MiB of the idle daemon's heap on a tree of
+/// 333,000 photos; a list of (u32, u64) pairs collected in place from the
+/// table's rows kept their 32-byte capacity, 16 MiB for 347,000.)
 #[derive(Default)]
 struct Made {
-    sorted: Vec<(u32, u64)>,
+    ids: Vec<u32>,
+    prints: Vec<u32>,
     /// Changed since the last [`Made::settle`]; [`GONE`] for removed.
-    fresh: HashMap<u32, u64>,
+    fresh: HashMap<u32, u32>,
 }
 
 /// A removed id in [`Made::fresh`] (no fingerprint is 0).
-const GONE: u64 = 0;
+const GONE: u32 = 0;
 
 /// Up to this many files to read, the newest are read first.
 const NEWEST_FIRST: usize = 4096;
@@ -79,40 +82,38 @@ const NEWEST_FIRST: usize = 4096;
 /// Changes held in [`Made::fresh`] before they are merged in.
 const SETTLE_AT: usize = 4096;
 
-fn fingerprint(state: (u64, i64, u32)) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    state.hash(&mut h);
-    h.finish().max(1)
-}
-
 impl Made {
-    fn from_states(states: Vec<(u32, media::ReadFor)>) -> Made {
-        let mut sorted: Vec<(u32, u64)> = states
-            .into_iter()
-            .map(|(id, s)| (id, fingerprint(s)))
-            .collect();
-        sorted.sort_unstable();
-        Made {
-            sorted,
-            fresh: HashMap::new(),
-        }
+    fn from_states(states: Vec<(u32, u32)>) -> Made {
+        let mut made = Made::default();
+        made.set_sorted(states.into_iter());
+        made
     }
 
-    fn get(&self, id: u32) -> Option<u64> {
+    /// Replaces the lists with these pairs (sorted here).
+    fn set_sorted(&mut self, pairs: impl Iterator<Item = (u32, u32)>) {
+        let mut pairs: Vec<(u32, u32)> = pairs.collect();
+        pairs.sort_unstable();
+        let (mut ids, mut prints) = (
+            Vec::with_capacity(pairs.len()),
+            Vec::with_capacity(pairs.len()),
+        );
+        for (id, print) in pairs {
+            ids.push(id);
+            prints.push(print);
+        }
+        (self.ids, self.prints) = (ids, prints);
+    }
+
+    fn get(&self, id: u32) -> Option<u32> {
         match self.fresh.get(&id) {
             Some(&GONE) => None,
             Some(&f) => Some(f),
-            None => self
-                .sorted
-                .binary_search_by_key(&id, |&(i, _)| i)
-                .ok()
-                .map(|at| self.sorted[at].1),
+            None => self.ids.binary_search(&id).ok().map(|at| self.prints[at]),
         }
     }
 
-    fn insert(&mut self, id: u32, fingerprint: u64) {
-        self.fresh.insert(id, fingerprint);
+    fn insert(&mut self, id: u32, print: u32) {
+        self.fresh.insert(id, print);
     }
 
     /// Whether it was there.
@@ -129,36 +130,38 @@ impl Made {
         if self.fresh.is_empty() {
             return;
         }
-        let mut fresh: Vec<(u32, u64)> = self.fresh.drain().collect();
+        let mut fresh: Vec<(u32, u32)> = self.fresh.drain().collect();
         fresh.sort_unstable();
-        let old = std::mem::take(&mut self.sorted);
-        let mut out = Vec::with_capacity(old.len() + fresh.len());
-        let (mut a, mut b) = (old.into_iter().peekable(), fresh.into_iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) if x.0 < y.0 => a.next(),
-                (Some(x), Some(y)) if x.0 == y.0 => {
-                    a.next();
-                    b.next()
+        let old = std::mem::take(&mut self.ids)
+            .into_iter()
+            .zip(std::mem::take(&mut self.prints));
+        let (mut a, mut b) = (old.peekable(), fresh.into_iter().peekable());
+        let merged = std::iter::from_fn(move || {
+            loop {
+                let next = match (a.peek(), b.peek()) {
+                    (Some(x), Some(y)) if x.0 < y.0 => a.next(),
+                    (Some(x), Some(y)) if x.0 == y.0 => {
+                        a.next();
+                        b.next()
+                    }
+                    (_, Some(_)) => b.next(),
+                    (Some(_), None) => a.next(),
+                    (None, None) => return None,
+                };
+                if let Some(p) = next
+                    && p.1 != GONE
+                {
+                    return Some(p);
                 }
-                (_, Some(_)) => b.next(),
-                (Some(_), None) => a.next(),
-                (None, None) => break,
-            };
-            if let Some(p) = next
-                && p.1 != GONE
-            {
-                out.push(p);
             }
-        }
-        out.shrink_to_fit();
-        self.sorted = out;
+        });
+        self.set_sorted(merged);
         self.fresh.shrink_to_fit();
     }
 
     /// Every id, once settled.
     fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.sorted.iter().map(|&(i, _)| i)
+        self.ids.iter().copied()
     }
 }
 
@@ -241,8 +244,8 @@ impl Engine {
                 continue;
             }
             wanted.push(i);
-            let now = (snapshot.entry_size(i), snapshot.entry_mtime_ns(i), version);
-            if made.get(i) != Some(fingerprint(now)) {
+            let now = media::read_for(snapshot.entry_size(i), snapshot.entry_mtime_ns(i), version);
+            if made.get(i) != Some(now) {
                 queue.push(i);
             }
         }
@@ -285,10 +288,7 @@ impl Engine {
             for id in chunk {
                 match self.read_media_of(id, &rules) {
                     Some(Some(row)) => {
-                        made.insert(
-                            id,
-                            fingerprint((row.key.size, row.key.mtime_ns, row.version)),
-                        );
+                        made.insert(id, row.read_for());
                         rows.push(row);
                     }
                     // Changed while read: the next sweep sees it again.
@@ -395,10 +395,17 @@ impl Engine {
     pub(super) fn current_media(&self, id: i64, path: &Path) -> Result<Option<MediaRow>, Error> {
         let row = self.store.read(|c| media::of_entry(c, id))?;
         let now = file_key(path);
-        if let Some(row) = row
-            && now == Some(row.key)
-        {
-            return Ok(Some(row));
+        if let (Some((row, print)), Some(now)) = (row, now) {
+            // A read row knows its whole file state; a failure only the
+            // print of its size, mtime and reader version.
+            let current = if row.key != MediaKey::default() {
+                now == row.key
+            } else {
+                print == media::read_for(now.size, now.mtime_ns, fsindex_extract::media::VERSION)
+            };
+            if current {
+                return Ok(Some(row));
+            }
         }
         let named = path
             .file_name()
@@ -474,20 +481,21 @@ mod made_tests {
 
     #[test]
     fn made_keeps_the_last_state_of_each_id_through_settles() {
-        let mut m = Made::from_states(vec![(5, (1, 2, 3)), (2, (4, 5, 6))]);
-        assert_eq!(m.get(5), Some(fingerprint((1, 2, 3))));
-        m.insert(3, fingerprint((7, 8, 9)));
-        m.insert(5, fingerprint((1, 2, 4)));
+        let p = media::read_for;
+        let mut m = Made::from_states(vec![(2, p(4, 5, 6)), (5, p(1, 2, 3))]);
+        assert_eq!(m.get(5), Some(p(1, 2, 3)));
+        m.insert(3, p(7, 8, 9));
+        m.insert(5, p(1, 2, 4));
         assert!(m.remove(2));
         assert!(!m.remove(9));
         assert_eq!(m.get(2), None);
-        assert_eq!(m.get(5), Some(fingerprint((1, 2, 4))));
+        assert_eq!(m.get(5), Some(p(1, 2, 4)));
         m.settle();
         assert_eq!(m.ids().collect::<Vec<_>>(), [3, 5]);
-        assert_eq!(m.get(3), Some(fingerprint((7, 8, 9))));
-        assert_eq!(m.get(5), Some(fingerprint((1, 2, 4))));
-        assert_ne!(fingerprint((1, 2, 3)), fingerprint((1, 2, 4)));
-        m.insert(2, fingerprint((0, 0, 0)));
+        assert_eq!(m.get(3), Some(p(7, 8, 9)));
+        assert_eq!(m.get(5), Some(p(1, 2, 4)));
+        assert_ne!(p(1, 2, 3), p(1, 2, 4));
+        m.insert(2, p(0, 0, 0));
         assert!(m.remove(3));
         m.settle();
         assert_eq!(m.ids().collect::<Vec<_>>(), [2, 5]);

@@ -2,6 +2,22 @@
 //! giving freed memory back to the operating system. One function per
 //! concern, a body per OS.
 
+/// How many cores the daemon sizes its threads for: the cores it may run
+/// on, or `FSINDEX_CORES` where set (a benchmark's knob: the walk's and
+/// hashing's threads, the queries allowed at once and the allocator's
+/// arenas then grow as on a machine of that many cores, so a many-core
+/// effect can be reproduced on a small machine). Read once.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| {
+        std::env::var("FSINDEX_CORES")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    })
+}
+
 /// Lowers the calling thread's CPU and I/O priority (background hashing).
 ///
 /// Linux: nice 19 and the idle I/O class. macOS: `PRIO_DARWIN_BG` (low CPU
@@ -67,7 +83,7 @@ pub fn lower_thread_priority() {
 pub fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = cores();
         // SAFETY: mallopt takes two integers; called before other threads.
         unsafe {
             libc::mallopt(libc::M_ARENA_MAX, cores.min(64) as libc::c_int);

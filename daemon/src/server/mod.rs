@@ -61,7 +61,7 @@ impl IndexService {
             stopping: tokio::sync::watch::channel(false).1,
             patience: outbox::SLOW_READER,
             running: Arc::new(tokio::sync::Semaphore::new(
-                (QUERIES_PER_CORE * std::thread::available_parallelism().map_or(1, |n| n.get()))
+                (QUERIES_PER_CORE * crate::platform::process::cores())
                     .clamp(4, 64),
             )),
         }

@@ -1,6 +1,9 @@
-//! The media metadata table (migrations 0009, 0010): what photos, songs,
-//! videos and documents say about themselves, one row per file, valid for the `(dev, ino, size,
-//! mtime_ns, ctime_ns)` it was read for. Writes go through the single
+//! The media metadata tables: what photos, songs, videos and documents say
+//! about themselves, one `media` row per file read (migrations 0009,
+//! 0010), valid for the `(dev, ino, size, mtime_ns, ctime_ns)` it was read
+//! for; and one small `media_unread` row per file that could not be read
+//! (migration 0022): a print of what it was tried for and its reason's
+//! number in `media_reasons`. Writes go through the single
 //! writer ([`super::Op::PutMedia`], [`super::Op::DropMedia`]); this module
 //! holds the SQL.
 
@@ -25,6 +28,8 @@ pub struct MediaKey {
 #[derive(Clone, Debug, PartialEq)]
 pub struct MediaRow {
     pub entry_id: i64,
+    /// The file state it was read for; for a failure read back from the
+    /// index, only [`MediaRow::read_for`] is known and this is zero.
     pub key: MediaKey,
     pub version: u32,
     /// `ok`, or the failure's reason (`parse`, `timeout`, `unreadable`, ...).
@@ -36,20 +41,49 @@ pub struct MediaRow {
     pub taken_s: Option<i64>,
 }
 
-/// What a row was read for: size, mtime and the reader's version.
-pub type ReadFor = (u64, i64, u32);
+impl MediaRow {
+    /// The [`read_for`] print of what it was read for.
+    pub fn read_for(&self) -> u32 {
+        read_for(self.key.size, self.key.mtime_ns, self.version)
+    }
+}
+
+/// What a row was read for, in 32 bits: the file's size and mtime and the
+/// reader's version, as the worker's sweep compares them with the index.
+/// Stable across builds (it is stored); a file that changes gets another
+/// print but for one chance in four billion, which leaves its old row.
+pub fn read_for(size: u64, mtime_ns: i64, version: u32) -> u32 {
+    // splitmix64's finaliser over the three, chained.
+    fn mix(mut z: u64) -> u64 {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    let h = mix(mix(mix(size) ^ mtime_ns as u64) ^ u64::from(version));
+    // Never 0 (the worker's mark of a removed row).
+    ((h ^ (h >> 32)) as u32).max(1)
+}
 
 /// What the worker compares with the index between reads, by entry id
-/// (ascending: the table's order).
-pub fn states(conn: &Connection) -> Result<Vec<(u32, ReadFor)>, Error> {
+/// (ascending), over both tables.
+pub fn states(conn: &Connection) -> Result<Vec<(u32, u32)>, Error> {
+    let mut out: Vec<(u32, u32)> = Vec::new();
     let mut stmt = conn.prepare_cached("SELECT entry_id, size, mtime_ns, version FROM media")?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let (size, mtime, version): (i64, i64, u32) = (r.get(1)?, r.get(2)?, r.get(3)?);
+        out.push((
             r.get::<_, i64>(0)? as u32,
-            (r.get::<_, i64>(1)? as u64, r.get(2)?, r.get(3)?),
-        ))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+            read_for(size as u64, mtime, version),
+        ));
+    }
+    let mut stmt = conn.prepare_cached("SELECT entry_id, read_for FROM media_unread")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        out.push((r.get::<_, i64>(0)? as u32, r.get::<_, i64>(1)? as u32));
+    }
+    out.sort_unstable();
+    Ok(out)
 }
 
 const COLUMNS: &str = "entry_id, dev, ino, size, mtime_ns, ctime_ns, version, status, detail, \
@@ -91,12 +125,37 @@ fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<MediaRow> {
     })
 }
 
-/// One entry's row, if it has one.
-pub fn of_entry(conn: &Connection, id: i64) -> Result<Option<MediaRow>, Error> {
+/// One entry's row, if it has one: read, or a failure (whose `key` is
+/// zero; its `read_for` print is what it was tried for).
+pub fn of_entry(conn: &Connection, id: i64) -> Result<Option<(MediaRow, u32)>, Error> {
     let sql = format!("SELECT {COLUMNS} FROM media WHERE entry_id=?1");
-    Ok(conn
+    if let Some(row) = conn
         .prepare_cached(&sql)?
         .query_row([id], row_of)
+        .optional()?
+    {
+        let print = row.read_for();
+        return Ok(Some((row, print)));
+    }
+    Ok(conn
+        .prepare_cached(
+            "SELECT u.read_for, r.status, r.detail FROM media_unread u \
+             JOIN media_reasons r ON r.id = u.reason WHERE u.entry_id=?1",
+        )?
+        .query_row([id], |r| {
+            Ok((
+                MediaRow {
+                    entry_id: id,
+                    key: MediaKey::default(),
+                    version: 0,
+                    status: r.get(1)?,
+                    detail: r.get(2)?,
+                    media: Media::default(),
+                    taken_s: None,
+                },
+                r.get::<_, i64>(0)? as u32,
+            ))
+        })
         .optional()?)
 }
 
@@ -118,7 +177,11 @@ pub fn taken(conn: &Connection) -> Result<HashMap<u32, i64>, Error> {
 
 /// Rows by status (`ok`, `parse`, ...), for `status`.
 pub fn outcomes(conn: &Connection) -> Result<Vec<(String, u64)>, Error> {
-    let mut stmt = conn.prepare_cached("SELECT status, COUNT(*) FROM media GROUP BY status")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT status, COUNT(*) FROM media GROUP BY status UNION ALL \
+         SELECT r.status, COUNT(*) FROM media_unread u JOIN media_reasons r ON r.id = u.reason \
+         GROUP BY r.status",
+    )?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -132,6 +195,25 @@ pub fn put(tx: &Connection, row: &MediaRow) -> Result<(), Error> {
     if !exists {
         return Ok(());
     }
+    if row.status != "ok" {
+        tx.prepare_cached("DELETE FROM media WHERE entry_id=?1")?
+            .execute([row.entry_id])?;
+        tx.prepare_cached("INSERT OR IGNORE INTO media_reasons (status, detail) VALUES (?1, ?2)")?
+            .execute(params![row.status, row.detail])?;
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO media_unread (entry_id, read_for, reason) \
+             SELECT ?1, ?2, id FROM media_reasons WHERE status=?3 AND detail=?4",
+        )?
+        .execute(params![
+            row.entry_id,
+            i64::from(row.read_for()),
+            row.status,
+            row.detail
+        ])?;
+        return Ok(());
+    }
+    tx.prepare_cached("DELETE FROM media_unread WHERE entry_id=?1")?
+        .execute([row.entry_id])?;
     let m = &row.media;
     let sql = format!(
         "INSERT OR REPLACE INTO media ({COLUMNS}) VALUES \
@@ -171,8 +253,10 @@ pub fn put(tx: &Connection, row: &MediaRow) -> Result<(), Error> {
 /// Drops the rows of files that are no longer media files.
 pub fn drop(tx: &Connection, ids: &[i64]) -> Result<(), Error> {
     let mut stmt = tx.prepare_cached("DELETE FROM media WHERE entry_id=?1")?;
+    let mut unread = tx.prepare_cached("DELETE FROM media_unread WHERE entry_id=?1")?;
     for id in ids {
         stmt.execute([id])?;
+        unread.execute([id])?;
     }
     Ok(())
 }

@@ -46,6 +46,10 @@ const MIGRATIONS: &[(u32, &str)] = &[
         18,
         include_str!("../../../migrations/0018_content_lang.sql"),
     ),
+    (
+        22,
+        include_str!("../../../migrations/0022_media_unread.sql"),
+    ),
 ];
 
 /// The newest schema this binary knows: the highest number, wherever a

@@ -542,6 +542,34 @@ fn media_metadata_matches_exiftool_and_mutagen_and_every_filter_agrees() {
         "an unchanged restart read media files: {status}"
     );
     assert_eq!(found(&inst, "camera:leica").len(), 1);
+    // A file that could not be read keeps its reason across the restart,
+    // and asking about it does not read it again (a failure is kept as a
+    // print of the size and mtime it was tried for).
+    for bad in ["truncated.jpg", "huge_tag.mp3", "liar.mp4", "noise.jpg"] {
+        let info = inst.json(&["info", &tree.join("bad").join(bad).display().to_string()]);
+        let m = info["media"].as_object().unwrap();
+        assert!(
+            m["status"].as_str().is_some_and(|s| s != "ok" && !s.is_empty()),
+            "{bad} after a restart: {info}"
+        );
+    }
+    let status = inst.status();
+    assert_eq!(
+        status["media"]["read"], 0,
+        "info read unchanged failures again: {status}"
+    );
+    // A failure that changes is tried again: now a real photo.
+    std::fs::copy(tree.join("photos/2019/IMG_0001.jpg"), tree.join("bad/noise.jpg")).unwrap();
+    let mut tried = false;
+    for _ in 0..100 {
+        let info = inst.json(&["info", &tree.join("bad/noise.jpg").display().to_string()]);
+        if info["media"]["status"] == "ok" {
+            tried = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(tried, "a changed failure is read again");
 }
 
 /// Where a photo was taken is for its owner: a machine-wide daemon shows

@@ -45,9 +45,7 @@ fn walk_thread() -> std::thread::Builder {
 /// `lstat` of every name in a wide folder, in order, on several threads;
 /// `None` for the daemon's own cookie files.
 fn lstat_all(dfd: DirRef<'_>, names: &pfs::Names) -> Vec<Option<std::io::Result<Stat>>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 8);
+    let threads = crate::platform::process::cores().clamp(1, 8);
     let chunk = names.len().div_ceil(threads).max(1);
     let part_of = move |part: &[(Vec<u8>, Option<bool>)]| {
         part.iter()
@@ -189,7 +187,7 @@ pub(super) fn reconcile(
     // Threads of this walk's own, started from the calling thread, so
     // they inherit its priority (the scanner runs at nice 19 and idle I/O;
     // `fsctl verify` walks at the caller's).
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let threads = crate::platform::process::cores();
     std::thread::scope(|s| {
         for _ in 0..threads {
             if let Err(e) = walk_thread().spawn_scoped(s, || walk.work()) {
