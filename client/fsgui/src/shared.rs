@@ -301,7 +301,7 @@ pub async fn run(mut client: Client, call: Call) -> Answer {
                     let n = count(&mut client, q).await;
                     record(&mut client, q.clone(), n).await?;
                 }
-                let mut taken: Vec<String> = client
+                let already: Vec<(String, String)> = client
                     .saved_searches(pb::SavedSearchesRequest {
                         action: pb::SavedSearchesAction::List as i32,
                         ..Default::default()
@@ -310,9 +310,17 @@ pub async fn run(mut client: Client, call: Call) -> Answer {
                     .into_inner()
                     .searches
                     .into_iter()
-                    .map(|s| s.name)
+                    .map(|s| (s.name, s.query))
                     .collect();
+                let mut taken: Vec<String> = already.iter().map(|(n, _)| n.clone()).collect();
                 for q in saved {
+                    // `in:~/x` made absolute, as ☆ and `fsctl saved add` do.
+                    let q = crate::backend::expand_home(&q);
+                    // Saved already (with fsctl, or by an import cut short):
+                    // not saved twice under two names.
+                    if already.iter().any(|(_, s)| s.trim() == q.trim()) {
+                        continue;
+                    }
                     let name = name_for(&q, &taken);
                     match save(&mut client, name.clone(), q).await {
                         // A query the daemon refuses (it no longer parses)

@@ -21,7 +21,7 @@ fn saved_searches_and_history_are_the_daemons_and_an_old_local_one_is_imported_o
     // What an older fsgui wrote: history newest first, saved in order.
     std::fs::write(
         inst.home.join("fsgui.toml"),
-        "history = [\"w2\", \"report\"]\nsaved = [\"ext:pdf\"]\ntheme = \"dark\"\n",
+        "history = [\"w2\", \"report\"]\nsaved = [\"ext:pdf\", \"ext:jpg\"]\ntheme = \"dark\"\n",
     )
     .unwrap();
     let out = inst.fsctl(&["saved", "add", "pics", "ext:jpg"]);
@@ -36,7 +36,8 @@ fn saved_searches_and_history_are_the_daemons_and_an_old_local_one_is_imported_o
         a.shared.loaded && a.settings.history.is_empty() && a.settings.saved.is_empty()
     });
     // Imported: the history keeps its order, with today's counts; the
-    // saved query is named after its words.
+    // saved query is named after its words, and one saved already with
+    // fsctl (`ext:jpg` as @pics) is not saved twice.
     let history = inst.json_lines(&["history"]);
     assert_eq!(field(&history, "query"), ["w2", "report"]);
     assert_eq!(field(&history, "client"), ["fsgui", "fsgui"]);
