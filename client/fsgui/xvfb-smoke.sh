@@ -2,8 +2,8 @@
 # The real fsgui window under Xvfb with Mesa's software OpenGL (llvmpipe):
 # starts a daemon on a small temp tree, opens the window, types a query
 # and Enter with xdotool, saves a screenshot of the screen, then checks
-# that the keys reached the window (Enter puts the query in the history
-# file). Also runs `fsgui --query Q --screenshot FILE` and checks the PNG.
+# that the keys reached the window (Enter puts the query in the daemon's
+# history, which `fsctl history` lists). Also runs `fsgui --query Q --screenshot FILE` and checks the PNG.
 #
 #   client/fsgui/xvfb-smoke.sh OUTDIR
 #
@@ -78,7 +78,7 @@ sleep 1
 import -window root "$out/typed.png"
 kill "$gui" 2>/dev/null || true
 wait "$gui" 2>/dev/null || true
-grep -q '"report"' "$FSINDEX_HOME/fsgui.toml" || {
+FSINDEX_NO_SPAWN=1 "$bin/fsctl" history --json | grep -q '"query":"report"' || {
   echo "xvfb-smoke: the typed query did not reach the window (no history entry)" >&2
   cat "$work/fsgui.log" >&2; exit 1; }
 

@@ -88,7 +88,7 @@ pub struct Options {
     /// The query typed in at start.
     pub query: Option<String>,
     pub view: View,
-    /// Where history and saved searches live (`None`: not kept).
+    /// Where the window keeps its choices, `fsgui.toml` (`None`: not kept).
     pub settings_path: Option<PathBuf>,
     /// Record open/reveal instead of asking the desktop (tests); trash,
     /// rename and "open with" are done for real.
@@ -134,6 +134,11 @@ pub struct App {
     pub connection: Option<Result<(), String>>,
     pub settings: Settings,
     settings_path: Option<PathBuf>,
+    /// Saved searches and history, the daemon's (see [`crate::shared`]).
+    pub shared: crate::shared::SharedSearches,
+    /// What Stat said of rows drawn (media metadata, tags; see
+    /// [`crate::details`]).
+    pub details: crate::details::DetailsCache,
     backend: Option<Backend>,
     /// Requests made without a backend (unit tests read them).
     pub outbox: Vec<Request>,
@@ -234,6 +239,8 @@ impl App {
             connection: None,
             settings,
             settings_path: options.settings_path,
+            shared: Default::default(),
+            details: Default::default(),
             backend: None,
             outbox: Vec::new(),
             actions: Vec::new(),
@@ -309,6 +316,7 @@ impl App {
                 let was_lost = matches!(self.connection, Some(Err(_))) && self.connected_once;
                 self.connection = Some(Ok(()));
                 self.connected_once = true;
+                self.load_shared();
                 if was_lost {
                     self.reconnected();
                 }
@@ -352,6 +360,8 @@ impl App {
             }
             Reply::DiskUsage { generation, answer } => self.du.apply(generation, answer),
             Reply::Dupes { generation, event } => self.dupes.apply(generation, event),
+            Reply::Shared(answer) => self.apply_shared(answer),
+            Reply::Details(answers) => self.details.apply(answers, Instant::now()),
             Reply::Changed { .. } => {
                 // While the daemon scans, changes stream in all the time:
                 // the list follows at the status poll's pace (a second),
@@ -385,6 +395,7 @@ impl App {
     /// anew (a duplicate search cut short runs again; a finished one is
     /// marked as possibly out of date).
     fn reconnected(&mut self) {
+        self.details.forget();
         let r = self.search.rerun();
         self.send(r);
         self.du_stale = true;
@@ -493,25 +504,6 @@ impl App {
             text: text.into(),
             at: Instant::now(),
             error: true,
-        });
-    }
-
-    /// Adds the current query to the history (after it was acted on).
-    pub fn remember_query(&mut self) {
-        let q = self.search.query.clone();
-        if self.settings.remember(&q) {
-            self.save_settings();
-        }
-    }
-
-    pub fn toggle_saved(&mut self) {
-        let q = self.search.query.clone();
-        let saved = self.settings.toggle_saved(&q);
-        self.save_settings();
-        self.say(if saved {
-            format!("saved search “{}”", q.trim())
-        } else {
-            format!("removed “{}” from the saved searches", q.trim())
         });
     }
 

@@ -430,10 +430,15 @@ pub enum Request {
     DiskUsage { generation: u64, path: Vec<u8> },
     /// A duplicate search over every root (cancels the previous one).
     Duplicates { generation: u64 },
+    /// Saved searches and history (see [`crate::shared`]).
+    Shared(crate::shared::Call),
+    /// Stat of rows drawn: their media metadata and tags (see
+    /// [`crate::details`]).
+    Details(Vec<crate::details::Asked>),
 }
 
 /// What comes back.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
     /// Connected, or why not (tried again every few seconds).
     Connection(Result<(), String>),
@@ -464,6 +469,10 @@ pub enum Reply {
     Changed {
         events: u64,
     },
+    /// The saved searches and history, after a [`Request::Shared`].
+    Shared(crate::shared::Answer),
+    /// What Stat said of the rows of a [`Request::Details`].
+    Details(Vec<(crate::details::Asked, crate::details::Details)>),
 }
 
 /// The UI's handle on the background thread. Dropping it stops the thread.
@@ -627,6 +636,15 @@ async fn session(
                 let task = duplicates(client.clone(), out.clone(), generation);
                 dupes = Some(tokio::spawn(task).abort_handle());
             }
+            Request::Shared(call) => {
+                let (client, out) = (client.clone(), out.clone());
+                tokio::spawn(async move {
+                    out.send(Reply::Shared(crate::shared::run(client, call).await));
+                });
+            }
+            Request::Details(rows) => {
+                tokio::spawn(details(client.clone(), out.clone(), rows));
+            }
         }
     };
     for h in background.iter().chain(&searches).chain(&du).chain(&dupes) {
@@ -635,9 +653,26 @@ async fn session(
     why
 }
 
+/// Stat of each row asked about; one that fails (gone since) has empty
+/// details.
+async fn details(mut client: Client, out: Out, rows: Vec<crate::details::Asked>) {
+    let mut answers = Vec::with_capacity(rows.len());
+    for a in rows {
+        let req = pb::StatRequest {
+            path: a.path.clone(),
+        };
+        let d = match client.stat(req).await {
+            Ok(s) => crate::details::Details::from_stat(s.into_inner()),
+            Err(_) => crate::details::Details::default(),
+        };
+        answers.push((a, d));
+    }
+    out.send(Reply::Details(answers));
+}
+
 /// `in:~/x` becomes absolute (the daemon does not know the caller's home),
 /// as fsctl does.
-fn expand_home(query: &str) -> String {
+pub(crate) fn expand_home(query: &str) -> String {
     let Some(home) = std::env::var_os("HOME") else {
         return query.to_owned();
     };

@@ -13,9 +13,9 @@
 //! emoji but not the joined ones (👨‍👩‍👧 would be three faces), so
 //! the system's emoji font, found once at start, goes ahead of it.
 //!
-//! What egui 0.37 still cannot do: lay out right-to-left text. Arabic and
-//! Hebrew names get their letters' joined forms (egui shapes with
-//! harfrust) but run left to right, as egui has no bidi.
+//! Right-to-left names: egui shapes each run with harfrust (Arabic letters
+//! joined, a Hebrew or Arabic word laid out right to left) but has no
+//! paragraph direction; `crate::bidi` puts the runs in display order.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;

@@ -12,20 +12,28 @@
 //!   alike.
 //! - [`treemap`]: the squarified layout of the disk-usage view.
 //! - [`fonts`]: the system's fonts for scripts egui's own lack.
+//! - [`bidi`]: right-to-left names (Arabic, Hebrew) in display order.
 //! - [`preview`]: the selected row's text passage or thumbnail, without egui.
 //! - [`actions`]: trash, rename, open, open with: what the window does to
 //!   files, without egui.
+//! - [`shared`]: saved searches and history, the daemon's, shared with
+//!   fsctl and MCP.
+//! - [`details`]: what Stat adds to the rows drawn (media metadata for the
+//!   optional columns and the preview, tags).
 
 pub mod actions;
 pub mod app;
 pub mod backend;
 pub mod bench;
+pub mod bidi;
+pub mod details;
 pub mod du;
 pub mod dupes;
 pub mod fonts;
 pub mod preview;
 pub mod search;
 pub mod settings;
+pub mod shared;
 pub mod treemap;
 pub mod ui;
 

@@ -1,21 +1,23 @@
-//! Search history and saved searches, kept in `fsgui.toml` in the
-//! instance's config directory (beside the daemon's `config.toml`, or under
-//! `FSINDEX_HOME`). A file that cannot be read or parsed is ignored (and
-//! replaced on the next save): losing a history is no reason not to start.
+//! The window's own choices (theme, accents, columns, programs to open
+//! with), kept in `fsgui.toml` in the instance's config directory (beside
+//! the daemon's `config.toml`, or under `FSINDEX_HOME`). Search history and
+//! saved searches are the daemon's (see `crate::shared`); what an older
+//! fsgui kept here of them is read once, to be moved into the daemon. A
+//! file that cannot be read or parsed is ignored (and replaced on the next
+//! save): losing a setting is no reason not to start.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// Queries kept in the history, newest first.
-pub const HISTORY_KEPT: usize = 50;
-
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Settings {
-    /// Recent queries, newest first, without repeats.
+    /// Recent queries, newest first, as an older fsgui kept them: moved
+    /// into the daemon's history at the first connection, then emptied.
     pub history: Vec<String>,
-    /// Queries saved by the user, in the order saved.
+    /// Queries an older fsgui saved, in the order saved: moved into the
+    /// daemon's saved searches the same way.
     pub saved: Vec<String>,
     /// Programs files were opened with ("Open with…"), newest first.
     pub open_with: Vec<String>,
@@ -25,6 +27,10 @@ pub struct Settings {
     /// Whether queries match accents (`accents:ignore` unless set): unset
     /// is Everything's default, `cafe` finding `café`.
     pub match_accents: Option<bool>,
+    /// The results table's optional columns turned on, by title
+    /// (`Dimensions`, `Duration`, `Taken`, `Tags`; see `crate::details`),
+    /// in the order shown. None unless chosen.
+    pub columns: Vec<String>,
 }
 
 impl Settings {
@@ -68,37 +74,6 @@ impl Settings {
         self.open_with.truncate(10);
         true
     }
-
-    /// Puts a query at the top of the history. Returns whether it changed.
-    pub fn remember(&mut self, query: &str) -> bool {
-        let q = query.trim();
-        if q.is_empty() || self.history.first().is_some_and(|h| h == q) {
-            return false;
-        }
-        self.history.retain(|h| h != q);
-        self.history.insert(0, q.to_owned());
-        self.history.truncate(HISTORY_KEPT);
-        true
-    }
-
-    /// Saves a query, or forgets it if it was saved. Returns whether it is
-    /// saved now.
-    pub fn toggle_saved(&mut self, query: &str) -> bool {
-        let q = query.trim();
-        if let Some(at) = self.saved.iter().position(|s| s == q) {
-            self.saved.remove(at);
-            return false;
-        }
-        if q.is_empty() {
-            return false;
-        }
-        self.saved.push(q.to_owned());
-        true
-    }
-
-    pub fn is_saved(&self, query: &str) -> bool {
-        self.saved.iter().any(|s| s == query.trim())
-    }
 }
 
 #[cfg(test)]
@@ -106,28 +81,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn history_is_newest_first_without_repeats_and_survives_a_restart() {
+    fn settings_survive_a_restart_and_a_broken_file_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/fsgui.toml");
         let mut s = Settings::load(&path);
         assert_eq!(s, Settings::default());
-        s.remember("tax 2025");
-        s.remember("ext:pdf");
-        s.remember(" tax 2025 ");
-        assert!(!s.remember("tax 2025"));
-        assert_eq!(s.history, ["tax 2025", "ext:pdf"]);
-        for i in 0..100 {
-            s.remember(&format!("q{i}"));
-        }
-        assert_eq!(s.history.len(), HISTORY_KEPT);
-        assert!(s.toggle_saved("size:>1gb"));
+        assert!(s.remember_program("gimp"));
+        assert!(s.remember_program("eog"));
+        assert!(!s.remember_program("eog"));
+        assert_eq!(s.open_with, ["eog", "gimp"]);
+        s.columns = vec!["Taken".into(), "Tags".into()];
+        s.theme = Some("light".into());
         s.save(&path).unwrap();
-        let back = Settings::load(&path);
-        assert_eq!(back, s);
-        assert!(back.is_saved("size:>1gb"));
-        let mut back = back;
-        assert!(!back.toggle_saved("size:>1gb"));
-        assert!(back.saved.is_empty());
+        assert_eq!(Settings::load(&path), s);
+        // What an older fsgui wrote is read (to be imported).
+        std::fs::write(&path, "history = [\"w2\"]\nsaved = [\"ext:pdf\"]\n").unwrap();
+        let old = Settings::load(&path);
+        assert_eq!(
+            (old.history, old.saved),
+            (vec!["w2".to_owned()], vec!["ext:pdf".to_owned()])
+        );
         // A broken file is ignored.
         std::fs::write(&path, "history = 3").unwrap();
         assert_eq!(Settings::load(&path), Settings::default());

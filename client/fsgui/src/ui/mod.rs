@@ -11,13 +11,17 @@
 //! - `dupes`: the duplicate groups and their copies;
 //! - `status`: the status bar (daemon state, roots, watching, notices);
 //! - `preview`: the selected row's passage or thumbnail;
+//! - `places`: the sidebar of bookmarks and tags;
 //! - `dialogs`: the questions asked before acting (trash, rename, open with).
 
 mod dialogs;
 mod du;
 mod dupes;
+mod places;
 mod preview;
 mod search;
+// How a name and the query are laid out (tests check right-to-left order).
+pub use search::{marked, query_layouter};
 mod status;
 
 use std::time::Duration;
@@ -123,7 +127,34 @@ impl App {
                 .min_size(180.0)
                 .show(ui, |ui| self.preview_pane(ui));
         }
+        // Bookmarks and tags, once there are some.
+        if self.view == View::Search && self.has_places() && ui.available_width() >= 640.0 {
+            egui::Panel::left("fsgui-places")
+                .resizable(true)
+                .default_size(170.0)
+                .min_size(120.0)
+                .show(ui, |ui| self.places_pane(ui));
+        }
         egui::CentralPanel::default_margins().show(ui, |ui| match self.view {
+            // The optional columns may not fit beside the sidebar and the
+            // preview: the table scrolls sideways then.
+            View::Search if !self.extras().is_empty() => {
+                egui::ScrollArea::horizontal()
+                    .id_salt("fsgui-results-wide")
+                    .scroll_bar_visibility(
+                        egui::scroll_area::ScrollBarVisibility::VisibleWhenNeeded,
+                    )
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| {
+                        // The table takes the width it is given: give it
+                        // what every column needs at first.
+                        let need = search::BASE_WIDTH
+                            + self.extras().iter().map(|e| e.width() + 8.0).sum::<f32>();
+                        let size =
+                            egui::vec2(ui.available_width().max(need), ui.available_height());
+                        ui.allocate_ui(size, |ui| self.results_table(ui));
+                    });
+            }
             View::Search => self.results_table(ui),
             View::DiskUsage => self.du_view(ui),
             View::Duplicates => self.dupes_view(ui),

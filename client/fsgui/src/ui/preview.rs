@@ -1,7 +1,9 @@
 //! The preview pane beside the results: the selected row's name, folder,
 //! size and date; the passage of a text file where the query's words first
 //! occur, with them highlighted and line numbers; an image's thumbnail;
-//! and how to search inside files.
+//! the media metadata the daemon read (date taken, camera, dimensions,
+//! duration, a song's tags, a document's pages and author) and the entry's
+//! tags; and how to search inside files.
 
 use egui::{RichText, Ui};
 
@@ -29,6 +31,7 @@ impl App {
                 when(row.mtime_ns)
             ));
         }
+        self.media_lines(ui, &row);
         ui.separator();
         let words = query_words(&self.search.results.params.query);
         let shown = self.preview.as_ref().filter(|(p, _)| *p == row.path);
@@ -99,6 +102,36 @@ impl App {
         }
         ui.separator();
         content_hint(ui);
+    }
+}
+
+impl App {
+    /// What Stat says of the row (asked once per version of the file):
+    /// its media metadata and tags, as label and value.
+    fn media_lines(&mut self, ui: &mut Ui, row: &crate::backend::Row) {
+        let now = std::time::Instant::now();
+        let asked = self.details.wanted([row], now);
+        self.ask_details(asked);
+        if self.details.waiting([row]) {
+            ui.ctx().request_repaint_after(crate::details::RETRY);
+        }
+        let Some(d) = self.details.get(row) else {
+            return;
+        };
+        let lines = d.lines();
+        if lines.is_empty() {
+            return;
+        }
+        egui::Grid::new("fsgui-preview-media")
+            .num_columns(2)
+            .spacing([8.0, 2.0])
+            .show(ui, |ui| {
+                for (label, value) in lines {
+                    ui.weak(label);
+                    ui.add(egui::Label::new(value).wrap());
+                    ui.end_row();
+                }
+            });
     }
 }
 

@@ -10,6 +10,9 @@ use super::{count, icon, size, when};
 use crate::app::{Action, App, View};
 use crate::backend::SortKey;
 
+/// What the four columns always there need at first (name, a folder,
+/// size, date, and the spaces between), in points.
+pub const BASE_WIDTH: f32 = 280.0 + 160.0 + 90.0 + 130.0 + 4.0 * 8.0;
 /// Height of a results row.
 pub const ROW_HEIGHT: f32 = 20.0;
 /// The query box's id (Ctrl+L focuses it).
@@ -154,7 +157,7 @@ impl App {
     pub(super) fn query_row(&mut self, ui: &mut Ui) {
         ui.horizontal(|ui| {
             let label = ui.label("Search");
-            let width = (ui.available_width() - 190.0).max(100.0);
+            let width = (ui.available_width() - 260.0).max(100.0);
             // Focus and selection before the box is drawn: it reads this
             // frame's keys with them (see `keys`).
             if std::mem::take(&mut self.focus_query) && self.dialog.is_none() {
@@ -175,7 +178,9 @@ impl App {
                     .set_char_range(Some(CCursorRange::select_all_str(&self.search.query)));
                 state.store(ui.ctx(), query_id());
             }
+            let mut layouter = query_layouter;
             let edit = egui::TextEdit::singleline(&mut self.search.query)
+                .layouter(&mut layouter)
                 .id(query_id())
                 .hint_text("tax 2025   ext:pdf size:>1mb   kind:image dm:thisyear   !draft   a|b")
                 .desired_width(width);
@@ -199,7 +204,7 @@ impl App {
             }
             ui.toggle_value(&mut self.preview_shown, "Preview")
                 .on_hover_text("The selected row's text or picture beside the results");
-            let saved = self.settings.is_saved(&self.search.query);
+            let saved = self.shared.saved_as(&self.search.query).is_some();
             if ui
                 .button(if saved { "★" } else { "☆" })
                 .on_hover_text(if saved {
@@ -214,17 +219,22 @@ impl App {
             let mut chosen = None;
             ui.menu_button("🕘", |ui| {
                 ui.label(RichText::new("Saved searches").strong());
-                if self.settings.saved.is_empty() {
+                if self.shared.saved.is_empty() {
                     ui.weak("none yet: ☆ saves the query");
                 }
-                for q in &self.settings.saved {
-                    if ui.button(q).clicked() {
-                        chosen = Some(q.clone());
+                // `@name` runs it, here as in fsctl and MCP.
+                for (name, q) in &self.shared.saved {
+                    if ui
+                        .button(format!("@{name}"))
+                        .on_hover_text(q.as_str())
+                        .clicked()
+                    {
+                        chosen = Some(format!("@{name}"));
                     }
                 }
                 ui.separator();
                 ui.label(RichText::new("Recent").strong());
-                for q in self.settings.history.iter().take(20) {
+                for q in self.shared.history.iter().take(20) {
                     if ui.button(q).clicked() {
                         chosen = Some(q.clone());
                     }
@@ -232,6 +242,7 @@ impl App {
             })
             .response
             .on_hover_text("Saved searches and history");
+            self.columns_menu(ui);
             if let Some(q) = chosen {
                 self.type_query(&q);
                 self.focus_query = true;
@@ -344,9 +355,19 @@ impl App {
             self.search.results.params.sort,
             self.search.results.params.reverse,
         );
-        // One table state for every query: column widths stay as dragged.
+        // The optional columns on (media metadata, tags: see
+        // `crate::details`), after the four that are always there.
+        let extras = self.extras();
+        // One table state for every query: column widths stay as dragged
+        // (one per set of columns).
+        let salt = if extras.is_empty() {
+            "fsgui-results".to_owned()
+        } else {
+            let names: Vec<&str> = extras.iter().map(|e| e.title()).collect();
+            format!("fsgui-results-{}", names.join("-"))
+        };
         let mut table = TableBuilder::new(ui)
-            .id_salt("fsgui-results")
+            .id_salt(salt)
             .striped(true)
             .sense(Sense::click())
             .cell_layout(Layout::left_to_right(Align::Center))
@@ -360,7 +381,17 @@ impl App {
             .column(Column::initial(90.0).at_least(50.0).resizable(true))
             .column(Column::initial(130.0).at_least(60.0))
             .min_scrolled_height(0.0)
-            .auto_shrink([false, false]);
+            // With optional columns, as wide as they are (the view around
+            // scrolls sideways); else the width there is.
+            .auto_shrink([!extras.is_empty(), false]);
+        for e in &extras {
+            table = table.column(
+                Column::initial(e.width())
+                    .at_least(40.0)
+                    .resizable(true)
+                    .clip(true),
+            );
+        }
         if std::mem::take(&mut self.search.scroll_to_cursor)
             && let Some(c) = self.search.cursor
         {
@@ -375,6 +406,7 @@ impl App {
         }
         let results = &self.search.results;
         let search = &self.search;
+        let details = &self.details;
         table
             .header(22.0, |mut header| {
                 for (title, key) in [
@@ -396,6 +428,13 @@ impl App {
                         }
                     });
                 }
+                for e in &extras {
+                    header.col(|ui| {
+                        ui.label(RichText::new(e.title()).strong()).on_hover_text(
+                            "From the file's own metadata (the Columns menu turns it off)",
+                        );
+                    });
+                }
             })
             .body(|body| {
                 body.rows(ROW_HEIGHT, total as usize, |mut row| {
@@ -405,7 +444,7 @@ impl App {
                         row.col(|ui| {
                             ui.weak("…");
                         });
-                        for _ in 0..3 {
+                        for _ in 0..3 + extras.len() {
                             row.col(|_| {});
                         }
                         return;
@@ -413,13 +452,23 @@ impl App {
                     row.set_selected(search.is_selected(r) || search.cursor == Some(i));
                     row.col(|ui| {
                         ui.label(icon(r.kind));
-                        ui.add(Label::new(marked(ui, &r.name, &r.marks)).truncate());
+                        // Read out (and found by tests) as stored, drawn in
+                        // display order.
+                        ui.add(Label::new(marked(ui, &r.name, &r.marks)).truncate())
+                            .widget_info(|| {
+                                egui::WidgetInfo::labeled(egui::Role::Label, true, &r.name)
+                            });
                         if r.sensitive {
                             ui.label("⚠").on_hover_text("matches a sensitive pattern");
                         }
                     });
                     row.col(|ui| {
-                        ui.add(Label::new(RichText::new(&r.folder).weak()).truncate());
+                        let folder = crate::bidi::visual(&r.folder, &[]).map(|(d, _)| d);
+                        let drawn = folder.as_deref().unwrap_or(&r.folder);
+                        ui.add(Label::new(RichText::new(drawn).weak()).truncate())
+                            .widget_info(|| {
+                                egui::WidgetInfo::labeled(egui::Role::Label, true, &r.folder)
+                            });
                     });
                     row.col(|ui| {
                         ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
@@ -431,6 +480,14 @@ impl App {
                     row.col(|ui| {
                         ui.label(when(r.mtime_ns));
                     });
+                    let known = details.get(r);
+                    for e in &extras {
+                        row.col(|ui| {
+                            if let Some(d) = known {
+                                ui.add(Label::new(e.cell(d)).truncate());
+                            }
+                        });
+                    }
                     let response = row.response();
                     if response.double_clicked() {
                         open = Some(i);
@@ -495,14 +552,37 @@ impl App {
         }
         let r = self.search.visible_rows(drawn);
         self.send(r);
+        if !extras.is_empty()
+            && let Some((a, b)) = drawn
+        {
+            let rows: Vec<&crate::backend::Row> =
+                (a..=b).filter_map(|i| self.search.results.row(i)).collect();
+            let asked = self
+                .details
+                .wanted(rows.iter().copied(), std::time::Instant::now());
+            if self.details.waiting(rows.iter().copied()) {
+                // The daemon reads headers after the scan: look again.
+                ctx.request_repaint_after(crate::details::RETRY);
+            }
+            self.ask_details(asked);
+        }
         if drawn.is_some_and(|(a, _)| self.search.results.row(a).is_some()) || total == 0 {
             self.search.painted();
         }
     }
 }
 
-/// A name with the parts the query matched highlighted.
-pub(super) fn marked(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> LayoutJob {
+/// A name with the parts the query matched highlighted, in display order
+/// (right-to-left words turned round: see [`crate::bidi`]).
+pub fn marked(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> LayoutJob {
+    if let Some((drawn, marks)) = crate::bidi::visual(name, marks) {
+        return marked_as_is(ui, &drawn, &marks);
+    }
+    marked_as_is(ui, name, marks)
+}
+
+/// [`marked`] without reordering.
+fn marked_as_is(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> LayoutJob {
     let normal = TextFormat {
         color: ui.visuals().text_color(),
         font_id: egui::TextStyle::Body.resolve(ui.style()),
@@ -525,4 +605,46 @@ pub(super) fn marked(ui: &Ui, name: &str, marks: &[std::ops::Range<usize>]) -> L
     }
     job.append(&name[at..], 0.0, normal);
     job
+}
+
+/// The query box's layout: its text in display order when it holds a
+/// right-to-left word (same characters, so the cursor still counts them),
+/// else as egui lays out a single line.
+pub fn query_layouter(
+    ui: &Ui,
+    text: &dyn egui::TextBuffer,
+    wrap_width: f32,
+) -> std::sync::Arc<egui::Galley> {
+    let text = text.as_str();
+    let drawn = crate::bidi::visual(text, &[]).map(|(d, _)| d);
+    let mut job = LayoutJob::simple_singleline(
+        drawn.unwrap_or_else(|| text.to_owned()),
+        egui::TextStyle::Body.resolve(ui.style()),
+        ui.visuals().widgets.inactive.text_color(),
+    );
+    job.wrap.max_width = wrap_width;
+    ui.fonts_mut(|f| f.layout_job(job))
+}
+
+impl App {
+    /// The optional columns (media metadata, tags), each off until turned
+    /// on here; the choice is kept for the next start.
+    fn columns_menu(&mut self, ui: &mut Ui) {
+        let mut toggled = None;
+        ui.menu_button("Columns", |ui| {
+            for e in crate::details::Extra::ALL {
+                let mut on = self.extras().contains(&e);
+                if ui.checkbox(&mut on, e.title()).changed() {
+                    toggled = Some(e);
+                }
+            }
+        })
+        .response
+        .on_hover_text(
+            "More columns: a photo's dimensions and date taken, a song's or video's duration, tags",
+        );
+        if let Some(e) = toggled {
+            self.toggle_column(e);
+        }
+    }
 }

@@ -6,7 +6,10 @@ mod accents;
 mod actions;
 mod costs;
 mod daemon;
+mod media;
 mod preview;
+mod rtl;
+mod saved;
 mod scripts;
 mod table;
 mod util;
@@ -195,9 +198,17 @@ fn the_keyboard_moves_the_selection_and_acts_on_it() {
     let (action, paths) = h.state().actions.last().cloned().unwrap();
     assert_eq!(action, Action::Open);
     assert_eq!(paths, [rows[after_page as usize - 1].as_bytes().to_vec()]);
-    // Acting on a result put the query in the history, saved beside the index.
-    let saved = std::fs::read_to_string(inst.home.join("fsgui.toml")).unwrap();
-    assert!(saved.contains("file-0"), "{saved}");
+    // Acting on a result put the query in the daemon's history, with its
+    // count: `fsctl history` shows it.
+    util::eventually(
+        std::time::Duration::from_secs(10),
+        "file-0 in fsctl history",
+        || {
+            inst.json_lines(&["history"]).first().is_some_and(|v| {
+                v["query"] == "file-0" && v["client"] == "fsgui" && v["results"] == 40
+            })
+        },
+    );
     // Esc clears the query; Ctrl+L comes back to the box.
     h.key_press(Key::Escape);
     h.step();
