@@ -50,7 +50,7 @@ mkdir -p "$FSINDEX_HOME"
 "$BIN/fsindexd" --root "$ROOT" 2>"$WORK/daemon.log" &
 DAEMON_PID=$!
 log "indexing $ROOT"
-until "$BIN/fsctl" status --wait >/dev/null 2>&1; do sleep 0.5; done   
+until "$BIN/fsctl" status --wait >/dev/null 2>&1; do sleep 0.5; done
 entries=$("$BIN/fsctl" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["entries"])')
 log "ready: $entries entries"
 
