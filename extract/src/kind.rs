@@ -39,7 +39,7 @@ pub enum Kind {
     /// An mbox mailbox: each message as an `Eml`, separated by a form feed
     /// line ([`crate::formats::mbox::SEPARATOR`]).
     Mbox,
-    /// An archive (zip, tar, tar.gz/tgz, tar.zst): each member's path, and
+    /// An archive (zip, tar, tar.gz/tgz, tar.zst, 7z): each member's path, and
     /// the text of its text members (see [`crate::formats::archive`]).
     Archive,
     /// A photo, song or video's metadata (never chosen by
@@ -255,7 +255,7 @@ fn kind_by_extension(name: &[u8]) -> Option<Kind> {
         "eml" => Kind::Eml,
         "epub" => Kind::Epub,
         "mbox" | "mbx" => Kind::Mbox,
-        "zip" | "tar" | "tgz" | "tzst" => Kind::Archive,
+        "zip" | "tar" | "tgz" | "tzst" | "7z" => Kind::Archive,
         "gz" | "zst" if is_tar(base) => Kind::Archive,
         "md" | "markdown" | "mdown" | "mkd" => Kind::Markdown,
         "html" | "htm" | "xhtml" | "shtml" => Kind::Html,
@@ -485,7 +485,6 @@ const NEVER: &[&str] = &[
     "lz",
     "lz4",
     "lzma",
-    "7z",
     "rar",
     "cab",
     "arj",
@@ -588,6 +587,7 @@ mod tests {
         assert_eq!(kind_for_name(b"deck.PPTX"), Some(Kind::Pptx));
         assert_eq!(kind_for_name(b"photo.JPG"), None);
         assert_eq!(kind_for_name(b"backup.TAR.GZ"), Some(Kind::Archive));
+        assert_eq!(kind_for_name(b"photos.7Z"), Some(Kind::Archive));
         // A compressed file that is not a tar is never read.
         assert_eq!(kind_for_name(b"backup.gz"), None);
     }
