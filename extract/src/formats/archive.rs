@@ -358,7 +358,12 @@ impl<'a> Listing<'a> {
     /// Reads a member's text, as far as can fill the rest of the text cap
     /// (two input bytes per output byte at worst), within
     /// [`Limits::max_text_file`].
-    pub(super) fn read_text(&mut self, member: impl Read, kind: Kind, limits: &Limits) -> io::Result<()> {
+    pub(super) fn read_text(
+        &mut self,
+        member: impl Read,
+        kind: Kind,
+        limits: &Limits,
+    ) -> io::Result<()> {
         let want = limits.max_text_file.min(
             (self.sink.room() as u64)
                 .saturating_mul(2)

@@ -54,7 +54,14 @@ pub(super) fn extract(file: File, limits: &Limits, out: &mut Listing<'_>) -> Res
     if files.len() > limits.max_zip_members {
         return Err(too_many(files.len(), limits));
     }
-    let block_of = |i: usize| archive.stream_map.file_block_index.get(i).copied().flatten();
+    let block_of = |i: usize| {
+        archive
+            .stream_map
+            .file_block_index
+            .get(i)
+            .copied()
+            .flatten()
+    };
 
     // What is read of each member; which blocks are decoded, and how far.
     let mut reading: Vec<Reading> = Vec::with_capacity(files.len());
@@ -234,7 +241,11 @@ mod tests {
             .current_dir(&src)
             .output()
             .ok()?;
-        assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+        assert!(
+            ok.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ok.stderr)
+        );
         Some(std::fs::read(out).unwrap())
     }
 
@@ -287,16 +298,16 @@ mod tests {
 
     #[test]
     fn an_encrypted_7z_lists_its_names_or_says_it_cannot() {
-        let Some(a) = seven_z(
-            &[("secret.txt", b"platypus\n")],
-            &["-phunter2", "-mhe=off"],
-        ) else {
+        let Some(a) = seven_z(&[("secret.txt", b"platypus\n")], &["-phunter2", "-mhe=off"]) else {
             return;
         };
         let text = read(&a, &Limits::default()).unwrap();
         assert_eq!(text, "Path: secret.txt\n[not read: encrypted]");
         let a = seven_z(&[("secret.txt", b"platypus\n")], &["-phunter2", "-mhe=on"]).unwrap();
         let e = read(&a, &Limits::default()).unwrap_err();
-        assert!(matches!(&e, Failure::Parse(m) if m.contains("encrypted")), "{e}");
+        assert!(
+            matches!(&e, Failure::Parse(m) if m.contains("encrypted")),
+            "{e}"
+        );
     }
 }
