@@ -198,6 +198,28 @@ pub fn kind_for_name(name: &[u8]) -> Option<Kind> {
     kind_by_extension(name)
 }
 
+/// The kind the file at `path` is read as, `by_name` being its name's
+/// ([`kind_for_name`]): that kind, except a file of no known extension
+/// whose head is an mbox mailbox's ([`crate::formats::mbox::looks_like_mbox`]),
+/// read as one. Only such a file is opened here (its first 1 KiB).
+pub fn kind_for_file(path: &std::path::Path, by_name: Kind) -> Kind {
+    if by_name != Kind::MaybeText {
+        return by_name;
+    }
+    let Ok((file, _)) = crate::open::open_regular(path, u64::MAX) else {
+        return by_name;
+    };
+    let mut head = Vec::with_capacity(1024);
+    if std::io::Read::read_to_end(&mut std::io::Read::take(file, 1024), &mut head).is_err() {
+        return by_name;
+    }
+    if crate::formats::mbox::looks_like_mbox(&head) {
+        Kind::Mbox
+    } else {
+        by_name
+    }
+}
+
 /// True for the name of a message in a Maildir folder's `cur/` or `new/`:
 /// `time.unique.host`, the time in seconds (at least nine digits), and
 /// either the `:2,flags` suffix of `cur/` (`!2,` where `:` is not allowed)
