@@ -84,8 +84,8 @@ pub(super) fn extract(file: File, limits: &Limits, out: &mut Listing<'_>) -> Res
     let mut declared = 0u64;
     for (&b, &last) in &last_text {
         let start = archive.stream_map.block_first_file_index[b];
-        for i in start..=last {
-            let size = files[i].size();
+        for (i, f) in files.iter().enumerate().take(last + 1).skip(start) {
+            let size = f.size();
             declared = declared.saturating_add(if i == last {
                 size.min(limits.max_text_file)
             } else {
@@ -164,8 +164,8 @@ pub(super) fn extract(file: File, limits: &Limits, out: &mut Listing<'_>) -> Res
                     Error::UnsupportedCompressionMethod(m) => format!("compressed with {m}"),
                     _ => "damaged".to_owned(),
                 };
-                for idx in start..end {
-                    if matches!(reading[idx], Reading::Text(_)) {
+                for (idx, read) in reading.iter().enumerate().take(end).skip(start) {
+                    if matches!(read, Reading::Text(_)) {
                         texts.remove(&idx);
                         notes.insert(idx, why.clone());
                     }
