@@ -44,6 +44,8 @@ command -v exiftool >/dev/null 2>&1 || need_apt+=(libimage-exiftool-perl)
 # zip writes a password-protected member.
 command -v zstd >/dev/null 2>&1 || need_apt+=(zstd)
 command -v zip >/dev/null 2>&1 || need_apt+=(zip)
+# 7z archives (the same test): the 7z CLI writes solid, encrypted and bomb archives.
+command -v 7z >/dev/null 2>&1 || need_apt+=(p7zip-full)
 # Tags other programs write (tests/tests/e2e/labels.rs): setfattr and
 # getfattr write and read user.xdg.tags as KDE Dolphin does.
 command -v setfattr >/dev/null 2>&1 || need_apt+=(attr)

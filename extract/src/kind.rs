@@ -39,7 +39,7 @@ pub enum Kind {
     /// An mbox mailbox: each message as an `Eml`, separated by a form feed
     /// line ([`crate::formats::mbox::SEPARATOR`]).
     Mbox,
-    /// An archive (zip, tar, tar.gz/tgz, tar.zst): each member's path, and
+    /// An archive (zip, tar, tar.gz/tgz, tar.zst, 7z): each member's path, and
     /// the text of its text members (see [`crate::formats::archive`]).
     Archive,
     /// A photo, song or video's metadata (never chosen by
@@ -198,6 +198,28 @@ pub fn kind_for_name(name: &[u8]) -> Option<Kind> {
     kind_by_extension(name)
 }
 
+/// The kind the file at `path` is read as, `by_name` being its name's
+/// ([`kind_for_name`]): that kind, except a file of no known extension
+/// whose head is an mbox mailbox's ([`crate::formats::mbox::looks_like_mbox`]),
+/// read as one. Only such a file is opened here (its first 1 KiB).
+pub fn kind_for_file(path: &std::path::Path, by_name: Kind) -> Kind {
+    if by_name != Kind::MaybeText {
+        return by_name;
+    }
+    let Ok((file, _)) = crate::open::open_regular(path, u64::MAX) else {
+        return by_name;
+    };
+    let mut head = Vec::with_capacity(1024);
+    if std::io::Read::read_to_end(&mut std::io::Read::take(file, 1024), &mut head).is_err() {
+        return by_name;
+    }
+    if crate::formats::mbox::looks_like_mbox(&head) {
+        Kind::Mbox
+    } else {
+        by_name
+    }
+}
+
 /// True for the name of a message in a Maildir folder's `cur/` or `new/`:
 /// `time.unique.host`, the time in seconds (at least nine digits), and
 /// either the `:2,flags` suffix of `cur/` (`!2,` where `:` is not allowed)
@@ -255,7 +277,7 @@ fn kind_by_extension(name: &[u8]) -> Option<Kind> {
         "eml" => Kind::Eml,
         "epub" => Kind::Epub,
         "mbox" | "mbx" => Kind::Mbox,
-        "zip" | "tar" | "tgz" | "tzst" => Kind::Archive,
+        "zip" | "tar" | "tgz" | "tzst" | "7z" => Kind::Archive,
         "gz" | "zst" if is_tar(base) => Kind::Archive,
         "md" | "markdown" | "mdown" | "mkd" => Kind::Markdown,
         "html" | "htm" | "xhtml" | "shtml" => Kind::Html,
@@ -485,7 +507,6 @@ const NEVER: &[&str] = &[
     "lz",
     "lz4",
     "lzma",
-    "7z",
     "rar",
     "cab",
     "arj",
@@ -588,6 +609,7 @@ mod tests {
         assert_eq!(kind_for_name(b"deck.PPTX"), Some(Kind::Pptx));
         assert_eq!(kind_for_name(b"photo.JPG"), None);
         assert_eq!(kind_for_name(b"backup.TAR.GZ"), Some(Kind::Archive));
+        assert_eq!(kind_for_name(b"photos.7Z"), Some(Kind::Archive));
         // A compressed file that is not a tar is never read.
         assert_eq!(kind_for_name(b"backup.gz"), None);
     }

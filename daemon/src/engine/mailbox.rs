@@ -12,11 +12,17 @@ use crate::store::content;
 
 /// True for an mbox file, a Maildir message (a message-named file in a
 /// `cur/` or `new/` folder), or an archive (its members are shown the
-/// same way: `archive.zip/inner/path`).
+/// same way: `archive.zip/inner/path`); or maybe a file of no known
+/// extension, which is a mailbox if it was read as one ([`Engine::messages_of`]
+/// tells).
 pub(super) fn is_mail_store(f: &Found) -> bool {
     matches!(
         fsindex_extract::kind_for_name(&f.name),
-        Some(fsindex_extract::Kind::Mbox | fsindex_extract::Kind::Archive)
+        Some(
+            fsindex_extract::Kind::Mbox
+                | fsindex_extract::Kind::Archive
+                | fsindex_extract::Kind::MaybeText
+        )
     ) || maildir_of(f).is_some()
 }
 
@@ -41,6 +47,16 @@ impl Engine {
         words: &[&str],
         snippets: bool,
     ) -> Vec<(super::read::Inside, String)> {
+        // A file of no known extension is a mailbox only if it was read as
+        // one (Thunderbird's `Inbox`): asked of its state row, without
+        // reading its text.
+        if fsindex_extract::kind_for_name(&f.name) == Some(fsindex_extract::Kind::MaybeText) {
+            let mbox = fsindex_extract::Kind::Mbox.extractor();
+            match self.store.read(|c| content::extractor(c, i64::from(f.id))) {
+                Ok(Some(e)) if e == mbox => {}
+                _ => return Vec::new(),
+            }
+        }
         let (text, lang) = match self.store.read(|c| content::text(c, i64::from(f.id))) {
             Ok(Some(t)) => (t.text, t.lang),
             Ok(None) => return Vec::new(),

@@ -17,6 +17,7 @@ pub mod fsmap;
 pub mod labels;
 pub mod mailbox;
 pub mod media;
+pub mod photos;
 pub mod projects;
 pub mod query;
 pub mod saved;

@@ -114,6 +114,9 @@ pub fn usage(u: du::Usage) -> pb::Usage {
         depth: u.depth,
         excluded: u.excluded,
         measured_at: u.measured_at,
+        photos: u.photos.count,
+        photos_first_year: u.photos.first_year,
+        photos_last_year: u.photos.last_year,
     }
 }
 
@@ -236,6 +239,9 @@ pub fn fs_map_node(n: fsmap::Node) -> pb::FsMapNode {
         like: n.like,
         year_min,
         year_max,
+        photos: n.photos.count,
+        photos_first_year: n.photos.first_year,
+        photos_last_year: n.photos.last_year,
         children: n.children.into_iter().map(fs_map_node).collect(),
         more_dirs: n.more.dirs,
         more_files: n.more.files,

@@ -228,6 +228,20 @@ pub fn text(conn: &Connection, id: i64) -> Result<Option<StoredText>, Error> {
     }))
 }
 
+/// The extractor that read entry `id`'s stored text (`mbox`, `text`, ...);
+/// `None` when the index holds none. One row of `content_state`, no text:
+/// a search asks it of every file of no known extension it lists.
+pub fn extractor(conn: &Connection, id: i64) -> Result<Option<String>, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT extractor FROM content_state WHERE entry_id = ?1 AND status = 'ok'",
+    )?;
+    let mut rows = stmt.query([id])?;
+    Ok(match rows.next()? {
+        Some(r) => Some(r.get(0)?),
+        None => None,
+    })
+}
+
 /// Text as `content_text` keeps it: raw deflate, fast level (extracted
 /// text shrinks 3-4x; the worker's time goes to parsing, not to this).
 fn pack(text: &str) -> Vec<u8> {

@@ -175,6 +175,30 @@ pub fn taken(conn: &Connection) -> Result<HashMap<u32, i64>, Error> {
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Every file with a date taken, grouped by the folder holding it:
+/// (folder id, files, earliest and latest year taken), the year read from
+/// the camera's own date (`media.taken`'s first four digits). For `du`
+/// and `map`'s "3,120 photos 2015-2024".
+pub fn taken_by_folder(conn: &Connection) -> Result<Vec<(i64, u64, i32, i32)>, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT e.parent_id, COUNT(*), MIN(CAST(substr(m.taken, 1, 4) AS INTEGER)),
+                MAX(CAST(substr(m.taken, 1, 4) AS INTEGER))
+         FROM media m JOIN entries e ON e.id = m.entry_id
+         WHERE m.status = 'ok' AND m.taken IS NOT NULL AND m.taken != ''
+           AND e.parent_id IS NOT NULL
+         GROUP BY e.parent_id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(1)? as u64,
+            r.get::<_, i64>(2)? as i32,
+            r.get::<_, i64>(3)? as i32,
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// Rows by status (`ok`, `parse`, ...), for `status`.
 pub fn outcomes(conn: &Connection) -> Result<Vec<(String, u64)>, Error> {
     let mut stmt = conn.prepare_cached(

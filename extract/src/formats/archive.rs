@@ -1,4 +1,4 @@
-//! Archives (issue 32): zip, tar, tar.gz/tgz and tar.zst. What their
+//! Archives (issue 32): zip, tar, tar.gz/tgz, tar.zst and 7z. What their
 //! members are called and what the text among them says, read from the
 //! archive itself as a stream: nothing is ever extracted to disk.
 //!
@@ -31,6 +31,8 @@
 //! A cut or damaged archive is a parse failure, whatever was read before
 //! the damage. A text member is read only as far as can fill the text cap,
 //! and reading stops when the cap is full.
+//!
+//! 7z is read by [`super::sevenz`], into the same listing.
 
 use super::markup;
 use crate::sink::TextSink;
@@ -41,7 +43,7 @@ use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::rc::Rc;
 
 /// Bump when the output for the same file changes.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// The first line of a member's block.
 pub const PATH_LINE: &str = "Path: ";
@@ -53,6 +55,7 @@ enum Format {
     Tar,
     Gzip,
     Zstd,
+    SevenZ,
 }
 
 fn format(head: &[u8]) -> Option<Format> {
@@ -62,6 +65,8 @@ fn format(head: &[u8]) -> Option<Format> {
         Some(Format::Gzip)
     } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
         Some(Format::Zstd)
+    } else if super::sevenz::is_7z(head) {
+        Some(Format::SevenZ)
     } else if head.get(257..262) == Some(b"ustar") {
         Some(Format::Tar)
     } else {
@@ -121,8 +126,9 @@ pub fn extract(mut file: File, limits: &Limits, sink: &mut TextSink) -> Result<(
                 &mut out,
             )
         }
+        Some(Format::SevenZ) => super::sevenz::extract(file, limits, &mut out),
         None => Err(Failure::Parse(
-            "not an archive (zip, tar, tar.gz or tar.zst)".into(),
+            "not an archive (zip, tar, tar.gz, tar.zst or 7z)".into(),
         )),
     }
 }
@@ -253,7 +259,7 @@ fn tar<R: Read>(
     Ok(())
 }
 
-fn too_many(n: usize, limits: &Limits) -> Failure {
+pub(super) fn too_many(n: usize, limits: &Limits) -> Failure {
     Failure::Bomb(format!(
         "{n} members or more, limit {}",
         limits.max_zip_members
@@ -262,7 +268,7 @@ fn too_many(n: usize, limits: &Limits) -> Failure {
 
 /// Whether a member's text is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Reading {
+pub(super) enum Reading {
     /// As a file of this kind.
     Text(Kind),
     /// Its name only (a photo, a document).
@@ -275,7 +281,7 @@ enum Reading {
 }
 
 /// What is read of a member of this name.
-fn what_to_read(name: &str) -> Reading {
+pub(super) fn what_to_read(name: &str) -> Reading {
     if !stays_inside(name) {
         return Reading::Escapes;
     }
@@ -297,7 +303,7 @@ fn stays_inside(name: &str) -> bool {
 }
 
 /// The text being written, one block per member.
-struct Listing<'a> {
+pub(super) struct Listing<'a> {
     sink: &'a mut TextSink,
 }
 
@@ -306,8 +312,17 @@ impl<'a> Listing<'a> {
         Listing { sink }
     }
 
+    /// Bytes of text the cap still takes.
+    pub(super) fn room(&self) -> usize {
+        self.sink.room()
+    }
+
+    pub(super) fn is_full(&self) -> bool {
+        self.sink.is_full()
+    }
+
     /// Starts member `n`'s block; the kind to read its text as, if it is read.
-    fn member(&mut self, n: usize, name: &str, read: Reading) -> Option<Kind> {
+    pub(super) fn member(&mut self, n: usize, name: &str, read: Reading) -> Option<Kind> {
         if n > 0 {
             self.sink.newline();
             self.sink.push(super::mbox::SEPARATOR);
@@ -335,7 +350,7 @@ impl<'a> Listing<'a> {
         }
     }
 
-    fn note(&mut self, why: &str) {
+    pub(super) fn note(&mut self, why: &str) {
         self.sink.push_str(&format!("[not read: {why}]"));
         self.sink.newline();
     }
@@ -343,7 +358,12 @@ impl<'a> Listing<'a> {
     /// Reads a member's text, as far as can fill the rest of the text cap
     /// (two input bytes per output byte at worst), within
     /// [`Limits::max_text_file`].
-    fn read_text(&mut self, member: impl Read, kind: Kind, limits: &Limits) -> io::Result<()> {
+    pub(super) fn read_text(
+        &mut self,
+        member: impl Read,
+        kind: Kind,
+        limits: &Limits,
+    ) -> io::Result<()> {
         let want = limits.max_text_file.min(
             (self.sink.room() as u64)
                 .saturating_mul(2)

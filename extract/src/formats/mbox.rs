@@ -36,6 +36,47 @@ const MAX_LINE: usize = 64 << 10;
 /// The most bytes kept of one message.
 const MAX_MESSAGE: usize = 16 << 20;
 
+/// True when a file's first bytes are an mbox mailbox's: a `From ` line
+/// as mail programs write it, `From sender Www Mmm dd hh:mm:ss yyyy`
+/// (Thunderbird's sender is `-`; a zone may follow the year), then a
+/// header line (`Name: value`). Read for files with no known extension
+/// (Thunderbird's `Inbox`, `Sent`), which are otherwise text: a letter
+/// that starts "From the desk of ..., 1851" has no such date.
+pub fn looks_like_mbox(head: &[u8]) -> bool {
+    const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let mut lines = head.split(|&b| b == b'\n');
+    let (Some(first), Some(second)) = (lines.next(), lines.next()) else {
+        return false;
+    };
+    let Ok(first) = std::str::from_utf8(first.strip_suffix(b"\r").unwrap_or(first)) else {
+        return false;
+    };
+    let t: Vec<&str> = first.split_ascii_whitespace().collect();
+    let is_time = |s: &str| {
+        let parts: Vec<&str> = s.split(':').collect();
+        (2..=3).contains(&parts.len())
+            && parts
+                .iter()
+                .all(|p| (1..=2).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let is_year = |s: &str| s.len() == 4 && s.bytes().all(|b| b.is_ascii_digit());
+    let date = t.len() >= 7
+        && t[0] == "From"
+        && DAYS.contains(&t[2])
+        && MONTHS.contains(&t[3])
+        && t[4].len() <= 2
+        && t[4].bytes().all(|b| b.is_ascii_digit())
+        && is_time(t[5])
+        && (is_year(t[6]) || t.get(7).is_some_and(|y| is_year(y)));
+    let name = second.split(|&b| b == b':').next().unwrap_or_default();
+    date && name.len() < second.len()
+        && !name.is_empty()
+        && name.iter().all(|&b| b.is_ascii_graphic())
+}
+
 pub fn extract(file: File, size: u64, sink: &mut TextSink) -> Result<(), Failure> {
     let mut r = Lines {
         r: BufReader::with_capacity(64 << 10, file),
@@ -219,6 +260,27 @@ pub fn messages(text: &str) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_head_of_an_mbox_is_told_from_text_starting_with_from() {
+        assert!(looks_like_mbox(
+            b"From MAILER-DAEMON Thu Nov 26 16:58:22 2026\nSubject: a\n\nbody"
+        ));
+        assert!(looks_like_mbox(
+            b"From - Mon Jan  1 00:00:00 2024\r\nX-Mozilla-Status: 0001\r\n"
+        ));
+        assert!(!looks_like_mbox(
+            b"From the start I knew it.\nIt was a gannet.\n"
+        ));
+        assert!(!looks_like_mbox(b"From here 2024\nnot a header\n"));
+        assert!(!looks_like_mbox(
+            b"From the desk of Captain Ahab, 1851\nRe: the white whale\n"
+        ));
+        assert!(looks_like_mbox(
+            b"From a@b.example Sat Jan  3 01:05:34 1996 +0000\nFrom: a@b.example\n"
+        ));
+        assert!(!looks_like_mbox(b"Subject: a\n"));
+    }
 
     #[test]
     fn header_values_by_name() {

@@ -12,6 +12,7 @@ pub mod mbox;
 pub mod office;
 pub mod pdf;
 pub mod rtf;
+pub mod sevenz;
 pub mod text;
 
 use crate::sink::TextSink;

@@ -58,11 +58,21 @@ impl Extractor {
 
     /// The text of `path` read as `kind`: in-process for kinds this crate
     /// reads itself ([`Kind::in_process`]), in the child for the others.
+    ///
+    /// A file of no known extension that is an mbox mailbox is read as
+    /// one ([`crate::kind::kind_for_file`]); the text keeps the version of
+    /// the kind its name says, which is what the daemon compares.
     pub fn extract(&mut self, path: &Path, kind: Kind) -> Result<Extracted, Failure> {
-        if kind.in_process() {
-            return extract_file(path, kind, &self.config.limits);
-        }
-        self.extract_in_child(path, kind)
+        let read_as = crate::kind::kind_for_file(path, kind);
+        let got = if read_as.in_process() {
+            extract_file(path, read_as, &self.config.limits)
+        } else {
+            self.extract_in_child(path, read_as)
+        };
+        got.map(|e| Extracted {
+            version: kind.version(),
+            ..e
+        })
     }
 
     /// The text of `path` read as `kind` by the child, whatever the kind.
@@ -258,6 +268,13 @@ impl Pool {
 
     /// As [`Extractor::extract`]; in-process kinds do not wait for a child.
     pub fn extract(&self, path: &Path, kind: Kind) -> Result<Extracted, Failure> {
+        let read_as = crate::kind::kind_for_file(path, kind);
+        if read_as != kind {
+            return self.extract(path, read_as).map(|e| Extracted {
+                version: kind.version(),
+                ..e
+            });
+        }
         if kind.in_process() {
             return extract_file(path, kind, &self.config.limits);
         }

@@ -1,6 +1,7 @@
-//! Archives end to end (issue 32): zip, tar, tar.gz and tar.zst archives
+//! Archives end to end (issue 32): zip, tar, tar.gz, tar.zst and 7z archives
 //! the test builds with Python's `zipfile` and `tarfile`, the `zip` CLI
-//! (a password-protected member) and the `zstd` CLI, from member names and
+//! (a password-protected member), the `zstd` CLI and the `7z` CLI
+//! (p7zip-full: solid, encrypted, a bomb), from member names and
 //! text it chose. The oracle is that choice: `content:` finds each member
 //! holding the word, shown as `archive/inner/path`; hostile archives (a zip
 //! bomb inside a tar, a gzip bomb, `../` names, 100,000 members, cut
@@ -76,6 +77,30 @@ with tarfile.open(bad + '/big.tar.gz', 'w:gz') as t:
     tar_add(t, 'b.txt', b'wolverine\n')
 raw = open(bad + '/big.tar.gz', 'rb').read(); open(bad + '/cut.tar.gz', 'wb').write(raw[:len(raw) // 2])
 os.remove(bad + '/big.tar.gz')
+# 7z, by the 7z CLI: a solid archive; one whose contents are encrypted
+# (names listed) and one whose names are too; a bomb (a text member behind
+# 300 MiB of zeros in one solid block); a cut one.
+def seven(path, files, *switches):
+    subprocess.run(['7z', 'a', '-bd', '-bso0', '-mx1', *switches, path, *files], cwd=root + '/s', check=True)
+def fresh(members):
+    os.makedirs(root + '/s')
+    for name, data in members.items():
+        os.makedirs(os.path.dirname(root + '/s/' + name), exist_ok=True)
+        open(root + '/s/' + name, 'wb').write(data)
+def gone():
+    subprocess.run(['rm', '-r', root + '/s'], check=True)
+fresh({'log/ibis.txt': b'A scarlet ibis.\n', 'readme.md': b'# Quokka notes\n', 'pic.jpg': b'\xff\xd8 toucan \x00'})
+seven(good + '/notes.7z', ['log', 'readme.md', 'pic.jpg'], '-ms=on')
+seven(good + '/locked.7z', ['log/ibis.txt'], '-phunter2', '-mhe=off')
+seven(bad + '/names-locked.7z', ['log/ibis.txt'], '-phunter2', '-mhe=on')
+gone()
+# (7z orders a solid block by name; -ms=2g keeps both in one block.)
+fresh({'a-zeros.bin': b'', 'z-otter.txt': b'A river otter dives.\n'})
+with open(root + '/s/a-zeros.bin', 'wb') as f:
+    for _ in range(300): f.write(bytes(1 << 20))
+seven(bad + '/bomb.7z', ['a-zeros.bin', 'z-otter.txt'], '-ms=2g')
+gone()
+raw = open(good + '/notes.7z', 'rb').read(); open(bad + '/cut.7z', 'wb').write(raw[:len(raw) - 40])
 "#;
 
 fn run_python(script: &str, args: &[&Path]) {
@@ -122,13 +147,14 @@ fn archive_members_are_found_by_path_and_text_inside_their_archive_and_hostile_o
     .unwrap();
     let mut inst = Instance::new(home, &[&tree], Runner::current());
     inst.start();
-    let folder = crate::content::settled(&inst, &tree, 13);
+    let folder = crate::content::settled(&inst, &tree, 18);
     // Read: notes.zip, docs.tar, docs.tgz, docs.tar.gz, docs.tar.zst,
-    // locked.zip, bomb-inside.tar, escape.tar. Refused: the gzip bomb and
-    // the two 100,000-member archives (bomb), the cut ones (parse).
-    assert_eq!(folder["indexed"], 8, "{folder:#}");
-    assert_eq!(folder["failed"]["bomb"], 3, "{folder:#}");
-    assert_eq!(folder["failed"]["parse"], 2, "{folder:#}");
+    // locked.zip, bomb-inside.tar, escape.tar, notes.7z, locked.7z.
+    // Refused: the gzip and 7z bombs and the two 100,000-member archives
+    // (bomb), the cut ones and the 7z with encrypted names (parse).
+    assert_eq!(folder["indexed"], 10, "{folder:#}");
+    assert_eq!(folder["failed"]["bomb"], 4, "{folder:#}");
+    assert_eq!(folder["failed"]["parse"], 4, "{folder:#}");
     assert!(folder["failed"].get("memory").is_none(), "{folder:#}");
     assert!(folder["failed"].get("timeout").is_none(), "{folder:#}");
     // Nothing was unpacked beside the archives.
@@ -179,6 +205,20 @@ fn archive_members_are_found_by_path_and_text_inside_their_archive_and_hostile_o
         ("content:evil", vec![]),
         ("content:marmot", vec![p("hostile/escape.tar/fair.txt")]),
         ("content:wolverine", vec![]),
+        // 7z: text members by path and text, a photo by name only; the
+        // encrypted one by name; the bomb's otter never.
+        (
+            "content:ibis",
+            vec![
+                p("good/notes.7z/log/ibis.txt"),
+                p("good/locked.7z/log/ibis.txt"),
+            ],
+        ),
+        ("content:quokka", vec![p("good/notes.7z/readme.md")]),
+        ("content:pic", vec![p("good/notes.7z/pic.jpg")]),
+        ("content:toucan", vec![]),
+        ("content:scarlet", vec![p("good/notes.7z/log/ibis.txt")]),
+        ("content:river", vec![]),
     ];
     for (q, want) in &cases {
         let want: BTreeSet<String> = want.iter().cloned().collect();
@@ -205,6 +245,12 @@ fn archive_members_are_found_by_path_and_text_inside_their_archive_and_hostile_o
         inside.contains("Path: bomb.zip\n[not read: an archive inside an archive]"),
         "{inside}"
     );
+    let locked7 = text("good/locked.7z");
+    assert!(
+        locked7.contains("Path: log/ibis.txt\n[not read: encrypted]")
+            && !locked7.contains("scarlet"),
+        "{locked7}"
+    );
     let escape = text("hostile/escape.tar");
     assert!(
         escape.contains("Path: (member 1)\n[not read: its name leaves the archive]")
@@ -220,6 +266,9 @@ fn archive_members_are_found_by_path_and_text_inside_their_archive_and_hostile_o
         ("hostile/many.tar.gz", "members"),
         ("hostile/cut.zip", "zip"),
         ("hostile/cut.tar.gz", "cut short"),
+        ("hostile/bomb.7z", "bytes to decode"),
+        ("hostile/cut.7z", "7z"),
+        ("hostile/names-locked.7z", "encrypted"),
     ] {
         let out = inst.fsctl(&["cat", &p(rel)]);
         assert!(!out.status.success(), "{rel}");

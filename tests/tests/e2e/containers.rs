@@ -360,3 +360,99 @@ fn each_message_of_an_mbox_or_maildir_is_found_by_subject_from_to_date_and_body_
         "the snippet is the message's: {hit}"
     );
 }
+
+/// Writes, with Python's `mailbox`, a Thunderbird-like profile folder:
+/// mailboxes without an extension (`Mail/Local Folders/Inbox` with two
+/// messages, `Sent` with one) beside their `.msf` summaries (Mork text, as
+/// Thunderbird writes them); and a text file `notes/letter` that starts
+/// "From the desk of ..., 1851" with a `Re:` line under it, no mailbox.
+const MAKE_THUNDERBIRD: &str = r#"
+import mailbox, os, sys
+from email.message import EmailMessage
+root = sys.argv[1]
+os.makedirs(root + '/Mail/Local Folders'); os.makedirs(root + '/notes')
+def box(path, msgs):
+    b = mailbox.mbox(path)
+    for subject, body in msgs:
+        e = EmailMessage()
+        e['Subject'] = subject; e['From'] = 'Ishmael <ishmael@pequod.example>'; e['To'] = 'Ahab <ahab@pequod.example>'
+        e['Date'] = 'Mon, 17 Nov 1851 12:00:00 +0000'
+        e.set_content(body)
+        b.add(e)
+    b.flush(); b.close()
+box(root + '/Mail/Local Folders/Inbox', [('Kelp harvest', 'The kelp is ready.\n'), ('Tide tables', 'Low tide at noon, kelp exposed.\n')])
+box(root + '/Mail/Local Folders/Sent', [('Re: Kelp harvest', 'Bring the cormorant.\n')])
+for name in ('Inbox', 'Sent'):
+    open(root + '/Mail/Local Folders/' + name + '.msf', 'w').write('// <!-- <mdb:mork:z v="1.4"/> -->\n< <(a=c)> // (f=iso-8859-1)\n  (B8=subject)(B9=sender)>\n')
+open(root + '/notes/letter', 'w').write('From the desk of Captain Ahab, 1851\nRe: the white whale\n\nA gannet circles the mast.\n')
+assert open(root + '/Mail/Local Folders/Inbox').read().startswith('From ')
+"#;
+
+#[test]
+fn a_mailbox_without_an_extension_is_read_as_mail_and_a_from_line_alone_is_not() {
+    let t = tempfile::tempdir().unwrap();
+    let tree = t.path().join("tree");
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(MAKE_THUNDERBIRD)
+        .arg(&tree)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "making the mailboxes failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let home = t.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        format!("[root.{:?}]\ncontent = true\n", tree),
+    )
+    .unwrap();
+    let mut inst = Instance::new(home, &[&tree], Runner::current());
+    inst.start();
+    let folder = crate::content::settled(&inst, &tree, 5);
+    assert_eq!(folder["indexed"], 5, "{folder:#}");
+    let inbox = tree.join("Mail/Local Folders/Inbox").display().to_string();
+    let sent = tree.join("Mail/Local Folders/Sent").display().to_string();
+    let letter = tree.join("notes/letter").display().to_string();
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "content:kelp",
+            vec![
+                format!("{inbox}/Kelp harvest"),
+                format!("{inbox}/Tide tables"),
+                format!("{sent}/Re: Kelp harvest"),
+            ],
+        ),
+        ("content:tide", vec![format!("{inbox}/Tide tables")]),
+        (
+            "content:cormorant",
+            vec![format!("{sent}/Re: Kelp harvest")],
+        ),
+        // The letter is one text, found as the file itself.
+        ("content:gannet", vec![letter.clone()]),
+        ("content:whale", vec![letter.clone()]),
+    ];
+    for (q, want) in &cases {
+        let want: BTreeSet<String> = want.iter().cloned().collect();
+        assert_eq!(found(&inst, q), want, "`{q}`");
+    }
+    let out = inst.fsctl(&["--json", "search", "content:tide"]);
+    let lines: Vec<Value> = crate::util::json_lines(&out);
+    assert_eq!(lines[0]["container"], inbox.as_str(), "{}", lines[0]);
+    assert_eq!(lines[0]["message"], 2, "{}", lines[0]);
+    // The letter reads as the text the test wrote, its first line kept (an
+    // mbox reader would take it for a message's envelope).
+    let out = inst.fsctl(&["cat", &letter]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        "From the desk of Captain Ahab, 1851\nRe: the white whale\n\nA gannet circles the mast."
+    );
+}

@@ -339,6 +339,11 @@ fn media_metadata_matches_exiftool_and_mutagen_and_every_filter_agrees() {
         let m = info["media"].as_object().unwrap();
         assert_ne!(m["status"], "ok", "{bad}: {info}");
         assert_eq!(m.len(), 1, "{bad} gets no metadata, only why: {info}");
+        // Refused by the reader, not by the sandbox: no memory spike (the
+        // 100 MB tag claim is never allocated), no hang, no crash.
+        for killed in ["memory", "timeout", "crashed"] {
+            assert_ne!(m["status"], killed, "{bad}: {info}");
+        }
     }
 
     // Every filter against the oracle.

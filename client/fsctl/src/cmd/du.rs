@@ -53,7 +53,31 @@ fn usage_json(u: &pb::Usage) -> Value {
         // Not live: figures from a sizes-only walk at this time.
         v["measured_at"] = json!(rfc3339(u.measured_at.saturating_mul(1_000_000_000)));
     }
+    if u.photos > 0 {
+        v["photos"] = json!({
+            "count": u.photos,
+            "first_year": u.photos_first_year,
+            "last_year": u.photos_last_year,
+        });
+    }
     v
+}
+
+/// "3,120 photos 2015-2024" (issue 32); empty without photos.
+pub fn photos_text(n: u64, first: i32, last: i32) -> String {
+    if n == 0 {
+        return String::new();
+    }
+    let years = if first == last {
+        first.to_string()
+    } else {
+        format!("{first}-{last}")
+    };
+    format!(
+        "{} {} {years}",
+        count(n),
+        if n == 1 { "photo" } else { "photos" }
+    )
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
@@ -87,13 +111,23 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
             u.bytes
         }
     };
+    let photos = photos_text(
+        total.photos,
+        total.photos_first_year,
+        total.photos_last_year,
+    );
     println!(
-        "{}  {} allocated, {} apparent, {} files, {} folders{}",
+        "{}  {} allocated, {} apparent, {} files, {} folders{}{}",
         lossy(&total.path),
         size(total.bytes),
         size(total.apparent_bytes),
         count(total.files),
         count(total.dirs),
+        if photos.is_empty() {
+            String::new()
+        } else {
+            format!(", {photos}")
+        },
         if total.incomplete {
             "  (incomplete: some folders could not be read)"
         } else {
@@ -149,6 +183,12 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
 /// What a row says when its figures are not live.
 fn note(u: &pb::Usage) -> String {
     let mut s = String::new();
+    if u.photos > 0 {
+        s += &format!(
+            "  ({})",
+            photos_text(u.photos, u.photos_first_year, u.photos_last_year)
+        );
+    }
     if u.excluded {
         let when = jiff::Timestamp::from_second(u.measured_at)
             .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())

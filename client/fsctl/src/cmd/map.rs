@@ -64,6 +64,13 @@ fn node_json(n: &pb::FsMapNode) -> Value {
     if n.year_min != 0 {
         v["years"] = json!([n.year_min, n.year_max]);
     }
+    if n.photos > 0 {
+        v["photos"] = json!({
+            "count": n.photos,
+            "first_year": n.photos_first_year,
+            "last_year": n.photos_last_year,
+        });
+    }
     if n.excluded {
         v["excluded"] = json!(true);
         v["measured_at"] = json!(rfc3339(n.measured_at.saturating_mul(1_000_000_000)));

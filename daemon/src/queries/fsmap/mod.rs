@@ -118,6 +118,8 @@ pub struct Node {
     pub count: u64,
     /// Modification years (UTC) of a group's or such a folder's files.
     pub years: Option<(i32, i32)>,
+    /// A folder's photos with a date taken, its whole subtree (issue 32).
+    pub photos: crate::queries::photos::Photos,
     pub children: Vec<Node>,
     /// Children not shown (only when some are shown).
     pub more: More,
@@ -147,6 +149,7 @@ impl Node {
             like: String::new(),
             count: 0,
             years: None,
+            photos: Default::default(),
             children: Vec::new(),
             more: More::default(),
             excluded: None,
@@ -219,12 +222,14 @@ pub fn fs_map(
     let tx = conn.unchecked_transaction()?; // one consistent read
     let started = std::time::Instant::now();
     let stats = Stats::collect(&tx, snapshot, id)?;
+    let photos = stats.photos(&tx)?;
     let collected = started.elapsed();
     let mut source = IndexSource {
         closed,
         conn: &tx,
         snapshot,
         stats: &stats,
+        photos: &photos,
         recent_from: now_ns.saturating_sub(RECENT_NS),
     };
     let t = dir_totals(&tx, id)?.unwrap_or_default();

@@ -11,6 +11,7 @@ use rusqlite::Connection;
 use crate::Error;
 use crate::index::Snapshot;
 use crate::index::ext::ext_key;
+use crate::queries::photos::Photos;
 use crate::queries::query::kind_of;
 use crate::store::Kind;
 
@@ -248,6 +249,29 @@ impl Stats {
         (m >= FOLDER_BASE).then(|| &self.folders[(m - FOLDER_BASE) as usize])
     }
 
+    /// Photos with a date taken beneath each folder of the subtree (by its
+    /// number k), each folder's photos added to every folder above it.
+    pub(crate) fn photos(&self, conn: &Connection) -> Result<Vec<Photos>, Error> {
+        let mut out = vec![Photos::default(); self.folders.len()];
+        for (folder, count, first, last) in crate::store::media::taken_by_folder(conn)? {
+            let Some(&m) = usize::try_from(folder).ok().and_then(|i| self.mark.get(i)) else {
+                continue;
+            };
+            if m < FOLDER_BASE {
+                continue;
+            }
+            let mut k = (m - FOLDER_BASE) as usize;
+            loop {
+                out[k].add(count, first, last);
+                if k == 0 {
+                    break;
+                }
+                k = self.folders[k].parent as usize;
+            }
+        }
+        Ok(out)
+    }
+
     /// Dominant kinds of a histogram, with their most common extensions.
     pub(crate) fn kinds(&self, hist: &[(u32, u32)]) -> Vec<KindShare> {
         let total: u64 = hist.iter().map(|&(_, c)| c as u64).sum();
@@ -323,6 +347,8 @@ pub(crate) struct IndexSource<'a> {
     pub(crate) conn: &'a Connection,
     pub(crate) snapshot: &'a Snapshot,
     pub(crate) stats: &'a Stats,
+    /// Per folder number, as [`Stats::photos`].
+    pub(crate) photos: &'a [Photos],
     pub(crate) recent_from: i64,
 }
 
@@ -345,6 +371,7 @@ impl IndexSource<'_> {
             .stats
             .folder(id)
             .map_or((0, 0), |f| (f.linked_bytes, f.linked_files));
+        let node_outer = id;
         let mut id = id;
         let mut chain = 0;
         for _ in 0..MAX_CHAIN {
@@ -367,6 +394,18 @@ impl IndexSource<'_> {
         node.chain = chain;
         if self.closed.contains(&id) {
             return node;
+        }
+        // The photos of the outer folder of a chain line: its figures.
+        if let Some(&m) = usize::try_from(node_outer)
+            .ok()
+            .and_then(|i| self.stats.mark.get(i))
+            && m >= FOLDER_BASE
+        {
+            node.photos = self
+                .photos
+                .get((m - FOLDER_BASE) as usize)
+                .copied()
+                .unwrap_or_default();
         }
         if let Some(f) = self.stats.folder(id) {
             node.recent = f.newest >= self.recent_from;
@@ -444,6 +483,9 @@ impl Source for IndexSource<'_> {
             g.like = like;
             g.count = members.len() as u64;
             g.recent = members.iter().any(|m| m.recent);
+            for m in &members {
+                g.photos.add_all(m.photos);
+            }
             let mut hist = Hist::new();
             for m in &members {
                 if let Some(f) = self.stats.folder(m.id) {

@@ -786,6 +786,10 @@ pub struct DuRow {
     pub excluded: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured_at: Option<String>,
+    /// Photos with a date taken anywhere beneath a folder, and the years
+    /// taken ("3,120 photos 2015-2024"); absent without photos.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub photos: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -815,6 +819,9 @@ fn du_row(u: &pb::Usage) -> DuRow {
         measured_at: u
             .excluded
             .then(|| rfc3339(u.measured_at.saturating_mul(1_000_000_000))),
+        photos: (u.photos > 0).then(|| {
+            crate::cmd::du::photos_text(u.photos, u.photos_first_year, u.photos_last_year)
+        }),
     }
 }
 
@@ -828,6 +835,9 @@ fn du_line(r: &DuRow) -> String {
     }
     if let Some(at) = &r.measured_at {
         let _ = write!(s, "\texcluded from the index, measured {at}");
+    }
+    if let Some(p) = &r.photos {
+        let _ = write!(s, "\t{p}");
     }
     s
 }
@@ -863,13 +873,14 @@ pub async fn disk_usage(ctx: &Ctx, p: DuParams) -> Outcome {
         let children = rows[..k].to_vec();
         let next = next_cursor(pg, k as u64, children_total, &fp);
         let mut text = format!(
-            "{}: {} bytes allocated ({}), {} apparent bytes, {} files, {} folders{}\n{} (largest first)\n# bytes\tapparentBytes\tfiles\tdirs\ttype\tpath\n",
+            "{}: {} bytes allocated ({}), {} apparent bytes, {} files, {} folders{}{}\n{} (largest first)\n# bytes\tapparentBytes\tfiles\tdirs\ttype\tpath\n",
             total.path,
             total.bytes,
             size(total.bytes),
             total.apparent_bytes,
             total.files,
             total.dirs,
+            total.photos.as_deref().map(|p| format!(", {p}")).unwrap_or_default(),
             if total.incomplete { " (incomplete)" } else { "" },
             showing(pg.offset, k, children_total, "entries", next.as_deref())
         );
