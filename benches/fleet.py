@@ -25,6 +25,11 @@ a folder rename, disk per entry.
    indexes, over the row count).
 
 Prints Markdown. Needs postgresql (tests/setup.sh installs it).
+
+    benches/fleet.py --search-only URL [--bins DIR] [--runs 9] [TERM ...]
+
+runs only step 4 against a fleet database that holds rows already
+(default terms: zanzibar, report), with the load average before and after.
 """
 
 import argparse
@@ -148,15 +153,61 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
+def search_table(bins, env, terms, runs):
+    """`fsctl fleet search TERM` as a whole process, output to /dev/null:
+    median and max of `runs` after 2 warm-up runs."""
+    out = ["| fleet search over all hosts | results | median | max |", "|---|---|---|---|"]
+    fsctl = os.path.join(bins, "fsctl")
+    for term in terms:
+        times = []
+        n_res = subprocess.run([fsctl, "fleet", "search", "--count", term], env=env,
+                               capture_output=True, text=True).stdout.strip()
+        for r in range(runs + 2):
+            t = time.time()
+            subprocess.run([fsctl, "fleet", "search", term], env=env,
+                           stdout=subprocess.DEVNULL, check=False)
+            if r >= 2:
+                times.append(time.time() - t)
+        out.append(f"| `{term}` | {int(n_res):,} | {statistics.median(times) * 1000:.0f} ms "
+                   f"| {max(times) * 1000:.0f} ms |")
+    return out
+
+
+def search_only(a):
+    # fsctl reads the database from an instance's config.toml.
+    home = tempfile.mkdtemp(prefix="fleet-bench-home")
+    with open(os.path.join(home, "config.toml"), "w") as f:
+        f.write(f'[fleet]\ndatabase = "{a.search_only}"\n')
+    env = dict(os.environ, FSINDEX_HOME=home, FSINDEX_NO_SPAWN="1")
+    bins = os.path.abspath(a.bins)
+    n = subprocess.run(["psql", "-X", "-A", "-t", a.search_only, "-c",
+                        "SELECT count(*) || ' entries from ' || count(DISTINCT host) || ' hosts' "
+                        "FROM fsindex.items"], capture_output=True, text=True, check=True)
+    load0 = os.getloadavg()
+    table = search_table(bins, env, a.terms or ["zanzibar", "report"], a.runs)
+    load1 = os.getloadavg()
+    print(f"Over {n.stdout.strip()}; load average (1 min) {load0[0]:.1f} before, "
+          f"{load1[0]:.1f} after.\n")
+    print("\n".join(table))
+    shutil.rmtree(home, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tree", required=True)
+    ap.add_argument("--tree")
+    ap.add_argument("--search-only", metavar="URL")
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("terms", nargs="*")
     ap.add_argument("--bins", default="target/release")
     ap.add_argument("--hosts", type=int, default=3)
     ap.add_argument("--churn-secs", type=int, default=30)
     ap.add_argument("--rate", type=int, default=1000)
     ap.add_argument("--rename-files", type=int, default=100_000)
     a = ap.parse_args()
+    if a.search_only:
+        return search_only(a)
+    if not a.tree:
+        sys.exit("give --tree (or --search-only URL)")
 
     pg = Postgres(free_port())
     home = tempfile.mkdtemp(prefix="fleet-bench-home")
@@ -274,19 +325,7 @@ def main():
 
         # 4. Fleet search.
         out.append("")
-        out.append("| fleet search over all hosts | results | median | max |")
-        out.append("|---|---|---|---|")
-        for term in ["zanzibar", "report"]:
-            times = []
-            n_res = d.fsctl("fleet", "search", "--count", term, check=False).stdout.strip()
-            for r in range(9):
-                t = time.time()
-                subprocess.run([os.path.join(d.bins, "fsctl"), "fleet", "search", term],
-                               env=d.env, stdout=subprocess.DEVNULL, check=False)
-                if r >= 2:
-                    times.append(time.time() - t)
-            out.append(f"| `{term}` | {int(n_res):,} | {statistics.median(times) * 1000:.0f} ms "
-                       f"| {max(times) * 1000:.0f} ms |")
+        out.extend(search_table(d.bins, d.env, ["zanzibar", "report"], 9))
 
         # 5. Rename of the 100k folder.
         last = f"d{(a.rename_files - 1) // 1000:03}/f{a.rename_files - 1:06}"
