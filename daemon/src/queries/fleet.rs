@@ -144,7 +144,10 @@ mod tests {
             ("content:x", "content:"),
         ] {
             let e = fleet_terms(q).unwrap_err().to_string();
-            assert!(e.contains(what) && e.contains("not answered by the fleet"), "{e}");
+            assert!(
+                e.contains(what) && e.contains("not answered by the fleet"),
+                "{e}"
+            );
         }
         assert!(fleet_terms("size:>>1").is_err());
     }

@@ -448,7 +448,10 @@ fn fill_names(tree: &Path, n: usize) {
     let big = std::fs::File::create(tree.join("sizes/big.bin")).unwrap();
     big.set_len(3 << 20).unwrap();
     // Dates: a file of June 2019 and one of January 2021 (mtime set here).
-    for (rel, secs) in [("old/2019.txt", 1_560_600_000), ("old/2021.md", 1_610_000_000)] {
+    for (rel, secs) in [
+        ("old/2019.txt", 1_560_600_000),
+        ("old/2021.md", 1_610_000_000),
+    ] {
         w(rel, b"dated");
         std::fs::File::options()
             .write(true)
@@ -518,9 +521,16 @@ fn fleet_search_reads_queries_as_the_hosts_do() {
     for q in LANGUAGE {
         let want = union_search(&hosts, q);
         empty += usize::from(want.is_empty());
-        assert_eq!(fleet_search(&hosts[0].inst, &pg, q), want, "fleet search {q:?}");
+        assert_eq!(
+            fleet_search(&hosts[0].inst, &pg, q),
+            want,
+            "fleet search {q:?}"
+        );
     }
-    assert!(empty <= 1, "the queries find something: {empty} found nothing");
+    assert!(
+        empty <= 1,
+        "the queries find something: {empty} found nothing"
+    );
     for h in &mut hosts {
         h.inst.stop();
     }
