@@ -584,27 +584,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn terms_split_like_the_daemon() {
-        let t = split_terms(&["tax 2025".into(), "\"total due\"".into()]);
-        assert_eq!(t, ["tax", "2025", "total due"]);
-    }
-
-    #[test]
     fn like_patterns_are_literal() {
         assert_eq!(like_literal("50%_a\\b"), "50\\%\\_a\\\\b");
-    }
-
-    #[test]
-    fn unsupported_filters_are_refused() {
-        let e = conditions(&["size:>1mb".into()]).unwrap_err();
-        assert!(e.to_string().contains("not answered by the fleet"));
-        let c = conditions(&["ext:PDF;jpg".into(), "!Draft|memo".into()]).unwrap();
-        assert_eq!(
-            Value::Array(c),
-            json!([
-                { "neg": false, "ext": true, "alts": ["%.pdf", "%.jpg"] },
-                { "neg": true, "ext": false, "alts": ["%draft%", "%memo%"] },
-            ])
-        );
     }
 }
