@@ -14,9 +14,10 @@ a folder rename, disk per entry.
    so each ships the whole index by COPY through the reconcile. Reported:
    the reconcile's own time and rows/s (from the daemon's log), and start
    to `current`.
-3. Churn: files created and deleted in one folder at --rate per second for
-   --churn-secs, while `status` is sampled every 100 ms: the lag's age
-   (seconds since the oldest unshipped batch was committed) p50/p99/max.
+3. Churn: files created in order and deleted 1,250 creations later in one
+   folder, --rate changes per second for --churn-secs, while PostgreSQL is
+   read every 50 ms (one psql session): each created file's lag from its
+   creation to its row in the database, p50/p99/max, and the load average.
 4. `fsctl fleet search` over every host's rows: a selective and a common
    term, whole answers to /dev/null, median and max of 7 runs after 2.
 5. `mv fleet-rename fleet-renamed`: time until PostgreSQL holds the new
@@ -25,6 +26,11 @@ a folder rename, disk per entry.
    indexes, over the row count).
 
 Prints Markdown. Needs postgresql (tests/setup.sh installs it).
+
+    benches/fleet.py --search-only URL [--bins DIR] [--runs 9] [TERM ...]
+
+runs only step 4 against a fleet database that holds rows already
+(default terms: zanzibar, report), with the load average before and after.
 """
 
 import argparse
@@ -148,15 +154,61 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
+def search_table(bins, env, terms, runs):
+    """`fsctl fleet search TERM` as a whole process, output to /dev/null:
+    median and max of `runs` after 2 warm-up runs."""
+    out = ["| fleet search over all hosts | results | median | max |", "|---|---|---|---|"]
+    fsctl = os.path.join(bins, "fsctl")
+    for term in terms:
+        times = []
+        n_res = subprocess.run([fsctl, "fleet", "search", "--count", term], env=env,
+                               capture_output=True, text=True).stdout.strip()
+        for r in range(runs + 2):
+            t = time.time()
+            subprocess.run([fsctl, "fleet", "search", term], env=env,
+                           stdout=subprocess.DEVNULL, check=False)
+            if r >= 2:
+                times.append(time.time() - t)
+        out.append(f"| `{term}` | {int(n_res):,} | {statistics.median(times) * 1000:.0f} ms "
+                   f"| {max(times) * 1000:.0f} ms |")
+    return out
+
+
+def search_only(a):
+    # fsctl reads the database from an instance's config.toml.
+    home = tempfile.mkdtemp(prefix="fleet-bench-home")
+    with open(os.path.join(home, "config.toml"), "w") as f:
+        f.write(f'[fleet]\ndatabase = "{a.search_only}"\n')
+    env = dict(os.environ, FSINDEX_HOME=home, FSINDEX_NO_SPAWN="1")
+    bins = os.path.abspath(a.bins)
+    n = subprocess.run(["psql", "-X", "-A", "-t", a.search_only, "-c",
+                        "SELECT count(*) || ' entries from ' || count(DISTINCT host) || ' hosts' "
+                        "FROM fsindex.items"], capture_output=True, text=True, check=True)
+    load0 = os.getloadavg()
+    table = search_table(bins, env, a.terms or ["zanzibar", "report"], a.runs)
+    load1 = os.getloadavg()
+    print(f"Over {n.stdout.strip()}; load average (1 min) {load0[0]:.1f} before, "
+          f"{load1[0]:.1f} after.\n")
+    print("\n".join(table))
+    shutil.rmtree(home, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tree", required=True)
+    ap.add_argument("--tree")
+    ap.add_argument("--search-only", metavar="URL")
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("terms", nargs="*")
     ap.add_argument("--bins", default="target/release")
     ap.add_argument("--hosts", type=int, default=3)
     ap.add_argument("--churn-secs", type=int, default=30)
     ap.add_argument("--rate", type=int, default=1000)
     ap.add_argument("--rename-files", type=int, default=100_000)
     a = ap.parse_args()
+    if a.search_only:
+        return search_only(a)
+    if not a.tree:
+        sys.exit("give --tree (or --search-only URL)")
 
     pg = Postgres(free_port())
     home = tempfile.mkdtemp(prefix="fleet-bench-home")
@@ -236,20 +288,36 @@ def main():
         pg.sql("DROP TABLE fsindex.floor")
         os.unlink(dump)
 
-        # 3. Lag under churn, on the last host (its daemon is running).
+        # 3. Lag under churn, on the last host (its daemon is running):
+        # files n00000000, n00000001, ... created in order, and each
+        # deleted 1,250 creations later, one change per tick at --rate.
+        # A change's lag is from its creation to the first moment the
+        # database holds it, read from PostgreSQL itself every 50 ms by one
+        # psql session kept open (no answer missed, whatever the daemon's
+        # load; `status` took 300 ms per answer under load).
         log(f"churn: {a.rate}/s for {a.churn_secs} s")
         import threading
-        samples, stop = [], threading.Event()
+        host = f"h{a.hosts}"
+        seen, stop = [], threading.Event()
+        poller = subprocess.Popen(["psql", "-X", "-A", "-t", "-q", pg.url], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True, bufsize=1)
+        watched = churn_dir.replace("'", "''")
+        probe = ("SELECT coalesce(max(i.name), '') FROM fsindex.items i JOIN fsindex.folders f "
+                 "ON f.host = i.host AND f.id = i.parent_id "
+                 f"WHERE f.host = '{host}' AND f.path = '{watched}' AND i.name LIKE 'n%';\n")
 
         def sample():
             while not stop.is_set():
-                s = d.status()
-                if s and s.get("fleet"):
-                    samples.append(s["fleet"]["lag_secs"])
-                time.sleep(0.1)
+                poller.stdin.write(probe)
+                poller.stdin.flush()
+                top = poller.stdout.readline().strip()
+                seen.append((time.time(), int(top[1:]) if top else -1))
+                time.sleep(0.05)
 
         th = threading.Thread(target=sample)
         th.start()
+        created = []
+        load0 = os.getloadavg()[0]
         t0 = time.time()
         i = 0
         while time.time() - t0 < a.churn_secs:
@@ -257,36 +325,38 @@ def main():
             now = time.time()
             if due > now:
                 time.sleep(due - now)
-            p = os.path.join(churn_dir, f"c{i % 5000}")
-            if os.path.exists(p):
-                os.unlink(p)
-            else:
-                open(p, "w").close()
+            k = i // 2
+            if i % 2 == 0:
+                open(os.path.join(churn_dir, f"n{k:08}"), "w").close()
+                created.append(time.time())
+            elif k >= 1250:
+                os.unlink(os.path.join(churn_dir, f"n{k - 1250:08}"))
             i += 1
+        load1 = os.getloadavg()[0]
         d.wait(current, limit=120)
+        time.sleep(0.2)
         stop.set()
         th.join()
+        poller.stdin.close()
+        poller.wait()
+        lags, j = [], 0
+        for k, t_made in enumerate(created):
+            while j < len(seen) and seen[j][1] < k:
+                j += 1
+            if j < len(seen):
+                lags.append(max(0.0, seen[j][0] - t_made))
         out.append("")
         out.append(f"Lag while {i / a.churn_secs:,.0f} changes/s were made for {a.churn_secs} s "
-                   f"({len(samples)} samples of `status`, 100 ms apart): the oldest unshipped "
-                   f"batch's age p50 {pct(samples, 50):.2f} s, p99 {pct(samples, 99):.2f} s, "
-                   f"max {max(samples):.2f} s.")
+                   f"(load average {load0:.1f} before, {load1:.1f} after; {len(seen)} reads of the "
+                   f"database, 50 ms apart): from a file's creation to its row in PostgreSQL, "
+                   f"over {len(lags):,} of {len(created):,} files created, p50 {pct(lags, 50):.2f} s, "
+                   f"p99 {pct(lags, 99):.2f} s, max {max(lags):.2f} s.")
+        for n in sorted(glob.glob(os.path.join(churn_dir, "n*"))):
+            os.unlink(n)
 
         # 4. Fleet search.
         out.append("")
-        out.append("| fleet search over all hosts | results | median | max |")
-        out.append("|---|---|---|---|")
-        for term in ["zanzibar", "report"]:
-            times = []
-            n_res = d.fsctl("fleet", "search", "--count", term, check=False).stdout.strip()
-            for r in range(9):
-                t = time.time()
-                subprocess.run([os.path.join(d.bins, "fsctl"), "fleet", "search", term],
-                               env=d.env, stdout=subprocess.DEVNULL, check=False)
-                if r >= 2:
-                    times.append(time.time() - t)
-            out.append(f"| `{term}` | {int(n_res):,} | {statistics.median(times) * 1000:.0f} ms "
-                       f"| {max(times) * 1000:.0f} ms |")
+        out.extend(search_table(d.bins, d.env, ["zanzibar", "report"], 9))
 
         # 5. Rename of the 100k folder.
         last = f"d{(a.rename_files - 1) // 1000:03}/f{a.rename_files - 1:06}"

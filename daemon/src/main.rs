@@ -81,6 +81,10 @@ struct Args {
     /// Print the default configuration and exit.
     #[arg(long)]
     print_config: bool,
+    /// Print QUERY as the fleet's `fsindex.search` takes it (JSON) and exit:
+    /// how `fsctl fleet search` parses with the daemon's own parser.
+    #[arg(long, value_name = "QUERY", hide = true)]
+    fleet_query: Option<String>,
     /// Write the man page fsindexd.1 into DIR and exit (for packagers).
     #[arg(long, value_name = "DIR", hide = true)]
     generate_man: Option<PathBuf>,
@@ -104,6 +108,18 @@ fn main() -> ExitCode {
             toml::to_string(&Config::default()).unwrap_or_default()
         );
         return ExitCode::SUCCESS;
+    }
+    if let Some(q) = &args.fleet_query {
+        return match fsindexd::queries::fleet::fleet_terms(q) {
+            Ok(v) => {
+                println!("{v}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(2)
+            }
+        };
     }
     if let Some(dir) = &args.generate_man {
         return generate_man(dir);

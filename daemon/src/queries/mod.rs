@@ -5,7 +5,8 @@
 //! ([`access`]), content snippets ([`snippet`]), the user's labels in
 //! queries ([`labels`]) and saved searches (`@name`, [`saved`]); names
 //! compared without their accents on request ([`accents`]); a search
-//! nobody waits for stops early ([`cancel`]).
+//! nobody waits for stops early ([`cancel`]); a query in the terms of the
+//! fleet's search in PostgreSQL ([`fleet`]).
 
 pub mod accents;
 pub mod access;
@@ -13,6 +14,7 @@ pub mod browse;
 pub mod cancel;
 pub mod du;
 pub mod dupes;
+pub mod fleet;
 pub mod fsmap;
 pub mod labels;
 pub mod mailbox;

@@ -430,6 +430,112 @@ fn fleet_equals_the_union_of_its_hosts() {
     }
 }
 
+/// Names in many scripts and spellings, sizes and dates, for the query
+/// language's filters; each host's tree differs a little.
+fn fill_names(tree: &Path, n: usize) {
+    let w = |rel: &str, content: &[u8]| write_file(tree, rel, content);
+    w("Résumé.pdf", &vec![b'r'; 1500 * n]);
+    w("resume-plain.txt", b"plain");
+    w("Re\u{301}sume\u{301}-decomposed.md", b"decomposed");
+    w("CAFÉ/menu.txt", b"menu");
+    w("naïve/notes.md", b"notes");
+    w("ærøskøbing.txt", b"bare letters");
+    w("Привет мир.txt", b"cyrillic");
+    w("Ελληνικά/σημειώσεις.md", b"greek");
+    w("日本語のメモ.txt", b"japanese");
+    w(&format!("sizes/small-{n}.bin"), &[1u8; 100]);
+    w("sizes/medium.bin", &vec![2u8; 5000]);
+    let big = std::fs::File::create(tree.join("sizes/big.bin")).unwrap();
+    big.set_len(3 << 20).unwrap();
+    // Dates: a file of June 2019 and one of January 2021 (mtime set here).
+    for (rel, secs) in [
+        ("old/2019.txt", 1_560_600_000),
+        ("old/2021.md", 1_610_000_000),
+    ] {
+        w(rel, b"dated");
+        std::fs::File::options()
+            .write(true)
+            .open(tree.join(rel))
+            .unwrap()
+            .set_modified(std::time::UNIX_EPOCH + Duration::from_secs(secs))
+            .unwrap();
+    }
+    if n == 2 {
+        w("IMG_2019.JPG", b"jpeg");
+    }
+}
+
+const LANGUAGE: &[&[&str]] = &[
+    &["résumé"],
+    &["RÉSUMÉ"],
+    &["resume"],
+    &["accents:ignore", "resume"],
+    &["--ignore-accents", "cafe"],
+    &["accents:ignore", "aeroskobing"],
+    &["accents:ignore", "naive", "ext:md"],
+    &["привет"],
+    &["ПРИВЕТ", "ext:txt"],
+    &["ΕΛΛΗΝΙΚΆ"],
+    &["σημειώσεις"],
+    &["日本語"],
+    &["メモ"],
+    &["size:>1kb"],
+    &["size:1kb..4kb"],
+    &["size:>=3mb", "ext:bin"],
+    &["size:<200"],
+    &["dm:2019"],
+    &["dm:2019-01..2021-06"],
+    &["ext:md", "!dm:2021"],
+    &["ext:pdf;md;jpg"],
+    &["*.md"],
+    &["r?sum?.pdf"],
+    &["img_*"],
+    &["kind:folder"],
+    &["kind:folder", "é"],
+    &["path:menu"],
+    &["\"total due\"|menu"],
+    &["!sizes", "bin|pdf"],
+];
+
+/// The query language in the fleet: three hosts with accented names in
+/// both normal forms, Cyrillic, Greek and Japanese names, sizes and dates;
+/// each query's fleet answer equals the union of the hosts' own `fsctl
+/// search --json` answers (accents:ignore, size:, dm:, ext:, wildcards,
+/// kind:folder, path:, phrases, !, |).
+#[test]
+fn fleet_search_reads_queries_as_the_hosts_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pg = Postgres::start();
+    let mut hosts: Vec<Host> = (1..=3)
+        .map(|n| host(tmp.path(), &pg, &format!("h{n}")))
+        .collect();
+    fleet_init(&hosts[0].inst, &pg);
+    for (i, h) in hosts.iter_mut().enumerate() {
+        fill_names(&h.tree, i + 1);
+        h.inst.start();
+    }
+    for h in &hosts {
+        wait_current(&h.inst);
+    }
+    let mut empty = 0;
+    for q in LANGUAGE {
+        let want = union_search(&hosts, q);
+        empty += usize::from(want.is_empty());
+        assert_eq!(
+            fleet_search(&hosts[0].inst, &pg, q),
+            want,
+            "fleet search {q:?}"
+        );
+    }
+    assert!(
+        empty <= 1,
+        "the queries find something: {empty} found nothing"
+    );
+    for h in &mut hosts {
+        h.inst.stop();
+    }
+}
+
 /// A wrong URL, a wrong password, a database without the schema, and the
 /// database down at start: the daemon serves its host all along, status
 /// says why in one line, and the link catches up once the database is
@@ -548,13 +654,24 @@ fn fleet_link_failures_never_stop_the_daemon() {
         .fsctl(&["fleet", "search", "x", "--config", "/nonexistent.toml"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("no fleet database"), "{}", text(&out));
-    let out = fleet(&ok_host.inst, &pg, &["search", "size:>1mb"]);
+    // A filter the shipped rows cannot answer is refused by name; a query
+    // that does not parse gets the daemon's own message.
+    for (q, says) in [
+        ("regex:^x", "regex:"),
+        ("kind:image", "kind:"),
+        ("content:word", "content:"),
+    ] {
+        let out = fleet(&ok_host.inst, &pg, &["search", q]);
+        assert_eq!(out.status.code(), Some(2), "{q}: {}", text(&out));
+        assert!(
+            text(&out).contains("not answered by the fleet") && text(&out).contains(says),
+            "{q}: {}",
+            text(&out)
+        );
+    }
+    let out = fleet(&ok_host.inst, &pg, &["search", "size:>>1mb"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out).contains("not answered by the fleet"),
-        "{}",
-        text(&out)
-    );
+    assert!(text(&out).contains("bad size"), "{}", text(&out));
     let out = fleet(&ok_host.inst, &pg, &["du", "good:/no/such/folder"]);
     assert!(text(&out).contains("is not in the fleet"), "{}", text(&out));
 

@@ -13,7 +13,8 @@ use crate::global::Global;
 use super::describe;
 
 /// The fleet's migrations, in order. Append only; the daemon's
-/// `engine::fleet::SCHEMA_VERSION` names the last.
+/// `engine::fleet::SCHEMA_VERSION` names the last that changed what the
+/// daemons write (4 changed only `fsindex.search`, which fsctl calls).
 const MIGRATIONS: &[(i32, &str)] = &[
     (
         1,
@@ -26,6 +27,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (
         3,
         include_str!("../../../../../migrations/fleet/0003_folders.sql"),
+    ),
+    (
+        4,
+        include_str!("../../../../../migrations/fleet/0004_search.sql"),
     ),
 ];
 

@@ -46,7 +46,7 @@ pub struct Database {
 enum Command {
     /// Create or migrate the fleet's schema (an admin's job, once per database).
     Init,
-    /// Entries on any host whose path contains every term (the local query language's plain terms, !term and ext:).
+    /// Entries on any host that match the query, read as `fsctl search` reads it (terms, wildcards, path:, ext:, size:, dm:, kind:folder, accents:ignore).
     Search(query::SearchArgs),
     /// Disk usage of HOST:PATH and its largest children; with no argument, every host's roots.
     Du(query::DuArgs),
@@ -168,30 +168,4 @@ pub fn describe(e: &tokio_postgres::Error) -> String {
         src = s.source();
     }
     msg
-}
-
-/// Folds a term as the daemon folds names and terms (NFC, full case
-/// folding; `daemon/src/index/fold.rs`, which this must agree with), so a
-/// fleet search matches what each host's own search matches.
-pub fn fold(s: &str) -> String {
-    use unicode_normalization::UnicodeNormalization;
-    if s.is_ascii() {
-        return s.to_ascii_lowercase();
-    }
-    let nfc: String = s.nfc().collect();
-    caseless::default_case_fold_str(&nfc).nfc().collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::fold;
-
-    #[test]
-    fn folds_as_the_daemon() {
-        // The daemon's own cases (daemon/src/index/fold.rs).
-        assert_eq!(fold("ÄRGER"), "ärger");
-        assert_eq!(fold("Cafe\u{301}"), "café");
-        assert_eq!(fold("Straße"), "strasse");
-        assert_eq!(fold("plain"), "plain");
-    }
 }

@@ -12,7 +12,7 @@ use tokio_postgres::Client;
 use crate::global::Global;
 use crate::output::{count, rfc3339, size};
 
-use super::{describe, fold};
+use super::describe;
 
 fn db(e: tokio_postgres::Error) -> anyhow::Error {
     anyhow::anyhow!("the fleet database: {}", describe(&e))
@@ -53,113 +53,42 @@ pub struct SearchArgs {
     /// Print only the number of matches.
     #[arg(long, short = 'c')]
     count: bool,
+    /// Compare names without their accents: cafe finds café and Cafe (adds
+    /// `accents:ignore` to the query).
+    #[arg(long)]
+    ignore_accents: bool,
 }
 
-/// The query language's filters a fleet search does not answer yet: named
-/// so that they are refused rather than searched for as text.
-const UNSUPPORTED: &[&str] = &[
-    "size", "dm", "kind", "in", "path", "regex", "content", "taken", "camera", "width", "height",
-    "duration", "artist", "album", "title", "genre", "pages", "author", "tag",
-];
-
-/// Splits a query into terms as the daemon does: on spaces, a "quoted
-/// phrase" being one term.
-fn split_terms(args: &[String]) -> Vec<String> {
-    let text = args.join(" ");
-    let mut out = Vec::new();
-    let (mut cur, mut quoted, mut any) = (String::new(), false, false);
-    for c in text.chars() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                any = true;
-            }
-            c if c.is_whitespace() && !quoted => {
-                if any || !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-                any = false;
-            }
-            c => cur.push(c),
-        }
+/// The query as `fsindex.search` takes it (JSON), parsed and folded by the
+/// daemon's own parser: `fsindexd --fleet-query` (fsctl does not link the
+/// daemon crate), so that a fleet search and each host's own search read a
+/// query alike. A filter the shipped rows cannot answer is refused there,
+/// by name.
+fn fleet_terms(query: &str) -> anyhow::Result<String> {
+    let daemon = fsindex_client::find_daemon().ok_or_else(|| {
+        anyhow::anyhow!(
+            "fsindexd is neither beside fsctl nor on PATH: fleet search parses queries with it"
+        )
+    })?;
+    let out = std::process::Command::new(&daemon)
+        .arg(format!("--fleet-query={query}"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| anyhow::anyhow!("running {}: {e}", daemon.display()))?;
+    if !out.status.success() {
+        bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
     }
-    if any || !cur.is_empty() {
-        out.push(cur);
-    }
-    out.retain(|t| !t.is_empty());
-    out
-}
-
-/// A query's terms as `fsindex.search` takes them: each term's LIKE
-/// patterns over `folded` (the path relative to the root, folded as the
-/// daemon folds it), any of which may match; `neg` for `!term`, `ext` for
-/// `ext:` (not a folder).
-fn conditions(terms: &[String]) -> anyhow::Result<Vec<Value>> {
-    let mut out = Vec::new();
-    for term in terms {
-        let (neg, t) = match term.strip_prefix('!') {
-            Some(rest) if !rest.is_empty() => (true, rest),
-            _ => (false, term.as_str()),
-        };
-        let (ext, alts) = if let Some((name, value)) = t.split_once(':')
-            && name.chars().all(|c| c.is_ascii_alphabetic())
-            && !name.is_empty()
-        {
-            match name {
-                "ext" => {
-                    let alts: Vec<String> = value
-                        .split(';')
-                        .filter(|e| !e.is_empty())
-                        .map(|e| format!("%.{}", like_literal(&fold(e.trim_start_matches('.')))))
-                        .collect();
-                    if alts.is_empty() {
-                        bail!("ext: give an extension, e.g. ext:pdf or ext:jpg;png");
-                    }
-                    (true, alts)
-                }
-                n if UNSUPPORTED.contains(&n) => bail!(
-                    "{n}: is not answered by the fleet yet: fleet search takes plain terms, \
-                     !term, a|b and ext:"
-                ),
-                _ => (false, plain(t)?),
-            }
-        } else {
-            (false, plain(t)?)
-        };
-        out.push(json!({ "neg": neg, "ext": ext, "alts": alts }));
-    }
-    Ok(out)
-}
-
-fn plain(t: &str) -> anyhow::Result<Vec<String>> {
-    if t.contains(['*', '?']) {
-        bail!(
-            "{t}: wildcards are not answered by the fleet yet: fleet search takes plain terms, !term, a|b and ext:"
-        );
-    }
-    let alts: Vec<String> = t
-        .split('|')
-        .filter(|a| !a.is_empty())
-        .map(|a| format!("%{}%", like_literal(&fold(a))))
-        .collect();
-    if alts.is_empty() {
-        bail!("{t}: an empty term");
-    }
-    Ok(alts)
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 pub async fn search(g: &Global, client: &Client, a: &SearchArgs) -> anyhow::Result<ExitCode> {
-    let terms = split_terms(&a.terms);
-    if terms.is_empty() {
-        bail!("empty query: give at least one term");
-    }
+    let terms = fleet_terms(&crate::cmd::search::query_of(&a.terms, a.ignore_accents))?;
     // One call of `fsindex.search`, which applies who-sees-what itself (it
     // runs as the schema's owner): under row-level security a LIKE may not
     // use the trigram index (PostgreSQL evaluates no function that is not
     // leakproof before a policy), and a mapped role's search would scan
     // every row.
     // As text, cast there: no JSON feature of the client needed.
-    let terms = Value::Array(conditions(&terms)?).to_string();
     if a.count {
         let n: i64 = client
             .query_one(
@@ -655,27 +584,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn terms_split_like_the_daemon() {
-        let t = split_terms(&["tax 2025".into(), "\"total due\"".into()]);
-        assert_eq!(t, ["tax", "2025", "total due"]);
-    }
-
-    #[test]
     fn like_patterns_are_literal() {
         assert_eq!(like_literal("50%_a\\b"), "50\\%\\_a\\\\b");
-    }
-
-    #[test]
-    fn unsupported_filters_are_refused() {
-        let e = conditions(&["size:>1mb".into()]).unwrap_err();
-        assert!(e.to_string().contains("not answered by the fleet"));
-        let c = conditions(&["ext:PDF;jpg".into(), "!Draft|memo".into()]).unwrap();
-        assert_eq!(
-            Value::Array(c),
-            json!([
-                { "neg": false, "ext": true, "alts": ["%.pdf", "%.jpg"] },
-                { "neg": true, "ext": false, "alts": ["%draft%", "%memo%"] },
-            ])
-        );
     }
 }
