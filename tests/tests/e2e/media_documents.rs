@@ -314,6 +314,7 @@ fn document_pages_title_and_author_match_their_writers_and_every_filter_agrees()
     let db = rusqlite::Connection::open(inst.db()).unwrap();
     db.execute_batch(
         "DELETE FROM media WHERE entry_id IN (SELECT id FROM entries WHERE CAST(name AS TEXT) NOT LIKE '%.jpg');
+         DELETE FROM media_unread WHERE entry_id IN (SELECT id FROM entries WHERE CAST(name AS TEXT) NOT LIKE '%.jpg');
          ALTER TABLE media DROP COLUMN pages;
          ALTER TABLE media DROP COLUMN author;
          DELETE FROM schema_version WHERE version = 10;",
