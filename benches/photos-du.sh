@@ -9,10 +9,11 @@
 # folders: `dated/` (each copy tagged by exiftool with a date taken,
 # 2015-2024 by year folder) and `plain/` (the same copies, no date), under
 # one daemon. Once `status.media` has a row for every file, hyperfine times
-# whole processes: `fsctl du` and `fsctl map` of each tree; the difference
-# is the photos pass (on `plain/` it finds no row with a date). Also the
-# pass's SQL alone (`store::media::taken_by_folder`) through sqlite3 on the
-# index.
+# whole processes: `fsctl du` and `fsctl du --photos` of `dated/` (the
+# difference is the photos pass), and `fsctl map` of each tree (the map
+# always counts photos; on `plain/` its pass finds the same rows, all
+# outside). Also the pass's SQL alone (`store::media::taken_by_folder`), through Python's sqlite3
+# on the index, median of 20.
 set -euo pipefail
 
 N=${N:-20000}
@@ -42,15 +43,28 @@ FSINDEX_HOME=$HOME_DIR "$BIN/fsindexd" --root "$BASE/dated" --root "$BASE/plain"
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 export FSINDEX_HOME=$HOME_DIR FSINDEX_NO_SPAWN=1
-until "$FSCTL" status --json 2>/dev/null | python3 -c "import json,sys; m=json.load(sys.stdin)['media']; sys.exit(0 if sum(m['rows'].values())==2*$N and m['queued']==0 and not m['busy'] else 1)"; do
+until "$FSCTL" status --json 2>/dev/null | python3 -c "import json,sys; m=json.load(sys.stdin)['media']; sys.exit(0 if sum(m['rows'].values())==2*$N and m['queued']==0 and not m['busy'] else 1)" 2>/dev/null; do
   sleep 0.5
 done
-"$FSCTL" du "$BASE/dated" | head -1
+"$FSCTL" du --photos "$BASE/dated" | head -1
 hyperfine -N --warmup 3 --runs ${RUNS:-20} --export-markdown "$BASE/du.md" \
-  "$FSCTL du $BASE/dated" "$FSCTL du $BASE/plain" \
+  "$FSCTL du $BASE/dated" "$FSCTL du --photos $BASE/dated" \
   "$FSCTL map $BASE/dated" "$FSCTL map $BASE/plain"
 cat "$BASE/du.md"
 db=$(find "$HOME_DIR" -name index.db | head -1)
-sqlite3 -readonly "$db" ".timer on" "SELECT COUNT(*) FROM (SELECT e.parent_id, COUNT(*), MIN(CAST(substr(m.taken, 1, 4) AS INTEGER)), MAX(CAST(substr(m.taken, 1, 4) AS INTEGER)) FROM media m JOIN entries e ON e.id = m.entry_id WHERE m.status = 'ok' AND m.taken IS NOT NULL AND m.taken != '' AND e.parent_id IS NOT NULL GROUP BY e.parent_id);"
+python3 - "$db" <<'PY'
+import sqlite3, sys, time
+c = sqlite3.connect('file:%s?mode=ro' % sys.argv[1], uri=True)
+q = """SELECT e.parent_id, COUNT(*), MIN(CAST(substr(m.taken, 1, 4) AS INTEGER)),
+       MAX(CAST(substr(m.taken, 1, 4) AS INTEGER))
+       FROM media m JOIN entries e ON e.id = m.entry_id
+       WHERE m.status = 'ok' AND m.taken IS NOT NULL AND m.taken != ''
+         AND e.parent_id IS NOT NULL GROUP BY e.parent_id"""
+runs = []
+for _ in range(20):
+    t = time.perf_counter(); rows = c.execute(q).fetchall(); runs.append(time.perf_counter() - t)
+runs.sort()
+print('taken_by_folder: %d folders, median %.2f ms' % (len(rows), runs[len(runs) // 2] * 1000))
+PY
 kill "$pid"; wait "$pid" 2>/dev/null || true
 [ -n "${KEEP:-}" ] || rm -rf "$BASE"
