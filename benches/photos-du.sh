@@ -12,8 +12,9 @@
 # whole processes: `fsctl du` and `fsctl du --photos` of `dated/` (the
 # difference is the photos pass), and `fsctl map` of each tree (the map
 # always counts photos; on `plain/` its pass finds the same rows, all
-# outside). Also the pass's SQL alone (`store::media::taken_by_folder`), through Python's sqlite3
-# on the index, median of 20.
+# outside). Also the passes' SQL alone (du: `store::media::taken_by_folder`,
+# a GROUP BY joined with entries; map: `taken_years`, one scan), through
+# Python's sqlite3 on the index, medians of 20.
 set -euo pipefail
 
 N=${N:-20000}
@@ -60,11 +61,14 @@ q = """SELECT e.parent_id, COUNT(*), MIN(CAST(substr(m.taken, 1, 4) AS INTEGER))
        FROM media m JOIN entries e ON e.id = m.entry_id
        WHERE m.status = 'ok' AND m.taken IS NOT NULL AND m.taken != ''
          AND e.parent_id IS NOT NULL GROUP BY e.parent_id"""
-runs = []
-for _ in range(20):
-    t = time.perf_counter(); rows = c.execute(q).fetchall(); runs.append(time.perf_counter() - t)
-runs.sort()
-print('taken_by_folder: %d folders, median %.2f ms' % (len(rows), runs[len(runs) // 2] * 1000))
+q2 = """SELECT entry_id, CAST(substr(taken, 1, 4) AS INTEGER) FROM media
+        WHERE status = 'ok' AND taken IS NOT NULL AND taken != ''"""
+for name, sql in [('taken_by_folder (du)', q), ('taken_years (map)', q2)]:
+    runs = []
+    for _ in range(20):
+        t = time.perf_counter(); rows = c.execute(sql).fetchall(); runs.append(time.perf_counter() - t)
+    runs.sort()
+    print('%s: %d rows, median %.2f ms' % (name, len(rows), runs[len(runs) // 2] * 1000))
 PY
 kill "$pid"; wait "$pid" 2>/dev/null || true
 [ -n "${KEEP:-}" ] || rm -rf "$BASE"
