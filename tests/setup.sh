@@ -74,8 +74,9 @@ fi
 # Document writers for the tests of reading what files say
 # (tests/tests/e2e/read_text.rs, tests/make_documents.py): python-docx,
 # odfpy and reportlab, pinned in tests/requirements-documents.txt; and
-# python-pptx for the documents' properties test (tests/tests/e2e/media_documents.rs).
-if ! python3 -c 'import docx, odf.opendocument, reportlab, pptx' 2>/dev/null; then
+# python-pptx for the documents' properties test (tests/tests/e2e/media_documents.rs);
+# extract-msg reads back the Outlook messages tests/tests/e2e/outlook.rs writes.
+if ! python3 -c 'import docx, odf.opendocument, reportlab, pptx, extract_msg' 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
     -r tests/requirements-documents.txt
 fi

@@ -42,6 +42,9 @@ pub enum Kind {
     /// An archive (zip, tar, tar.gz/tgz, tar.zst, 7z): each member's path, and
     /// the text of its text members (see [`crate::formats::archive`]).
     Archive,
+    /// An Outlook message (`.msg`, an OLE compound file): read as an `Eml`
+    /// is (see [`crate::formats::msg`]).
+    Msg,
     /// A photo, song or video's metadata (never chosen by
     /// [`kind_for_name`]: the daemon asks for it by
     /// [`crate::media::media_kind_for_name`]); the text is
@@ -49,7 +52,7 @@ pub enum Kind {
     Media,
 }
 
-const ALL: [Kind; 18] = [
+const ALL: [Kind; 19] = [
     Kind::Text,
     Kind::MaybeText,
     Kind::Markdown,
@@ -67,6 +70,7 @@ const ALL: [Kind; 18] = [
     Kind::Epub,
     Kind::Mbox,
     Kind::Archive,
+    Kind::Msg,
     Kind::Media,
 ];
 
@@ -91,6 +95,7 @@ impl Kind {
             Kind::Epub => "epub",
             Kind::Mbox => "mbox",
             Kind::Archive => "archive",
+            Kind::Msg => "msg",
             Kind::Media => "media",
         }
     }
@@ -113,6 +118,7 @@ impl Kind {
             Kind::Epub => "epub",
             Kind::Mbox => "mbox",
             Kind::Archive => "archive",
+            Kind::Msg => "msg",
             Kind::Media => "media",
         }
     }
@@ -134,6 +140,7 @@ impl Kind {
             Kind::Epub => formats::epub::VERSION,
             Kind::Mbox => formats::mbox::VERSION,
             Kind::Archive => formats::archive::VERSION,
+            Kind::Msg => formats::msg::VERSION,
             Kind::Media => crate::media::VERSION,
         }
     }
@@ -151,6 +158,7 @@ impl Kind {
             Kind::Epub => "EPUB (XHTML chapters)",
             Kind::Mbox => "MIME (each message's charsets)",
             Kind::Archive => "archive members (each text member decoded as a file)",
+            Kind::Msg => "Outlook message properties (UTF-16 or the message's code page)",
             Kind::Media => "media metadata (EXIF, tags, headers)",
             Kind::Text | Kind::MaybeText | Kind::Markdown | Kind::Html | Kind::Xml => "UTF-8",
         }
@@ -173,6 +181,7 @@ impl Kind {
                 | Kind::Epub
                 | Kind::Mbox
                 | Kind::Archive
+                | Kind::Msg
         )
     }
 
@@ -275,6 +284,7 @@ fn kind_by_extension(name: &[u8]) -> Option<Kind> {
         "odp" | "otp" => Kind::Odp,
         "rtf" => Kind::Rtf,
         "eml" => Kind::Eml,
+        "msg" => Kind::Msg,
         "epub" => Kind::Epub,
         "mbox" | "mbx" => Kind::Mbox,
         "zip" | "tar" | "tgz" | "tzst" | "7z" => Kind::Archive,
@@ -561,7 +571,6 @@ const NEVER: &[&str] = &[
     "doc",
     "xls",
     "ppt",
-    "msg",
     "pst",
     "mobi",
     "azw3",

@@ -133,6 +133,8 @@ pub struct UsageArgs {
     pub files_only: bool,
     pub dirs_only: bool,
     pub apparent: bool,
+    /// Count the photos with a date taken too (issue 32).
+    pub photos: bool,
 }
 
 /// How `list` orders a folder's children (ties: by name).
@@ -674,6 +676,8 @@ impl Engine {
             if let Some(v) = &view {
                 let closed = self.closed_under(c, id, &args.path, v)?;
                 access::hide_report(&mut report, &closed, args.top, args.apparent);
+            } else if args.photos && report.total.kind == Some(crate::store::Kind::Dir) {
+                crate::queries::photos::fill(c, id, &mut report)?;
             }
             Ok(report)
         })

@@ -31,7 +31,11 @@ pub struct Usage {
     /// sizes-only walk, made at `measured_at` (unix seconds), not live.
     pub excluded: bool,
     pub measured_at: i64,
-    /// Photos with a date taken anywhere beneath a folder (issue 32).
+    /// The entry's id (0 where not known): [`super::photos::fill`] finds
+    /// a listed folder's photos by it.
+    pub id: i64,
+    /// Photos with a date taken anywhere beneath a folder (issue 32), when
+    /// asked for ([`super::photos::fill`]).
     pub photos: super::photos::Photos,
 }
 
@@ -286,18 +290,10 @@ pub fn disk_usage(
     };
     linked_total.onto(&mut total);
 
-    let kids = entries::children_with_totals(tx, id)?;
-    let dirs = kids
-        .iter()
-        .filter(|c| c.kind == Kind::Dir)
-        .map(|c| c.id)
-        .collect();
-    let (photos, mut photos_of) = super::photos::beneath(tx, id, &dirs)?;
-    total.photos = photos;
     let mut children = Vec::new();
-    for c in kids {
+    for c in entries::children_with_totals(tx, id)? {
         let (cid, name, mut u) = child_usage(c);
-        u.photos = photos_of.remove(&cid).unwrap_or_default();
+        u.id = cid;
         u.path = crate::platform::bytes::child(&path, &name);
         u.depth = 1;
         if u.kind == Some(Kind::Dir) && !u.excluded {
@@ -423,10 +419,8 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
             sum.onto(&mut rows[at].usage);
         }
     }
-    // Photos beneath each listed folder.
-    let folders = index.keys().copied().collect();
-    for (dir, photos) in super::photos::beneath(&tx, id, &folders)?.1 {
-        rows[index[&dir]].usage.photos = photos;
+    for (&rid, &at) in &index {
+        rows[at].usage.id = rid;
     }
 
     let key = |u: &Usage| {

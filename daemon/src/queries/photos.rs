@@ -47,6 +47,25 @@ impl Photos {
     }
 }
 
+/// Fills a du report's photos: the total's (folder `target`, its whole
+/// subtree) and each listed folder's.
+pub fn fill(conn: &Connection, target: i64, report: &mut super::du::Report) -> Result<(), Error> {
+    let folders = report
+        .children
+        .iter()
+        .filter(|u| u.kind == Some(crate::store::Kind::Dir) && u.id != 0)
+        .map(|u| u.id)
+        .collect();
+    let (total, each) = beneath(conn, target, &folders)?;
+    report.total.photos = total;
+    for u in &mut report.children {
+        if let Some(p) = each.get(&u.id) {
+            u.photos = *p;
+        }
+    }
+    Ok(())
+}
+
 /// The photos beneath folder `target` (its whole subtree), and beneath each
 /// of `folders` (folders under `target`) that holds any.
 pub fn beneath(

@@ -176,6 +176,7 @@ impl From<pb::DiskUsageRequest> for UsageArgs {
             files_only: r.files_only,
             dirs_only: r.dirs_only,
             apparent: r.apparent,
+            photos: r.photos,
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod epub;
 pub mod mail;
 pub mod markup;
 pub mod mbox;
+pub mod msg;
 pub mod office;
 pub mod pdf;
 pub mod rtf;
@@ -41,6 +42,7 @@ pub fn extract(
         Kind::Epub => epub::extract(file, limits, sink),
         Kind::Mbox => mbox::extract(file, size, sink),
         Kind::Archive => archive::extract(file, limits, sink),
+        Kind::Msg => msg::extract(file, limits, sink),
         // Media is read from a path by `crate::media`, never as text.
         Kind::Media => Err(Failure::Unsupported),
     }

@@ -402,6 +402,7 @@ fn valid_request(method: &str, rng: &mut Rng, pools: &Pools) -> Vec<u8> {
             all: rng.chance(30),
             files_only: rng.chance(20),
             dirs_only: rng.chance(20),
+            photos: rng.chance(20),
         }
         .encode_to_vec(),
         "Rescan" => pb::RescanRequest {

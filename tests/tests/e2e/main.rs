@@ -32,6 +32,7 @@ mod mcp_robust;
 mod media;
 mod media_documents;
 mod organise;
+mod outlook;
 mod photos;
 mod priority;
 mod projects;

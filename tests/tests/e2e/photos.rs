@@ -148,8 +148,12 @@ fn du_and_map_say_how_many_photos_a_folder_holds_and_the_years_taken() {
     settled(&inst, PHOTOS.len() as u64);
     let p = |rel: &str| tree.join(rel).display().to_string();
 
-    // du --json: the path's photos, and each child folder's (its subtree).
+    // Asked for only: a plain du does not pay for the pass.
     let du = inst.json(&["du", &p("Pictures")]);
+    assert!(du.get("photos").is_none(), "{du}");
+    // du --photos --json: the path's photos, and each child folder's (its
+    // subtree).
+    let du = inst.json(&["du", "--photos", &p("Pictures")]);
     assert_eq!(photos_of(&du), want.get("Pictures").copied(), "{du}");
     let kids = du["children"].as_array().unwrap();
     assert_eq!(kids.len(), 4, "{du}");
@@ -162,7 +166,13 @@ fn du_and_map_say_how_many_photos_a_folder_holds_and_the_years_taken() {
         assert_eq!(photos_of(c), want.get(&rel).copied(), "{rel}: {c}");
     }
     // The whole tree, and a deep listing down to the trip folder.
-    let du = inst.json(&["du", "--depth", "3", &tree.display().to_string()]);
+    let du = inst.json(&[
+        "du",
+        "--photos",
+        "--depth",
+        "3",
+        &tree.display().to_string(),
+    ]);
     assert_eq!(photos_of(&du), want.get("").copied(), "{du}");
     let rows = du["children"].as_array().unwrap();
     for rel in ["Pictures", "Pictures/2015", "Pictures/2015/trip", "Docs"] {
@@ -173,7 +183,7 @@ fn du_and_map_say_how_many_photos_a_folder_holds_and_the_years_taken() {
         assert_eq!(photos_of(row), want.get(rel).copied(), "{rel}: {row}");
     }
     // The text: the total's line and each child's.
-    let out = inst.fsctl(&["du", &p("Pictures")]);
+    let out = inst.fsctl(&["du", "--photos", &p("Pictures")]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     let first = text.lines().next().unwrap();
@@ -256,7 +266,7 @@ fn du_and_map_say_how_many_photos_a_folder_holds_and_the_years_taken() {
         }),
         "the new date did not show in taken: {got:?}"
     );
-    let du = inst.json(&["du", &p("Pictures")]);
+    let du = inst.json(&["du", "--photos", &p("Pictures")]);
     assert_eq!(photos_of(&du), want.get("Pictures").copied(), "{du}");
     assert_eq!(want["Pictures"], (7, 2012, 2024));
     assert!(found(&inst, "taken:2015-07-02").is_empty());

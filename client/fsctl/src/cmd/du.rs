@@ -35,6 +35,10 @@ pub struct Args {
     /// Include every change made before this command.
     #[arg(long)]
     sync: bool,
+    /// Also say how many photos with a date taken each folder holds (its
+    /// whole subtree) and the years taken: "3,120 photos 2015-2024".
+    #[arg(long)]
+    photos: bool,
 }
 
 fn usage_json(u: &pb::Usage) -> Value {
@@ -93,6 +97,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
             all: a.all,
             files_only: a.files,
             dirs_only: a.dirs,
+            photos: a.photos,
         })
         .await?
         .into_inner();

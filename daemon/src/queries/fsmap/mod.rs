@@ -222,7 +222,7 @@ pub fn fs_map(
     let tx = conn.unchecked_transaction()?; // one consistent read
     let started = std::time::Instant::now();
     let stats = Stats::collect(&tx, snapshot, id)?;
-    let photos = stats.photos(&tx)?;
+    let photos = stats.photos(&tx, snapshot)?;
     let collected = started.elapsed();
     let mut source = IndexSource {
         closed,

@@ -250,26 +250,31 @@ impl Stats {
     }
 
     /// Photos with a date taken beneath each folder of the subtree (by its
-    /// number k), each folder's photos added to every folder above it.
-    pub(crate) fn photos(&self, conn: &Connection) -> Result<Vec<Photos>, Error> {
-        let mut out = vec![Photos::default(); self.folders.len()];
-        for (folder, count, first, last) in crate::store::media::taken_by_folder(conn)? {
-            let Some(&m) = usize::try_from(folder).ok().and_then(|i| self.mark.get(i)) else {
+    /// number k), each folder's photos added to every folder above it. The
+    /// files' folders come from the snapshot, so the SQL is one scan of
+    /// `media` ([`crate::store::media::taken_years`]).
+    pub(crate) fn photos(&self, conn: &Connection, snap: &Snapshot) -> Result<Vec<Photos>, Error> {
+        let mut here = vec![Photos::default(); self.folders.len()];
+        for (id, year) in crate::store::media::taken_years(conn)? {
+            let folder = (id as usize) < snap.id_bound() && snap.entry_kind(id).is_some();
+            let Some(&m) = folder
+                .then(|| snap.entry_parent(id))
+                .flatten()
+                .and_then(|p| self.mark.get(p as usize))
+            else {
                 continue;
             };
-            if m < FOLDER_BASE {
-                continue;
-            }
-            let mut k = (m - FOLDER_BASE) as usize;
-            loop {
-                out[k].add(count, first, last);
-                if k == 0 {
-                    break;
-                }
-                k = self.folders[k].parent as usize;
+            if m >= FOLDER_BASE {
+                here[(m - FOLDER_BASE) as usize].add(1, year, year);
             }
         }
-        Ok(out)
+        // Folders are numbered parents first: children add up backwards.
+        for k in (1..here.len()).rev() {
+            let p = self.folders[k].parent as usize;
+            let h = here[k];
+            here[p].add_all(h);
+        }
+        Ok(here)
     }
 
     /// Dominant kinds of a histogram, with their most common extensions.

@@ -415,7 +415,7 @@ pub async fn list_directory_with_sizes(ctx: &Ctx, p: SizesParams) -> Outcome {
     let sort = p.sort_by.unwrap_or_default();
     let fp = ("list_directory_with_sizes", path.clone(), sort);
     let pg = page(p.cursor.as_deref(), p.limit, 1000, 5000, &fp)?;
-    let r = du(ctx, &p.path, &path, 0, 1).await?;
+    let r = du(ctx, &p.path, &path, 0, 1, false).await?;
     let mut all: Vec<SizedEntry> = r
         .children
         .iter()
@@ -495,6 +495,7 @@ async fn du(
     path: &Path,
     top: u32,
     depth: u32,
+    photos: bool,
 ) -> Result<pb::DiskUsageResponse, Failure> {
     let bytes = path_bytes(path);
     ctx.rpc(|mut c| {
@@ -509,6 +510,7 @@ async fn du(
                 all: false,
                 files_only: false,
                 dirs_only: false,
+                photos,
             })
             .await
             .map(tonic::Response::into_inner)
@@ -860,7 +862,7 @@ pub async fn disk_usage(ctx: &Ctx, p: DuParams) -> Outcome {
     } else {
         (pg.offset + u64::from(top)).min(u64::from(u32::MAX)) as u32
     };
-    let r = du(ctx, &p.path, &path, want, depth).await?;
+    let r = du(ctx, &p.path, &path, want, depth, true).await?;
     let total = du_row(&r.total.unwrap_or_default());
     let rows: Vec<DuRow> = r
         .children
