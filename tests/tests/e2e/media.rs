@@ -23,8 +23,10 @@ use crate::util::{Instance, Runner, lossy, poll_until, write_file};
 /// How long the first read of a test tree may take (debug binaries, a
 /// loaded machine).
 const SETTLE: Duration = Duration::from_secs(90);
-/// How long an edit may take to show.
-const LATENCY: Duration = Duration::from_secs(20);
+/// How long an edit may take to show: well under a second alone, but the
+/// media worker runs at nice 19 and, beside two dozen other tests on two
+/// cores, waited over 20 s for a turn.
+const LATENCY: Duration = Duration::from_secs(60);
 
 /// Makes the tree: photos, songs, videos, hostile files. Writes the oracle
 /// (what exiftool and mutagen read back, what the test wrote into MP4s) as

@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use crate::media::{found, settled};
 use crate::util::{Instance, Runner, poll_until};
 
-const LATENCY: Duration = Duration::from_secs(20);
+/// How long an edit may take to show (see media.rs's LATENCY).
+const LATENCY: Duration = Duration::from_secs(60);
 
 /// The photos and their dates taken (`None`: a JPEG without one).
 const PHOTOS: &[(&str, Option<&str>)] = &[
