@@ -307,10 +307,19 @@ def main():
                  f"WHERE f.host = '{host}' AND f.path = '{watched}' AND i.name LIKE 'n%';\n")
 
         def sample():
+            nonlocal poller
             while not stop.is_set():
                 poller.stdin.write(probe)
                 poller.stdin.flush()
-                top = poller.stdout.readline().strip()
+                line = poller.stdout.readline()
+                if not line:
+                    # psql ended (its error is on stderr): a new session.
+                    log(f"  psql ended ({poller.wait()}), starting another")
+                    poller = subprocess.Popen(["psql", "-X", "-A", "-t", "-q", pg.url],
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                              text=True, bufsize=1)
+                    continue
+                top = line.strip()
                 seen.append((time.time(), int(top[1:]) if top else -1))
                 time.sleep(0.05)
 
@@ -345,6 +354,10 @@ def main():
                 j += 1
             if j < len(seen):
                 lags.append(max(0.0, seen[j][0] - t_made))
+        log(f"  {len(seen)} reads, {sum(1 for _, k in seen if k >= 0)} with a file; "
+            f"{len(lags)} lags")
+        if not lags:
+            lags = [float("nan")]
         out.append("")
         out.append(f"Lag while {i / a.churn_secs:,.0f} changes/s were made for {a.churn_secs} s "
                    f"(load average {load0:.1f} before, {load1:.1f} after; {len(seen)} reads of the "
