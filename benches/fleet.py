@@ -297,6 +297,13 @@ def main():
         # load; `status` took 300 ms per answer under load).
         log(f"churn: {a.rate}/s for {a.churn_secs} s")
         import threading
+        # A run cut short leaves its files: gone, and shipped gone, first.
+        left = glob.glob(os.path.join(churn_dir, "n*"))
+        for n in left:
+            os.unlink(n)
+        if left:
+            time.sleep(1)
+            d.wait(current, limit=120)
         host = f"h{a.hosts}"
         seen, stop = [], threading.Event()
         poller = subprocess.Popen(["psql", "-X", "-A", "-t", "-q", pg.url], stdin=subprocess.PIPE,
