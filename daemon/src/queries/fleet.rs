@@ -9,8 +9,8 @@
 //! its kind, size and mtime: what plain terms, `path:`, wildcards, `ext:`,
 //! `size:`, `dm:` and `kind:folder` test. The rest (`regex:`, whose syntax
 //! PostgreSQL's differs from; `case:`, `in:`, `kind:` other than folder,
-//! `content:`, media, tags) is refused by name, never matched as text or
-//! dropped.
+//! `content:`, media, tags, `@saved` searches) is refused by name, never
+//! matched as text or dropped.
 
 use serde_json::{Value, json};
 
@@ -102,6 +102,13 @@ fn test(item: &Item, bare: bool) -> Result<Value, Error> {
 /// non-folder), `{"mtime": [from_ns, to_ns)}`, `{"folder": true}` or
 /// `{"any": [...]}`, with `"neg": true` where it is negated.
 pub fn fleet_terms(input: &str) -> Result<Value, Error> {
+    // A saved search lives in one host's daemon: unknown to the fleet,
+    // and never searched for as the text `@name`.
+    if let Some(name) = super::saved::calls(input)?.first() {
+        return Err(refuse(&format!(
+            "`@{name}` (a saved search, kept by each host)"
+        )));
+    }
     let query = Query::parse(input)?;
     let groups = query
         .groups
@@ -150,5 +157,15 @@ mod tests {
             );
         }
         assert!(fleet_terms("size:>>1").is_err());
+        let e = fleet_terms("@taxes 2025").unwrap_err().to_string();
+        assert!(
+            e.contains("@taxes") && e.contains("not answered by the fleet"),
+            "{e}"
+        );
+        // Quoted, or not a name, `@` is text.
+        assert_eq!(
+            fleet_terms("\"@home\"").unwrap()[0]["any"][0]["path"],
+            "%@home%"
+        );
     }
 }
