@@ -883,3 +883,163 @@ fn word_matches() {
     assert!(!is_word_match(b"taxes", b"tax"));
     assert!(is_word_match(b"my_tax", b"tax"));
 }
+
+/// One- and two-letter terms find the names that could hold them as words
+/// in one pass ([`rank::word_hints`]) instead of checking each marked name:
+/// on random names of letters, digits, separators and other scripts, every
+/// marked name's fit equals the name-by-name check, and the first results
+/// equal an order worked out here on the decoded names.
+#[test]
+fn short_terms_fit_and_rank_as_a_name_by_name_check() {
+    let pieces = [
+        "a", "e", "r", "re", "ar", "é", "ß", "京", "x1", "data", "Re", "E", "ea", "ré", "2",
+    ];
+    let joins = [
+        "", "", " ", "_", "-", ".", "(", "é", "京", "a", "—", "·", "🙂",
+    ];
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut rows = vec![Change::Upsert(row(1, None, "/r", Kind::Dir))];
+    let folders = 40i64;
+    for f in 0..folders {
+        rows.push(Change::Upsert(row(
+            2 + f,
+            Some(1 + f / 3),
+            &format!("d{f}"),
+            Kind::Dir,
+        )));
+    }
+    let name = |next: &mut dyn FnMut(usize) -> usize| {
+        let mut n = String::new();
+        for k in 0..1 + next(4) {
+            if k > 0 {
+                n.push_str(joins[next(joins.len())]);
+            }
+            n.push_str(pieces[next(pieces.len())]);
+        }
+        if next(3) == 0 {
+            n.push_str([".txt", ".r", ".e", ".a.b", ".ré"][next(5)]);
+        }
+        n
+    };
+    let files = 6_000i64;
+    for k in 0..files {
+        let mut r = row(
+            2 + folders + k,
+            Some(2 + next(folders as usize) as i64),
+            &name(&mut next),
+            Kind::File,
+        );
+        r.mtime_ns = next(50) as i64;
+        rows.push(Change::Upsert(r));
+    }
+    let mut s = Snapshot::default();
+    s.apply(rows, None);
+    // Some names relocated (kept outside the arena).
+    let moved: Vec<Change> = (0..files)
+        .step_by(17)
+        .map(|k| Change::Moved {
+            id: 2 + folders + k,
+            parent_id: 2 + next(folders as usize) as i64,
+            name: name(&mut next).into_bytes(),
+            subtree: Vec::new(),
+        })
+        .collect();
+    s.apply(moved, None);
+
+    let word = |n: &str, t: &str| {
+        n.match_indices(t).any(|(at, m)| {
+            !n[..at]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphanumeric)
+                && !n[at + m.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_alphanumeric)
+        })
+    };
+    let depth = |mut i: u32| {
+        let mut d = 0u16;
+        while let Some(p) = s.entry_parent(i) {
+            d += 1;
+            i = p;
+        }
+        d
+    };
+    let live: Vec<u32> = (0..s.id_bound() as u32)
+        .filter(|&i| s.entry_kind(i).is_some() && s.entry_parent(i).is_some())
+        .collect();
+    let name = |i: u32| String::from_utf8_lossy(s.entry_folded_name(i)).into_owned();
+    let mut words = 0;
+    for q in ["a", "e", "r", "re", "ar", "é", "2", "a e", "re 2", "京"] {
+        // Every marked name's fit, against the name-by-name one.
+        for t in q.split(' ') {
+            let (ids, fits) = s.mark_name_term_fits(t.as_bytes(), true);
+            assert!(!ids.is_empty(), "{q}");
+            for (&i, &f) in ids.iter().zip(&fits) {
+                let want = fit(s.entry_folded_name(i), t.as_bytes());
+                assert_eq!(f, want, "{q}: {t} in {:?}", name(i));
+                words += usize::from(f & FIT_WORD != 0);
+            }
+        }
+        // The first results, against the order worked out here.
+        let terms: Vec<&str> = q.split(' ').collect();
+        let below_root = |mut i: u32, t: &str| loop {
+            if s.entry_parent(i).is_none() {
+                return false;
+            }
+            if name(i).contains(t) {
+                return true;
+            }
+            i = s.entry_parent(i).unwrap();
+        };
+        let mut want: Vec<(_, u32)> = live
+            .iter()
+            .copied()
+            .filter(|&i| terms.iter().all(|t| below_root(i, t)))
+            .map(|i| {
+                let n = name(i);
+                let own: Vec<&str> = terms.iter().copied().filter(|t| n.contains(t)).collect();
+                let whole = own
+                    .iter()
+                    .map(|t| match n.rsplit_once('.') {
+                        _ if n == *t => 2,
+                        Some((stem, _)) if !stem.is_empty() && stem == *t => 1,
+                        _ => 0,
+                    })
+                    .max()
+                    .unwrap_or(0);
+                let words = own.iter().filter(|t| word(&n, t)).count();
+                let key = (
+                    Reverse(own.len()),
+                    Reverse(whole),
+                    Reverse(words),
+                    depth(i),
+                    Reverse(s.entry_mtime_ns(i)),
+                );
+                (key, i)
+            })
+            .collect();
+        want.sort();
+        let query = Query::parse(q).unwrap();
+        for (offset, limit, reverse) in [(0, 200, false), (100, 200, false), (0, 200, true)] {
+            let (total, got) = s.search_page(&query, Sort::Relevance, offset, limit, reverse, None);
+            assert_eq!(total, want.len(), "{q}");
+            let got: Vec<u32> = got.into_iter().map(|f| f.id).collect();
+            let ids = want.iter().map(|&(_, i)| i);
+            let expect: Vec<u32> = if reverse {
+                ids.rev().skip(offset).take(limit).collect()
+            } else {
+                ids.skip(offset).take(limit).collect()
+            };
+            assert_eq!(got, expect, "{q} from {offset}, reverse {reverse}");
+        }
+    }
+    assert!(words > 1000, "enough word matches to test: {words}");
+}
