@@ -304,7 +304,7 @@ impl Snapshot {
         let (mut ids, mut how) = (Vec::new(), Vec::new());
         let finder = memmem::Finder::new(term);
         for (from, to) in self.candidate_spans(term) {
-            // A short term marks much of the tree and is rarely a word:
+            // A one-letter term marks much of the tree and is rarely a word:
             // the places where it could be one are found in one pass over
             // the span, and only the names holding one are checked.
             let hints = (fits && term.len() <= WORD_HINTS).then(|| {

@@ -1043,3 +1043,84 @@ fn short_terms_fit_and_rank_as_a_name_by_name_check() {
     }
     assert!(words > 1000, "enough word matches to test: {words}");
 }
+
+/// Not a test: the process CPU time of marking one- and two-letter terms
+/// and of a search for the first 200 on a real tree (`BENCH_TREE`, e.g. the
+/// 1M bench tree of `benches/mktree.py`), for `benches/README.md`. Run with
+/// `cargo nextest run -p fsindexd --lib --run-ignored only --no-capture -E
+/// 'test(/cpu_of_short_terms/)'` in an optimised build.
+#[test]
+#[ignore]
+fn cpu_of_short_terms() {
+    let Ok(tree) = std::env::var("BENCH_TREE") else {
+        return;
+    };
+    // The process's user and system time (threads that ended included), in
+    // ms: ticks of 10 ms, so a figure is the mean of many runs.
+    let cpu = || {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let f: Vec<f64> = after
+            .split(' ')
+            .skip(11)
+            .take(2)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        (f[0] + f[1]) * 10.0
+    };
+    // The tree in preorder: a folder's id below its children's.
+    let mut rows = vec![Change::Upsert(row(1, None, &tree, Kind::Dir))];
+    let mut stack = vec![(std::path::PathBuf::from(&tree), 1i64)];
+    while let Some((dir, id)) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let next = rows.len() as i64 + 1;
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            let mut r = row(
+                next,
+                Some(id),
+                "",
+                if is_dir { Kind::Dir } else { Kind::File },
+            );
+            r.name = e.file_name().into_encoded_bytes();
+            r.mtime_ns = e
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i64);
+            rows.push(Change::Upsert(r));
+            if is_dir {
+                stack.push((e.path(), next));
+            }
+        }
+    }
+    let mut s = Snapshot::default();
+    s.apply(rows, None);
+    eprintln!("{} entries", s.len());
+    let reps = 40;
+    let mean = |f: &mut dyn FnMut()| {
+        let t = cpu();
+        for _ in 0..reps {
+            f();
+        }
+        (cpu() - t) / f64::from(reps)
+    };
+    for t in ["r", "e", "a", "re", "ar"] {
+        let mut n = 0;
+        let ms = mean(&mut || n = s.mark_name_term_fits(t.as_bytes(), true).0.len());
+        eprintln!("mark {t:>8}: {n:>7} names, {ms:6.1} ms CPU (mean of {reps})");
+    }
+    for q in ["r", "e", "a", "re", "ar", "tax 2025"] {
+        let query = Query::parse(q).unwrap();
+        let mut n = 0;
+        let ms = mean(&mut || {
+            n = s
+                .search_order(&query, Sort::Relevance, 0, 200, false, None)
+                .0
+        });
+        eprintln!("search {q:>8}: {n:>7} results, {ms:6.1} ms CPU (mean of {reps})");
+    }
+}
