@@ -516,10 +516,16 @@ impl SearchModel {
         self.cursor = Some(index);
     }
 
-    /// Home and End: the first or the last row.
+    /// Home and End: the first or the last row (with no row selected
+    /// too: Ctrl+Home then goes to the first, not to the last).
     pub fn cursor_to_end(&mut self, end: bool) {
         let total = self.results.total as i64;
-        self.move_cursor(if end { total } else { -total });
+        if self.cursor.is_none() && !end {
+            // From nowhere, a move down lands on the first row.
+            self.move_cursor(1);
+        } else {
+            self.move_cursor(if end { total } else { -total });
+        }
     }
 
     /// Arrow keys and Page Up/Down: move the cursor by `delta` rows.

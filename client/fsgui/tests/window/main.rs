@@ -175,6 +175,24 @@ fn the_keyboard_moves_the_selection_and_acts_on_it() {
         a.search.results.total == 40 && a.settled()
     });
     let rows = json_paths(&inst, &["search", "file-0"]);
+    // Ctrl+Home with no row selected goes to the first row (it went to the
+    // last, and a held Page Down then had nowhere to go), Ctrl+End to the
+    // last; a new query starts with none selected again.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Home);
+    h.step();
+    assert_eq!(h.state().search.cursor, Some(0));
+    h.key_press(Key::PageDown);
+    h.step();
+    assert!(h.state().search.cursor > Some(5), "Page Down moved a page");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::End);
+    h.step();
+    assert_eq!(h.state().search.cursor, Some(39));
+    h.get_by_label("Search").type_text("1");
+    h.key_press(Key::Backspace);
+    settle(&mut h, "rows", |a| {
+        a.search.results.total == 40 && a.settled()
+    });
+    assert_eq!(h.state().search.cursor, None);
     h.key_press(Key::ArrowDown);
     h.key_press(Key::ArrowDown);
     h.step();

@@ -883,3 +883,244 @@ fn word_matches() {
     assert!(!is_word_match(b"taxes", b"tax"));
     assert!(is_word_match(b"my_tax", b"tax"));
 }
+
+/// One- and two-letter terms find the names that could hold them as words
+/// in one pass ([`rank::word_hints`]) instead of checking each marked name:
+/// on random names of letters, digits, separators and other scripts, every
+/// marked name's fit equals the name-by-name check, and the first results
+/// equal an order worked out here on the decoded names.
+#[test]
+fn short_terms_fit_and_rank_as_a_name_by_name_check() {
+    let pieces = [
+        "a", "e", "r", "re", "ar", "é", "ß", "京", "x1", "data", "Re", "E", "ea", "ré", "2",
+    ];
+    let joins = [
+        "", "", " ", "_", "-", ".", "(", "é", "京", "a", "—", "·", "🙂",
+    ];
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut rows = vec![Change::Upsert(row(1, None, "/r", Kind::Dir))];
+    let folders = 40i64;
+    for f in 0..folders {
+        rows.push(Change::Upsert(row(
+            2 + f,
+            Some(1 + f / 3),
+            &format!("d{f}"),
+            Kind::Dir,
+        )));
+    }
+    let name = |next: &mut dyn FnMut(usize) -> usize| {
+        let mut n = String::new();
+        for k in 0..1 + next(4) {
+            if k > 0 {
+                n.push_str(joins[next(joins.len())]);
+            }
+            n.push_str(pieces[next(pieces.len())]);
+        }
+        if next(3) == 0 {
+            n.push_str([".txt", ".r", ".e", ".a.b", ".ré"][next(5)]);
+        }
+        n
+    };
+    let files = 6_000i64;
+    for k in 0..files {
+        let mut r = row(
+            2 + folders + k,
+            Some(2 + next(folders as usize) as i64),
+            &name(&mut next),
+            Kind::File,
+        );
+        r.mtime_ns = next(50) as i64;
+        rows.push(Change::Upsert(r));
+    }
+    let mut s = Snapshot::default();
+    s.apply(rows, None);
+    // Some names relocated (kept outside the arena).
+    let moved: Vec<Change> = (0..files)
+        .step_by(17)
+        .map(|k| Change::Moved {
+            id: 2 + folders + k,
+            parent_id: 2 + next(folders as usize) as i64,
+            name: name(&mut next).into_bytes(),
+            subtree: Vec::new(),
+        })
+        .collect();
+    s.apply(moved, None);
+
+    let word = |n: &str, t: &str| {
+        n.match_indices(t).any(|(at, m)| {
+            !n[..at]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphanumeric)
+                && !n[at + m.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_alphanumeric)
+        })
+    };
+    let depth = |mut i: u32| {
+        let mut d = 0u16;
+        while let Some(p) = s.entry_parent(i) {
+            d += 1;
+            i = p;
+        }
+        d
+    };
+    let live: Vec<u32> = (0..s.id_bound() as u32)
+        .filter(|&i| s.entry_kind(i).is_some() && s.entry_parent(i).is_some())
+        .collect();
+    let name = |i: u32| String::from_utf8_lossy(s.entry_folded_name(i)).into_owned();
+    let mut words = 0;
+    for q in ["a", "e", "r", "re", "ar", "é", "2", "a e", "re 2", "京"] {
+        // Every marked name's fit, against the name-by-name one.
+        for t in q.split(' ') {
+            let (ids, fits) = s.mark_name_term_fits(t.as_bytes(), true);
+            assert!(!ids.is_empty(), "{q}");
+            for (&i, &f) in ids.iter().zip(&fits) {
+                let want = fit(s.entry_folded_name(i), t.as_bytes());
+                assert_eq!(f, want, "{q}: {t} in {:?}", name(i));
+                words += usize::from(f & FIT_WORD != 0);
+            }
+        }
+        // The first results, against the order worked out here.
+        let terms: Vec<&str> = q.split(' ').collect();
+        let below_root = |mut i: u32, t: &str| loop {
+            if s.entry_parent(i).is_none() {
+                return false;
+            }
+            if name(i).contains(t) {
+                return true;
+            }
+            i = s.entry_parent(i).unwrap();
+        };
+        let mut want: Vec<(_, u32)> = live
+            .iter()
+            .copied()
+            .filter(|&i| terms.iter().all(|t| below_root(i, t)))
+            .map(|i| {
+                let n = name(i);
+                let own: Vec<&str> = terms.iter().copied().filter(|t| n.contains(t)).collect();
+                let whole = own
+                    .iter()
+                    .map(|t| match n.rsplit_once('.') {
+                        _ if n == *t => 2,
+                        Some((stem, _)) if !stem.is_empty() && stem == *t => 1,
+                        _ => 0,
+                    })
+                    .max()
+                    .unwrap_or(0);
+                let words = own.iter().filter(|t| word(&n, t)).count();
+                let key = (
+                    Reverse(own.len()),
+                    Reverse(whole),
+                    Reverse(words),
+                    depth(i),
+                    Reverse(s.entry_mtime_ns(i)),
+                );
+                (key, i)
+            })
+            .collect();
+        want.sort();
+        let query = Query::parse(q).unwrap();
+        for (offset, limit, reverse) in [(0, 200, false), (100, 200, false), (0, 200, true)] {
+            let (total, got) = s.search_page(&query, Sort::Relevance, offset, limit, reverse, None);
+            assert_eq!(total, want.len(), "{q}");
+            let got: Vec<u32> = got.into_iter().map(|f| f.id).collect();
+            let ids = want.iter().map(|&(_, i)| i);
+            let expect: Vec<u32> = if reverse {
+                ids.rev().skip(offset).take(limit).collect()
+            } else {
+                ids.skip(offset).take(limit).collect()
+            };
+            assert_eq!(got, expect, "{q} from {offset}, reverse {reverse}");
+        }
+    }
+    assert!(words > 1000, "enough word matches to test: {words}");
+}
+
+/// Not a test: the process CPU time of marking one- and two-letter terms
+/// and of a search for the first 200 on a real tree (`BENCH_TREE`, e.g. the
+/// 1M bench tree of `benches/mktree.py`), for `benches/README.md`. Run with
+/// `cargo nextest run -p fsindexd --lib --run-ignored only --no-capture -E
+/// 'test(/cpu_of_short_terms/)'` in an optimised build.
+#[test]
+#[ignore]
+fn cpu_of_short_terms() {
+    let Ok(tree) = std::env::var("BENCH_TREE") else {
+        return;
+    };
+    // The process's user and system time (threads that ended included), in
+    // ms: ticks of 10 ms, so a figure is the mean of many runs.
+    let cpu = || {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let f: Vec<f64> = after
+            .split(' ')
+            .skip(11)
+            .take(2)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        (f[0] + f[1]) * 10.0
+    };
+    // The tree in preorder: a folder's id below its children's.
+    let mut rows = vec![Change::Upsert(row(1, None, &tree, Kind::Dir))];
+    let mut stack = vec![(std::path::PathBuf::from(&tree), 1i64)];
+    while let Some((dir, id)) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let next = rows.len() as i64 + 1;
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            let mut r = row(
+                next,
+                Some(id),
+                "",
+                if is_dir { Kind::Dir } else { Kind::File },
+            );
+            r.name = e.file_name().into_encoded_bytes();
+            r.mtime_ns = e
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i64);
+            rows.push(Change::Upsert(r));
+            if is_dir {
+                stack.push((e.path(), next));
+            }
+        }
+    }
+    let mut s = Snapshot::default();
+    s.apply(rows, None);
+    eprintln!("{} entries", s.len());
+    let reps = 40;
+    let mean = |f: &mut dyn FnMut()| {
+        let t = cpu();
+        for _ in 0..reps {
+            f();
+        }
+        (cpu() - t) / f64::from(reps)
+    };
+    for t in ["r", "e", "a", "re", "ar"] {
+        let mut n = 0;
+        let ms = mean(&mut || n = s.mark_name_term_fits(t.as_bytes(), true).0.len());
+        eprintln!("mark {t:>8}: {n:>7} names, {ms:6.1} ms CPU (mean of {reps})");
+    }
+    for q in ["r", "e", "a", "re", "ar", "tax 2025"] {
+        let query = Query::parse(q).unwrap();
+        let mut n = 0;
+        let ms = mean(&mut || {
+            n = s
+                .search_order(&query, Sort::Relevance, 0, 200, false, None)
+                .0
+        });
+        eprintln!("search {q:>8}: {n:>7} results, {ms:6.1} ms CPU (mean of {reps})");
+    }
+}
