@@ -658,68 +658,9 @@ fn filters_and_first_results_on_a_large_tree_equal_a_name_by_name_oracle() {
                 file(i) && kind_of(&name(i), false) == Some(class)
             });
         }
-        // Relevance, worked out here: own-name terms, whole name (or
-        // stem), whole words, depth, newer, id.
-        let word = |n: &str, t: &str| {
-            n.match_indices(t).any(|(at, m)| {
-                !n[..at]
-                    .chars()
-                    .next_back()
-                    .is_some_and(char::is_alphanumeric)
-                    && !n[at + m.len()..]
-                        .chars()
-                        .next()
-                        .is_some_and(char::is_alphanumeric)
-            })
-        };
-        let depth = |mut i: u32| {
-            let mut d = 0u16;
-            while let Some(p) = s.entry_parent(i) {
-                d += 1;
-                i = p;
-            }
-            d
-        };
         for q in ["ar", "ar car", "x", "img_ jpg", "2", "archive", "dir1"] {
-            let terms: Vec<&str> = q.split(' ').collect();
-            let below_root = |mut i: u32, t: &str| loop {
-                if s.entry_parent(i).is_none() {
-                    return false;
-                }
-                if name(i).contains(t) {
-                    return true;
-                }
-                i = s.entry_parent(i).unwrap();
-            };
-            let mut want: Vec<(_, u32)> = live
-                .iter()
-                .copied()
-                .filter(|&i| terms.iter().all(|t| below_root(i, t)))
-                .map(|i| {
-                    let n = name(i);
-                    let own: Vec<&str> = terms.iter().copied().filter(|t| n.contains(t)).collect();
-                    let whole = own
-                        .iter()
-                        .map(|t| match n.rsplit_once('.') {
-                            _ if n == *t => 2,
-                            Some((stem, _)) if !stem.is_empty() && stem == *t => 1,
-                            _ => 0,
-                        })
-                        .max()
-                        .unwrap_or(0);
-                    let words = own.iter().filter(|t| word(&n, t)).count();
-                    let key = (
-                        Reverse(own.len()),
-                        Reverse(whole),
-                        Reverse(words),
-                        depth(i),
-                        Reverse(s.entry_mtime_ns(i)),
-                    );
-                    (key, i)
-                })
-                .collect();
-            want.sort();
-            let want: Vec<u32> = want.into_iter().map(|(_, i)| i).collect();
+            // Relevance, worked out here.
+            let want = relevance_oracle(s, &live, q);
             let query = Query::parse(q).unwrap();
             // Every result kept (counted in the bit set, the page
             // ranked from the names that own the terms), kept by a
@@ -792,6 +733,72 @@ fn filters_and_first_results_on_a_large_tree_equal_a_name_by_name_oracle() {
     check(&s, "after renames");
     s.compact();
     check(&s, "compacted");
+}
+
+/// The relevance order of `q`'s results among `live`, worked out from the
+/// decoded folded names: own-name terms, whole name (or stem), whole words
+/// (no letter or digit on either side), depth, newer, id.
+fn relevance_oracle(s: &Snapshot, live: &[u32], q: &str) -> Vec<u32> {
+    let name = |i: u32| String::from_utf8_lossy(s.entry_folded_name(i)).into_owned();
+    let word = |n: &str, t: &str| {
+        n.match_indices(t).any(|(at, m)| {
+            !n[..at]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphanumeric)
+                && !n[at + m.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_alphanumeric)
+        })
+    };
+    let depth = |mut i: u32| {
+        let mut d = 0u16;
+        while let Some(p) = s.entry_parent(i) {
+            d += 1;
+            i = p;
+        }
+        d
+    };
+    let terms: Vec<&str> = q.split(' ').collect();
+    let below_root = |mut i: u32, t: &str| loop {
+        if s.entry_parent(i).is_none() {
+            return false;
+        }
+        if name(i).contains(t) {
+            return true;
+        }
+        i = s.entry_parent(i).unwrap();
+    };
+    let mut want: Vec<(_, u32)> = live
+        .iter()
+        .copied()
+        .filter(|&i| terms.iter().all(|t| below_root(i, t)))
+        .map(|i| {
+            let n = name(i);
+            let own: Vec<&str> = terms.iter().copied().filter(|t| n.contains(t)).collect();
+            let whole = own
+                .iter()
+                .map(|t| match n.rsplit_once('.') {
+                    _ if n == *t => 2,
+                    Some((stem, _)) if !stem.is_empty() && stem == *t => 1,
+                    _ => 0,
+                })
+                .max()
+                .unwrap_or(0);
+            let words = own.iter().filter(|t| word(&n, t)).count();
+            let key = (
+                Reverse(own.len()),
+                Reverse(whole),
+                Reverse(words),
+                depth(i),
+                Reverse(s.entry_mtime_ns(i)),
+            );
+            (key, i)
+        })
+        .collect();
+    want.sort();
+    want.into_iter().map(|(_, i)| i).collect()
 }
 
 #[test]
@@ -952,26 +959,6 @@ fn short_terms_fit_and_rank_as_a_name_by_name_check() {
         .collect();
     s.apply(moved, None);
 
-    let word = |n: &str, t: &str| {
-        n.match_indices(t).any(|(at, m)| {
-            !n[..at]
-                .chars()
-                .next_back()
-                .is_some_and(char::is_alphanumeric)
-                && !n[at + m.len()..]
-                    .chars()
-                    .next()
-                    .is_some_and(char::is_alphanumeric)
-        })
-    };
-    let depth = |mut i: u32| {
-        let mut d = 0u16;
-        while let Some(p) = s.entry_parent(i) {
-            d += 1;
-            i = p;
-        }
-        d
-    };
     let live: Vec<u32> = (0..s.id_bound() as u32)
         .filter(|&i| s.entry_kind(i).is_some() && s.entry_parent(i).is_some())
         .collect();
@@ -989,50 +976,13 @@ fn short_terms_fit_and_rank_as_a_name_by_name_check() {
             }
         }
         // The first results, against the order worked out here.
-        let terms: Vec<&str> = q.split(' ').collect();
-        let below_root = |mut i: u32, t: &str| loop {
-            if s.entry_parent(i).is_none() {
-                return false;
-            }
-            if name(i).contains(t) {
-                return true;
-            }
-            i = s.entry_parent(i).unwrap();
-        };
-        let mut want: Vec<(_, u32)> = live
-            .iter()
-            .copied()
-            .filter(|&i| terms.iter().all(|t| below_root(i, t)))
-            .map(|i| {
-                let n = name(i);
-                let own: Vec<&str> = terms.iter().copied().filter(|t| n.contains(t)).collect();
-                let whole = own
-                    .iter()
-                    .map(|t| match n.rsplit_once('.') {
-                        _ if n == *t => 2,
-                        Some((stem, _)) if !stem.is_empty() && stem == *t => 1,
-                        _ => 0,
-                    })
-                    .max()
-                    .unwrap_or(0);
-                let words = own.iter().filter(|t| word(&n, t)).count();
-                let key = (
-                    Reverse(own.len()),
-                    Reverse(whole),
-                    Reverse(words),
-                    depth(i),
-                    Reverse(s.entry_mtime_ns(i)),
-                );
-                (key, i)
-            })
-            .collect();
-        want.sort();
+        let want = relevance_oracle(&s, &live, q);
         let query = Query::parse(q).unwrap();
         for (offset, limit, reverse) in [(0, 200, false), (100, 200, false), (0, 200, true)] {
             let (total, got) = s.search_page(&query, Sort::Relevance, offset, limit, reverse, None);
             assert_eq!(total, want.len(), "{q}");
             let got: Vec<u32> = got.into_iter().map(|f| f.id).collect();
-            let ids = want.iter().map(|&(_, i)| i);
+            let ids = want.iter().copied();
             let expect: Vec<u32> = if reverse {
                 ids.rev().skip(offset).take(limit).collect()
             } else {
