@@ -8,14 +8,14 @@
 //! archives, an encrypted member) are counted as not read or listed with
 //! the reason, with no memory failure and nothing written beside them.
 
+use crate::content::run_python;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
 use crate::media::found;
-use crate::util::{Instance, Runner, poll_until};
+use crate::util::poll_until;
 
 /// Builds the archives under `root` (argv[1]): `good/` (read) and
 /// `hostile/` (refused or partly read). Writes nothing else.
@@ -103,20 +103,6 @@ gone()
 raw = open(good + '/notes.7z', 'rb').read(); open(bad + '/cut.7z', 'wb').write(raw[:len(raw) - 40])
 "#;
 
-fn run_python(script: &str, args: &[&Path]) {
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Every file under `dir`, by the test's own walk.
 fn walk(dir: &Path) -> BTreeSet<String> {
     let mut all = BTreeSet::new();
@@ -138,15 +124,7 @@ fn archive_members_are_found_by_path_and_text_inside_their_archive_and_hostile_o
     let tree = t.path().join("tree");
     run_python(MAKE_ARCHIVES, &[&tree]);
     let files_before = walk(&tree);
-    let home = t.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!("[root.{:?}]\ncontent = true\n", tree),
-    )
-    .unwrap();
-    let mut inst = Instance::new(home, &[&tree], Runner::current());
-    inst.start();
+    let inst = crate::content::started_with_content(t.path(), &tree);
     let folder = crate::content::settled(&inst, &tree, 18);
     // Read: notes.zip, docs.tar, docs.tgz, docs.tar.gz, docs.tar.zst,
     // locked.zip, bomb-inside.tar, escape.tar, notes.7z, locked.7z.

@@ -14,7 +14,6 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::media::found;
-use crate::util::{Instance, Runner};
 
 /// Writes `books/whale.epub` (two chapters, spine order the reverse of the
 /// manifest's, one in a folder with a space in its name), a bomb e-book
@@ -89,15 +88,7 @@ fn epub_text_is_searchable_in_reading_order_and_its_title_and_author_are_shown()
     let t = tempfile::tempdir().unwrap();
     let tree = t.path().join("tree");
     let chapters = make_books(&tree);
-    let home = t.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!("[root.{:?}]\ncontent = true\n", tree),
-    )
-    .unwrap();
-    let mut inst = Instance::new(home, &[&tree], Runner::current());
-    inst.start();
+    let inst = crate::content::started_with_content(t.path(), &tree);
     let folder = crate::content::settled(&inst, &tree, 3);
     assert_eq!(folder["indexed"], 1, "{folder:#}");
     assert_eq!(folder["failed"]["bomb"], 1, "the bomb e-book: {folder:#}");
@@ -219,26 +210,8 @@ fn each_message_of_an_mbox_or_maildir_is_found_by_subject_from_to_date_and_body_
  {
     let t = tempfile::tempdir().unwrap();
     let tree = t.path().join("tree");
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(MAKE_MAIL)
-        .arg(&tree)
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "making the mailbox failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let home = t.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!("[root.{:?}]\ncontent = true\n", tree),
-    )
-    .unwrap();
-    let mut inst = Instance::new(home, &[&tree], Runner::current());
-    inst.start();
+    crate::content::run_python(MAKE_MAIL, &[&tree]);
+    let inst = crate::content::started_with_content(t.path(), &tree);
     let folder = crate::content::settled(&inst, &tree, 5);
     assert_eq!(
         folder["indexed"], 4,
@@ -392,26 +365,8 @@ assert open(root + '/Mail/Local Folders/Inbox').read().startswith('From ')
 fn a_mailbox_without_an_extension_is_read_as_mail_and_a_from_line_alone_is_not() {
     let t = tempfile::tempdir().unwrap();
     let tree = t.path().join("tree");
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(MAKE_THUNDERBIRD)
-        .arg(&tree)
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "making the mailboxes failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let home = t.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!("[root.{:?}]\ncontent = true\n", tree),
-    )
-    .unwrap();
-    let mut inst = Instance::new(home, &[&tree], Runner::current());
-    inst.start();
+    crate::content::run_python(MAKE_THUNDERBIRD, &[&tree]);
+    let inst = crate::content::started_with_content(t.path(), &tree);
     let folder = crate::content::settled(&inst, &tree, 5);
     assert_eq!(folder["indexed"], 5, "{folder:#}");
     let inbox = tree.join("Mail/Local Folders/Inbox").display().to_string();

@@ -370,6 +370,36 @@ fn failed_of(folder: &Value) -> BTreeMap<String, u64> {
         .unwrap_or_default()
 }
 
+/// A daemon started on `tree` with content search on for the whole of it,
+/// its home beside the tree in `t`.
+pub(super) fn started_with_content(t: &Path, tree: &Path) -> Instance {
+    let home = t.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        format!("[root.{:?}]\ncontent = true\n", tree),
+    )
+    .unwrap();
+    let mut inst = Instance::new(home, &[tree], Runner::current());
+    inst.start();
+    inst
+}
+
+/// Runs a Python script the test brings, with `args`; it must succeed.
+pub(super) fn run_python(script: &str, args: &[&Path]) {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Waits until the worker has nothing queued under `folder` and has
 /// reported at least `files` files (indexed or failed); returns that
 /// folder's status entry (the caller asserts the exact figures).

@@ -17,7 +17,6 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::media::found;
-use crate::util::{Instance, Runner};
 
 /// One message as the test writes it.
 struct Msg {
@@ -198,15 +197,7 @@ fn outlook_messages_are_found_by_subject_people_and_body_and_hostile_ones_are_re
     let whole = std::fs::read(tree.join(MESSAGES[0].0)).unwrap();
     std::fs::write(tree.join("bad/cut.msg"), &whole[..whole.len() / 2]).unwrap();
 
-    let home = t.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!("[root.{:?}]\ncontent = true\n", tree),
-    )
-    .unwrap();
-    let mut inst = Instance::new(home, &[&tree], Runner::current());
-    inst.start();
+    let inst = crate::content::started_with_content(t.path(), &tree);
     let folder = crate::content::settled(&inst, &tree, 5);
     assert_eq!(folder["indexed"], 2, "{folder:#}");
     assert_eq!(folder["failed"]["parse"], 3, "{folder:#}");
