@@ -65,7 +65,7 @@ pub fn read_for(size: u64, mtime_ns: i64, version: u32) -> u32 {
 }
 
 /// What the worker compares with the index between reads, by entry id
-/// (ascending), over both tables.
+/// (in no order: the worker sorts), over both tables.
 pub fn states(conn: &Connection) -> Result<Vec<(u32, u32)>, Error> {
     let mut out: Vec<(u32, u32)> = Vec::new();
     let mut stmt = conn.prepare_cached("SELECT entry_id, size, mtime_ns, version FROM media")?;
@@ -82,7 +82,6 @@ pub fn states(conn: &Connection) -> Result<Vec<(u32, u32)>, Error> {
     while let Some(r) = rows.next()? {
         out.push((r.get::<_, i64>(0)? as u32, r.get::<_, i64>(1)? as u32));
     }
-    out.sort_unstable();
     Ok(out)
 }
 
