@@ -439,6 +439,8 @@ impl Engine {
             .flatten()
             .any(|i| matches!(i, Item::In(_) | Item::Not(_)))
         {
+            // `in:` and `!` resolve folders through SQLite.
+            self.store.backlog.wait();
             query.resolve_in(|p| {
                 self.store
                     .read(|c| crate::store::resolve(c, p))
@@ -652,6 +654,8 @@ impl Engine {
     /// not enter.
     pub fn disk_usage(&self, args: UsageArgs, mut view: Option<View>) -> Result<du::Report, Error> {
         self.note_activity();
+        // The folders' aggregates are SQLite's: a first index is written first.
+        self.store.backlog.wait();
         let path = seen_path(&mut view, &args.path)?;
         if args.sync {
             self.sync(SYNC_WAIT)?;
@@ -693,6 +697,7 @@ impl Engine {
         mut view: Option<View>,
     ) -> Result<Vec<Listed>, Error> {
         self.note_activity();
+        self.store.backlog.wait();
         let path = seen_path(&mut view, path)?;
         let mut rows = self.store.read(|c| browse::list(c, &path))?;
         if let Some(v) = &view
@@ -753,6 +758,7 @@ impl Engine {
         mut view: Option<View>,
     ) -> Result<browse::Node, Error> {
         self.note_activity();
+        self.store.backlog.wait();
         let p = seen_path(&mut view, path)?;
         self.store.read(|c| {
             let mut root = browse::tree(c, &p, depth, max_children)?;
@@ -774,6 +780,7 @@ impl Engine {
         mut view: Option<View>,
     ) -> Result<fsmap::Map, Error> {
         self.note_activity();
+        self.store.backlog.wait();
         let p = seen_path(&mut view, path)?;
         self.store.read(|c| {
             let closed = match &view {
@@ -798,6 +805,7 @@ impl Engine {
         path: &[u8],
         mut view: Option<View>,
     ) -> Result<(PathBuf, browse::Info), Error> {
+        self.store.backlog.wait();
         let p = seen_path(&mut view, path)?;
         let mut info = self.stat_path(&p)?;
         if let Some(v) = &view {
@@ -849,6 +857,7 @@ impl Engine {
         mut view: Option<View>,
     ) -> Result<Duplicates, Error> {
         self.note_activity();
+        self.store.backlog.wait();
         let path = seen_optional(&mut view, path)?;
         let mut report =
             self.find_duplicates(path.as_deref(), min_size, include_empty, false, progress)?;

@@ -5,6 +5,7 @@
 //! - [`model`]: the row and operation types ([`EntryRow`], [`Op`], ...);
 //! - [`open`]: opening, corruption recovery and migrations;
 //! - [`writer`]: the single writer thread, which applies batches of [`Op`]s;
+//! - [`backlog`]: a first index's rows, in the name index before SQLite;
 //! - [`tree`]: the per-folder aggregates (`dir_totals`, `unlisted`) and the
 //!   writer's changes to the tree's shape;
 //! - [`entries`]: typed reads of `entries` for the rest of the daemon;
@@ -33,6 +34,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::{Critical, Error};
 
+pub mod backlog;
 pub mod content;
 pub mod entries;
 pub mod hashes;
@@ -78,6 +80,8 @@ pub struct Store {
     /// still to come), with the refreshes tried so far: tried again with
     /// the next ones.
     pub relink: Mutex<HashMap<(u64, u64), u8>>,
+    /// A first index's rows held back from SQLite ([`backlog`]).
+    pub backlog: backlog::Backlog,
 }
 
 impl std::fmt::Debug for Store {
@@ -120,6 +124,7 @@ impl Store {
             next_id: AtomicI64::new(max_id + 1),
             rows_written: AtomicU64::new(0),
             relink: Mutex::new(Default::default()),
+            backlog: Default::default(),
             notices: Mutex::new(notice.into_iter().collect()),
         });
         let writer = writer::start(conn, store.clone(), mirror, journal)?;

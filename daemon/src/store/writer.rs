@@ -8,7 +8,14 @@
 //! never drifts from SQLite. The mirror runs on a thread of its own, in
 //! commit order, at most three commits behind; a flush returns once
 //! what it waited for is committed and mirrored.
+//!
+//! One exception to "commit, then mirror": during a root's first index
+//! ([`Op::HoldBegin`] .. [`Op::HoldEnd`]) inserted rows go to the mirror
+//! first and are committed after the walk, in order, with everything sent
+//! behind them ([`super::backlog`]); a flush inside that window returns
+//! once the name index has what it waited for.
 
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
 
@@ -145,21 +152,68 @@ fn writer_loop(
             return;
         }
     };
-    while let Ok(first) = rx.recv() {
-        // Merge whatever else is already queued into the same transaction,
-        // up to a bound, so bursts commit in few, large transactions.
-        let mut batch = first;
-        while batch.len() < 50_000 {
-            match rx.try_recv() {
-                Ok(more) => batch.extend(more),
-                Err(_) => break,
+    // A first index's rows held back from SQLite, and what came behind
+    // them, in order; each batch says whether its inserts are already in
+    // the name index ([`super::backlog`]).
+    let mut holding = false;
+    let mut queue: VecDeque<(Vec<Op>, bool)> = VecDeque::new();
+    // A batch taken while merging that opens a first index: it starts the
+    // next round instead.
+    let mut stash: Option<Vec<Op>> = None;
+    loop {
+        let from_queue = !holding && !queue.is_empty();
+        let (batch, mirrored) = if from_queue {
+            // Whatever came meanwhile waits its turn behind the held rows.
+            while let Ok(more) = rx.try_recv() {
+                store.backlog.hold(more.len() as u64, 0);
+                queue.push_back((more, false));
             }
-        }
+            let Some((mut batch, mirrored)) = queue.pop_front() else {
+                continue;
+            };
+            while batch.len() < 50_000 && queue.front().is_some_and(|(_, m)| *m == mirrored) {
+                if let Some((more, _)) = queue.pop_front() {
+                    batch.extend(more);
+                }
+            }
+            (batch, mirrored)
+        } else {
+            let first = match stash.take() {
+                Some(b) => b,
+                None => match rx.recv() {
+                    Ok(b) => b,
+                    Err(_) => break,
+                },
+            };
+            if holding || opens_hold(&first) {
+                if !hold(first, &mut holding, &mut queue, &to_mirror, &store) {
+                    tracing::error!("the name index thread stopped");
+                    break;
+                }
+                continue;
+            }
+            // Merge whatever else is already queued into the same
+            // transaction, up to a bound, so bursts commit in few, large
+            // transactions.
+            let mut batch = first;
+            while batch.len() < 50_000 {
+                match rx.try_recv() {
+                    Ok(more) if opens_hold(&more) => {
+                        stash = Some(more);
+                        break;
+                    }
+                    Ok(more) => batch.extend(more),
+                    Err(_) => break,
+                }
+            }
+            (batch, false)
+        };
+        let ops = batch.len() as u64;
         let mut acks = Vec::new();
         let stop = batch.iter().any(|op| matches!(op, Op::Shutdown));
         let idle = batch.iter().any(|op| matches!(op, Op::Idle));
         let mut changes = Vec::new();
-        match apply_batch(&mut conn, batch, &mut acks, &mut changes, journal) {
+        match apply_batch(&mut conn, batch, &mut acks, &mut changes, journal, mirrored) {
             Ok(written) => {
                 store.rows_written.fetch_add(written, Ordering::Relaxed);
             }
@@ -167,6 +221,16 @@ fn writer_loop(
                 tracing::error!("index write failed, batch dropped: {e}");
                 super::labels::forget();
                 changes.clear();
+            }
+        }
+        if from_queue {
+            store.backlog.committed(ops);
+            if queue.is_empty() && !holding {
+                store.backlog.end();
+                tracing::info!("first index persisted");
+            } else if let Some(pause) = persist_pause() {
+                // Tests stop the daemon between two of these commits.
+                std::thread::sleep(pause);
             }
         }
         if (!changes.is_empty() || !acks.is_empty())
@@ -186,6 +250,9 @@ fn writer_loop(
             let _ = to_mirror.send(ToMirror::Idle);
         }
     }
+    // Whoever waits for the held rows must not wait forever on a writer
+    // that stopped; the next start's scan finishes what is missing.
+    store.backlog.end();
     // Asked to stop, or every sender is gone: shut down cleanly.
     drop(to_mirror);
     let _ = mirror_thread.join();
@@ -193,6 +260,77 @@ fn writer_loop(
         tracing::warn!("WAL checkpoint at shutdown failed: {e}");
     }
     tracing::info!("writer stopped");
+}
+
+/// `FSINDEX_PERSIST_PAUSE_MS`: a pause after each commit of a held first
+/// index but the last, so that a test can kill the daemon between *ready*
+/// and *persisted* with part of the rows in SQLite. Unset: none.
+fn persist_pause() -> Option<std::time::Duration> {
+    static PAUSE: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+    *PAUSE.get_or_init(|| {
+        std::env::var("FSINDEX_PERSIST_PAUSE_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(std::time::Duration::from_millis)
+    })
+}
+
+/// Whether a batch opens a first index's window ([`Op::HoldBegin`]).
+fn opens_hold(batch: &[Op]) -> bool {
+    batch.iter().any(|op| matches!(op, Op::HoldBegin { .. }))
+}
+
+/// Takes one batch while a first index's rows are held back (or opens the
+/// window): inserted rows go to the name index now, barriers are answered
+/// once it has them, and the batch joins the queue for SQLite, in order.
+/// False when the name index's thread is gone.
+fn hold(
+    batch: Vec<Op>,
+    holding: &mut bool,
+    queue: &mut VecDeque<(Vec<Op>, bool)>,
+    to_mirror: &mpsc::SyncSender<ToMirror>,
+    store: &Store,
+) -> bool {
+    let mirrored = *holding;
+    let mut changes = Vec::new();
+    let mut acks = Vec::new();
+    let mut kept = Vec::with_capacity(batch.len());
+    let mut entries = 0u64;
+    for op in batch {
+        match op {
+            Op::HoldBegin { root_id } => {
+                store.backlog.begin(root_id);
+                *holding = true;
+            }
+            Op::HoldEnd | Op::Shutdown => {
+                // Shutting down: what is held is committed before it stops.
+                *holding = false;
+                if matches!(op, Op::Shutdown) {
+                    kept.push(op);
+                }
+            }
+            Op::Barrier(ack) if mirrored => acks.push(ack),
+            Op::Insert(row) if mirrored => {
+                changes.push(Change::Upsert(row.clone()));
+                entries += 1;
+                kept.push(Op::Insert(row));
+            }
+            other => kept.push(other),
+        }
+    }
+    if (!changes.is_empty() || !acks.is_empty())
+        && to_mirror.send(ToMirror::Commit(changes, acks)).is_err()
+    {
+        return false;
+    }
+    if !kept.is_empty() {
+        store.backlog.hold(kept.len() as u64, entries);
+        queue.push_back((kept, mirrored));
+    }
+    if !*holding && queue.is_empty() {
+        store.backlog.end();
+    }
+    true
 }
 
 /// Applies each commit to the mirror in commit order, then answers the
@@ -225,6 +363,7 @@ fn apply_batch(
     acks: &mut Vec<mpsc::Sender<()>>,
     changes: &mut Vec<Change>,
     journal: bool,
+    mirrored: bool,
 ) -> Result<u64, Error> {
     let tx = conn.transaction()?;
     let mut written = 0u64;
@@ -281,7 +420,15 @@ fn apply_batch(
                     }
                     super::labels::arrived(&tx, &row)?;
                     written += 1;
-                    changes.push(Change::Upsert(row));
+                    if mirrored {
+                        // In the name index already (a first index's row
+                        // held back): only the fleet's journal is told.
+                        if journal {
+                            agg.touched.push(row.id);
+                        }
+                    } else {
+                        changes.push(Change::Upsert(row));
+                    }
                 }
                 Op::Update(mut row) => {
                     let Some(old) = load_row(&tx, row.id)? else {
@@ -431,7 +578,7 @@ fn apply_batch(
                 Op::Searches { edit, reply } => {
                     searched.push((reply, super::searches::apply(&tx, edit)?));
                 }
-                Op::Shutdown | Op::Idle => {}
+                Op::Shutdown | Op::Idle | Op::HoldBegin { .. } | Op::HoldEnd => {}
             }
         }
         agg.apply(&tx)?;
