@@ -506,7 +506,11 @@ fn sigterm_ends_open_streams_and_the_index_stays_exact() {
 /// size.
 fn indexed(inst: &Instance) -> BTreeSet<(Vec<u8>, String, u64)> {
     let out = inst.fsctl(&["search", "--json", "--limit", "0", "*"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -581,9 +585,11 @@ fn killed_between_ready_and_persisted_the_next_start_finishes_the_first_index() 
     assert_eq!(got.len(), oracle.len(), "searchable at ready");
     assert_eq!(got, oracle, "searchable at ready, entry for entry");
     // Kill once part of the rows, not all, are in SQLite.
-    eventually(Duration::from_secs(60), "a first commit of held rows", || {
-        inst.status()["rows_written"].as_u64().unwrap() > 0
-    });
+    eventually(
+        Duration::from_secs(60),
+        "a first commit of held rows",
+        || inst.status()["rows_written"].as_u64().unwrap() > 0,
+    );
     let status = inst.status();
     assert_eq!(status["persisted"], false, "killed too late: {status}");
     inst.kill9();
