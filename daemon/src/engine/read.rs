@@ -439,13 +439,7 @@ impl Engine {
             .flatten()
             .any(|i| matches!(i, Item::In(_) | Item::Not(_)))
         {
-            // `in:` and `!` resolve folders through SQLite.
-            self.store.backlog.wait();
-            query.resolve_in(|p| {
-                self.store
-                    .read(|c| crate::store::resolve(c, p))
-                    .map(|(_, id)| id)
-            })?;
+            query.resolve_in(|p| self.resolve_in(p))?;
         }
         if args.sync {
             self.sync(SYNC_WAIT)?;
@@ -647,6 +641,20 @@ impl Engine {
             "content search answered"
         );
         Ok(())
+    }
+
+    /// An `in:` folder's entry: SQLite's, or while a first index is held
+    /// back from SQLite ([`crate::store::backlog`]), the name index's.
+    fn resolve_in(&self, p: &Path) -> Result<i64, Error> {
+        match self.store.read(|c| crate::store::resolve(c, p)) {
+            Err(Error::NotFound(why)) if !self.store.backlog.persisted() => {
+                let snapshot = crate::index::read_loaded(&self.snapshot);
+                held_path(&snapshot, crate::platform::bytes::of(p))
+                    .map(i64::from)
+                    .ok_or(Error::NotFound(why))
+            }
+            found => found.map(|(_, id)| id),
+        }
     }
 
     /// Disk usage of a path and its children, as GNU du counts (DiskUsage
@@ -1046,4 +1054,30 @@ pub struct RescanProgress {
     pub elapsed_ms: u64,
     /// The last report: the scans, and the reading they queued, are over.
     pub done: bool,
+}
+
+/// The name index's entry for an absolute path, found by scanning it: a
+/// root's entry holds its whole path, each level below is one pass over
+/// the parents. Used only while a first index is not in SQLite yet.
+fn held_path(snapshot: &crate::index::Snapshot, path: &[u8]) -> Option<u32> {
+    let sep = crate::platform::bytes::SEP;
+    let ids = 0..snapshot.id_bound() as u32;
+    let (mut at, rest) = ids
+        .clone()
+        .filter(|&i| snapshot.entry_kind(i).is_some() && snapshot.entry_parent(i).is_none())
+        .filter_map(|i| {
+            let name = snapshot.entry_name(i);
+            let rest = path.strip_prefix(name.as_ref())?;
+            (rest.is_empty() || rest[0] == sep || name.last() == Some(&sep))
+                .then(|| (i, rest.to_vec()))
+        })
+        .max_by_key(|(_, rest)| std::cmp::Reverse(rest.len()))?;
+    for part in rest.split(|&b| b == sep).filter(|p| !p.is_empty()) {
+        at = ids.clone().find(|&i| {
+            snapshot.entry_parent(i) == Some(at)
+                && snapshot.entry_kind(i).is_some()
+                && snapshot.entry_name(i).as_ref() == part
+        })?;
+    }
+    Some(at)
 }
