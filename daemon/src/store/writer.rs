@@ -186,7 +186,8 @@ fn writer_loop(
                 },
             };
             if holding || opens_hold(&first) {
-                if !hold(first, &mut holding, &mut queue, &to_mirror, &store) {
+                let ctx = (&mut conn, journal);
+                if !hold(first, &mut holding, &mut queue, &to_mirror, &store, ctx) {
                     tracing::error!("the name index thread stopped");
                     break;
                 }
@@ -290,11 +291,15 @@ fn hold(
     queue: &mut VecDeque<(Vec<Op>, bool)>,
     to_mirror: &mpsc::SyncSender<ToMirror>,
     store: &Store,
+    (conn, journal): (&mut Connection, bool),
 ) -> bool {
     let mirrored = *holding;
     let mut changes = Vec::new();
     let mut acks = Vec::new();
     let mut kept = Vec::with_capacity(batch.len());
+    // A user's search history and saved searches touch no entry: written
+    // now, so a client recording a search does not wait for the held rows.
+    let mut now = Vec::new();
     let mut entries = 0u64;
     for op in batch {
         match op {
@@ -310,6 +315,7 @@ fn hold(
                 }
             }
             Op::Barrier(ack) if mirrored => acks.push(ack),
+            op @ Op::Searches { .. } if mirrored => now.push(op),
             Op::Insert(row) if mirrored => {
                 changes.push(Change::Upsert(row.clone()));
                 entries += 1;
@@ -317,6 +323,11 @@ fn hold(
             }
             other => kept.push(other),
         }
+    }
+    if !now.is_empty()
+        && let Err(e) = apply_batch(conn, now, &mut Vec::new(), &mut Vec::new(), journal, false)
+    {
+        tracing::error!("index write failed, batch dropped: {e}");
     }
     if (!changes.is_empty() || !acks.is_empty())
         && to_mirror.send(ToMirror::Commit(changes, acks)).is_err()
