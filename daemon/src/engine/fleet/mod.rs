@@ -49,6 +49,9 @@ pub const SCHEMA_VERSION: i32 = 3;
 #[derive(Clone)]
 pub struct FleetSettings {
     pub config: tokio_postgres::Config,
+    /// TLS as the URL's `sslmode` and `sslrootcert` ask (None only for a
+    /// link that never connects, [`FleetLink::broken`]).
+    pub db: Option<fsindex_proto::pgtls::Database>,
     /// The URL without its password, for `status` and logs.
     pub database: String,
     pub host: String,
@@ -78,9 +81,9 @@ impl FleetSettings {
                     .into(),
             );
         }
-        let mut config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| format!("[fleet] database: not a PostgreSQL URL: {e}"))?;
+        let db = fsindex_proto::pgtls::Database::parse(url)
+            .map_err(|e| format!("[fleet] database: {e}"))?;
+        let mut config = db.config.clone();
         config.connect_timeout(Duration::from_secs(5));
         if config.get_application_name().is_none() {
             config.application_name("fsindexd");
@@ -101,6 +104,7 @@ impl FleetSettings {
         };
         Ok(Some(FleetSettings {
             config,
+            db: Some(db),
             database: redact(url),
             host,
         }))
@@ -206,6 +210,7 @@ impl FleetLink {
         let link = FleetLink {
             settings: FleetSettings {
                 config: tokio_postgres::Config::new(),
+                db: None,
                 database: c.database.as_deref().map(redact).unwrap_or_default(),
                 host: c.host.clone().unwrap_or_default(),
             },
@@ -296,12 +301,15 @@ impl FleetLink {
     /// the error that ended it.
     async fn session(&self, writer: &WriteHandle) -> Result<(), String> {
         self.set_state("connecting");
+        let Some(db) = &self.settings.db else {
+            return Err("the fleet link has no database".into());
+        };
         let (client, conn) = self
             .settings
             .config
-            .connect(tokio_postgres::NoTls)
+            .connect(db.tls.clone())
             .await
-            .map_err(|e| ship::describe(&e))?;
+            .map_err(|e| db.explain(ship::describe(&e)))?;
         let conn_task = tokio::spawn(conn);
         let out = self.ship_loop(client, writer).await;
         conn_task.abort();
