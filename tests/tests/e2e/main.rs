@@ -19,6 +19,7 @@ mod du;
 mod dupes;
 mod exclude;
 mod fleet;
+mod fleet_content;
 mod fleet_tls;
 mod fleet_visibility;
 mod fuzz;

@@ -28,6 +28,7 @@
 mod hash;
 mod pgpass;
 mod ship;
+mod text;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -55,6 +56,8 @@ pub struct FleetSettings {
     /// The URL without its password, for `status` and logs.
     pub database: String,
     pub host: String,
+    /// `[fleet] content`: ship what files say too.
+    pub content: bool,
 }
 
 impl std::fmt::Debug for FleetSettings {
@@ -74,13 +77,6 @@ impl FleetSettings {
         let Some(url) = c.database.as_deref() else {
             return Ok(None);
         };
-        if c.content {
-            return Err(
-                "[fleet] content = true: shipping what files say is not supported yet; \
-                 set content = false"
-                    .into(),
-            );
-        }
         let db = fsindex_proto::pgtls::Database::parse(url)
             .map_err(|e| format!("[fleet] database: {e}"))?;
         let mut config = db.config.clone();
@@ -107,6 +103,7 @@ impl FleetSettings {
             db: Some(db),
             database: redact(url),
             host,
+            content: c.content,
         }))
     }
 }
@@ -213,6 +210,7 @@ impl FleetLink {
                 db: None,
                 database: c.database.as_deref().map(redact).unwrap_or_default(),
                 host: c.host.clone().unwrap_or_default(),
+                content: c.content,
             },
             store,
             connected: AtomicBool::new(false),
@@ -322,6 +320,9 @@ impl FleetLink {
         writer: &WriteHandle,
     ) -> Result<(), String> {
         ship::check_schema(&client).await?;
+        if self.settings.content {
+            text::check_schema(&client).await?;
+        }
         self.connected.store(true, Ordering::Relaxed);
         *self.last_error.lock_ok() = None;
         let host = self.settings.host.clone();
@@ -330,6 +331,9 @@ impl FleetLink {
         let mut pass: Option<HashPass> = None;
         let mut hashed_for: Option<String> = None;
         let mut owners_swept: Option<Instant> = None;
+        // Whether `fsindex.texts` was brought to `[fleet] content` since
+        // this connection began or the last reconcile.
+        let mut texts_synced = false;
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -364,7 +368,17 @@ impl FleetLink {
                     "fleet: reconciled"
                 );
                 self.acknowledged(seq, writer);
+                texts_synced = false;
                 continue;
+            }
+            if !texts_synced {
+                let n = text::sync(&mut client, &self.store, &host, self.settings.content)
+                    .await
+                    .map_err(|e| ship::describe(&e))?;
+                if n > 0 {
+                    tracing::info!(host, texts = n, "fleet: texts shipped");
+                }
+                texts_synced = true;
             }
             let (_, seq) = remote.unwrap_or_default();
             self.acked.store(seq, Ordering::Relaxed);
@@ -396,9 +410,16 @@ impl FleetLink {
                 continue;
             }
             self.set_state("shipping");
-            let rows = ship::apply(&mut client, &self.store, &host, seq, &batches)
-                .await
-                .map_err(|e| ship::describe(&e))?;
+            let rows = ship::apply(
+                &mut client,
+                &self.store,
+                &host,
+                seq,
+                &batches,
+                self.settings.content,
+            )
+            .await
+            .map_err(|e| ship::describe(&e))?;
             self.rows_shipped.fetch_add(rows, Ordering::Relaxed);
             let last = batches.last().map_or(seq, |b| b.seq);
             self.acknowledged(last, writer);
@@ -537,17 +558,13 @@ mod tests {
     }
 
     #[test]
-    fn refuses_content_and_bad_urls() {
+    fn takes_content_and_refuses_bad_urls() {
         let c = FleetConfig {
             database: Some("postgresql://127.0.0.1/x".into()),
             content: true,
             ..Default::default()
         };
-        assert!(
-            FleetSettings::from_config(&c)
-                .unwrap_err()
-                .contains("content")
-        );
+        assert!(FleetSettings::from_config(&c).unwrap().unwrap().content);
         let c = FleetConfig {
             database: Some("mysql://x".into()),
             ..Default::default()

@@ -46,7 +46,7 @@ pub struct Database {
 enum Command {
     /// Create or migrate the fleet's schema (an admin's job, once per database).
     Init,
-    /// Entries on any host that match the query, read as `fsctl search` reads it (terms, wildcards, path:, ext:, size:, dm:, kind:folder, accents:ignore).
+    /// Entries on any host that match the query, read as `fsctl search` reads it (terms, wildcards, path:, ext:, size:, dm:, kind:folder, content:, accents:ignore).
     Search(query::SearchArgs),
     /// Disk usage of HOST:PATH and its largest children; with no argument, every host's roots.
     Du(query::DuArgs),
