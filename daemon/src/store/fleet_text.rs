@@ -261,6 +261,23 @@ mod tests {
     }
 
     #[test]
+    fn tsvectors_keep_within_postgresqls_limits() {
+        let t = Tokenizer::new().unwrap();
+        // 300 times one word, then a word at position 20,001.
+        let mut text = "echo ".repeat(300);
+        text.push_str(&"x ".repeat(19_700));
+        text.push_str("last");
+        let v = t.words_tsvector(&text).unwrap();
+        let echo = v.split(' ').find(|l| l.starts_with("'echo':")).unwrap();
+        assert_eq!(echo.split(',').count(), MAX_POSITIONS);
+        assert!(v.contains("'last':16383"), "{}", &v[v.len() - 40..]);
+        // A token PostgreSQL would refuse is left out.
+        let long = "y".repeat(MAX_LEXEME + 1);
+        assert_eq!(t.words_tsvector(&format!("ok {long}")).unwrap(), "'ok':1");
+        assert_eq!(stems_tsvector("invoices invoiced", "en"), "'eninvoic'");
+    }
+
+    #[test]
     fn queries_as_the_daemon_reads_content() {
         let t = Tokenizer::new().unwrap();
         let (w, s) = t.query("invoices").unwrap();

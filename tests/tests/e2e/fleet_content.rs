@@ -346,3 +346,79 @@ fn fleet_content_follows_edits_and_the_setting() {
     on.inst.stop();
     off.inst.stop();
 }
+
+/// A fleet schema of version 4 (before texts): a host with `content =
+/// false` ships into it as ever; one with `content = true` says in its
+/// status that it needs schema 6 and `fsctl fleet init`, serving its own
+/// tree meanwhile; after `fsctl fleet init` (which applies 6) it ships its
+/// texts.
+#[test]
+fn fleet_content_needs_schema_6_and_content_false_does_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pg = Postgres::start();
+    let mut sql = String::from(
+        "CREATE SCHEMA fsindex;
+         CREATE TABLE fsindex.schema_version (version integer PRIMARY KEY,
+             applied_at timestamptz NOT NULL DEFAULT now());",
+    );
+    for (v, m) in [
+        (1, include_str!("../../../migrations/fleet/0001_fleet.sql")),
+        (
+            2,
+            include_str!("../../../migrations/fleet/0002_visibility.sql"),
+        ),
+        (
+            3,
+            include_str!("../../../migrations/fleet/0003_folders.sql"),
+        ),
+        (4, include_str!("../../../migrations/fleet/0004_search.sql")),
+    ] {
+        sql.push_str(m);
+        sql.push_str(&format!(
+            ";\nINSERT INTO fsindex.schema_version (version) VALUES ({v});\n"
+        ));
+    }
+    pg.psql(&sql);
+
+    let mut plain = host(tmp.path(), &pg, "plain", false);
+    write_file(&plain.tree, "note.txt", b"words that stay home");
+    plain.inst.start();
+    wait_extracted(&plain, 1);
+    wait_current(&plain.inst);
+    assert_eq!(
+        pg.psql("SELECT count(*) FROM fsindex.items WHERE host = 'plain' AND name = 'note.txt'"),
+        "1"
+    );
+
+    let mut wordy = host(tmp.path(), &pg, "wordy", true);
+    write_file(&wordy.tree, "memo.txt", b"a note about albatrosses");
+    wordy.inst.start();
+    let mut last = Value::Null;
+    let told = poll_until(Duration::from_secs(30), || {
+        last = wordy.inst.status()["fleet"].clone();
+        last["connected"] == false
+            && last["last_error"]
+                .as_str()
+                .is_some_and(|e| e.contains("fleet schema 6") && e.contains("fsctl fleet init"))
+    });
+    assert!(told, "status: {last}");
+    wait_extracted(&wordy, 1);
+    assert_eq!(local(&wordy, "content:albatross").len(), 1);
+
+    let out = fleet(&wordy.inst, &pg, &["init", "--json"]);
+    assert!(out.status.success(), "fleet init: {}", text(&out));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["applied"],
+        serde_json::json!([6])
+    );
+    let mut got = BTreeSet::new();
+    let ok = poll_until(Duration::from_secs(30), || {
+        got = in_fleet(&wordy.inst, &pg, "content:albatross");
+        got.len() == 1
+    });
+    assert!(ok, "after fleet init: {got:?}");
+    assert_eq!(got, local(&wordy, "content:albatross"));
+    wait_current(&plain.inst);
+    plain.inst.stop();
+    wordy.inst.stop();
+}

@@ -43,6 +43,16 @@ pub(super) async fn check_schema(client: &Client) -> Result<(), String> {
     }
 }
 
+/// Whether the fleet's schema has texts (6 or later): a daemon with
+/// `content = false` ships into older schemas too, and must not touch them.
+async fn has_texts(c: &impl tokio_postgres::GenericClient) -> Result<bool, tokio_postgres::Error> {
+    Ok(
+        c.query_one("SELECT to_regclass('fsindex.texts') IS NOT NULL", &[])
+            .await?
+            .get(0),
+    )
+}
+
 /// Replaces the host's texts of `ids` with what the index holds now (none
 /// for a file with no text, or gone). Returns the texts written.
 pub(super) async fn put(
@@ -68,6 +78,9 @@ pub(super) async fn sync(
     host: &str,
     content: bool,
 ) -> Result<u64, tokio_postgres::Error> {
+    if !content && !has_texts(&*client).await? {
+        return Ok(0);
+    }
     let tx = client.transaction().await?;
     let held: Option<bool> = tx
         .query_opt(
@@ -104,6 +117,9 @@ pub(super) async fn sync(
 /// After a reconcile: the host's texts are to be shipped again (its ids
 /// may all be new).
 pub(super) async fn forget(tx: &Transaction<'_>, host: &str) -> Result<(), tokio_postgres::Error> {
+    if !has_texts(tx).await? {
+        return Ok(());
+    }
     tx.execute("DELETE FROM fsindex.texts WHERE host = $1", &[&host])
         .await?;
     tx.execute(
@@ -130,7 +146,6 @@ async fn copy(
          DELETE FROM staging_texts",
     )
     .await?;
-    let mut written = 0;
     for chunk in ids.chunks(CHUNK) {
         let st = store.clone();
         let chunk = chunk.to_vec();
@@ -174,7 +189,7 @@ async fn copy(
         }
         writer.finish().await?;
     }
-    written += tx
+    let written = tx
         .execute(
             "INSERT INTO fsindex.texts (host, id, words, stems)
              SELECT $1, id, words::tsvector, stems::tsvector FROM staging_texts
