@@ -407,9 +407,19 @@ fn apply_batch(
                     for row in &rows {
                         content::put(&tx, row)?;
                     }
+                    // A file's text changed: the fleet's copy of it too
+                    // (shipped only with `[fleet] content = true`).
+                    if journal {
+                        agg.touched.extend(rows.iter().map(|r| r.entry_id));
+                    }
                 }
                 Op::QueueContent(ids) => content::queue(&tx, &ids)?,
-                Op::DropContent(ids) => content::drop(&tx, &ids)?,
+                Op::DropContent(ids) => {
+                    content::drop(&tx, &ids)?;
+                    if journal {
+                        agg.touched.extend_from_slice(&ids);
+                    }
+                }
                 Op::PutMedia(rows) => {
                     for row in &rows {
                         super::media::put(&tx, row)?;

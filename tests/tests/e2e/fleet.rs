@@ -659,7 +659,7 @@ fn fleet_link_failures_never_stop_the_daemon() {
     for (q, says) in [
         ("regex:^x", "regex:"),
         ("kind:image", "kind:"),
-        ("content:word", "content:"),
+        ("camera:canon", "media metadata"),
     ] {
         let out = fleet(&ok_host.inst, &pg, &["search", q]);
         assert_eq!(out.status.code(), Some(2), "{q}: {}", text(&out));

@@ -28,6 +28,7 @@
 mod hash;
 mod pgpass;
 mod ship;
+mod text;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -49,9 +50,14 @@ pub const SCHEMA_VERSION: i32 = 3;
 #[derive(Clone)]
 pub struct FleetSettings {
     pub config: tokio_postgres::Config,
+    /// TLS as the URL's `sslmode` and `sslrootcert` ask (None only for a
+    /// link that never connects, [`FleetLink::broken`]).
+    pub db: Option<fsindex_proto::pgtls::Database>,
     /// The URL without its password, for `status` and logs.
     pub database: String,
     pub host: String,
+    /// `[fleet] content`: ship what files say too.
+    pub content: bool,
 }
 
 impl std::fmt::Debug for FleetSettings {
@@ -71,16 +77,9 @@ impl FleetSettings {
         let Some(url) = c.database.as_deref() else {
             return Ok(None);
         };
-        if c.content {
-            return Err(
-                "[fleet] content = true: shipping what files say is not supported yet; \
-                 set content = false"
-                    .into(),
-            );
-        }
-        let mut config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| format!("[fleet] database: not a PostgreSQL URL: {e}"))?;
+        let db = fsindex_proto::pgtls::Database::parse(url)
+            .map_err(|e| format!("[fleet] database: {e}"))?;
+        let mut config = db.config.clone();
         config.connect_timeout(Duration::from_secs(5));
         if config.get_application_name().is_none() {
             config.application_name("fsindexd");
@@ -101,8 +100,10 @@ impl FleetSettings {
         };
         Ok(Some(FleetSettings {
             config,
+            db: Some(db),
             database: redact(url),
             host,
+            content: c.content,
         }))
     }
 }
@@ -206,8 +207,10 @@ impl FleetLink {
         let link = FleetLink {
             settings: FleetSettings {
                 config: tokio_postgres::Config::new(),
+                db: None,
                 database: c.database.as_deref().map(redact).unwrap_or_default(),
                 host: c.host.clone().unwrap_or_default(),
+                content: c.content,
             },
             store,
             connected: AtomicBool::new(false),
@@ -296,12 +299,15 @@ impl FleetLink {
     /// the error that ended it.
     async fn session(&self, writer: &WriteHandle) -> Result<(), String> {
         self.set_state("connecting");
+        let Some(db) = &self.settings.db else {
+            return Err("the fleet link has no database".into());
+        };
         let (client, conn) = self
             .settings
             .config
-            .connect(tokio_postgres::NoTls)
+            .connect(db.tls.clone())
             .await
-            .map_err(|e| ship::describe(&e))?;
+            .map_err(|e| db.explain(ship::describe(&e)))?;
         let conn_task = tokio::spawn(conn);
         let out = self.ship_loop(client, writer).await;
         conn_task.abort();
@@ -314,6 +320,9 @@ impl FleetLink {
         writer: &WriteHandle,
     ) -> Result<(), String> {
         ship::check_schema(&client).await?;
+        if self.settings.content {
+            text::check_schema(&client).await?;
+        }
         self.connected.store(true, Ordering::Relaxed);
         *self.last_error.lock_ok() = None;
         let host = self.settings.host.clone();
@@ -322,6 +331,9 @@ impl FleetLink {
         let mut pass: Option<HashPass> = None;
         let mut hashed_for: Option<String> = None;
         let mut owners_swept: Option<Instant> = None;
+        // Whether `fsindex.texts` was brought to `[fleet] content` since
+        // this connection began or the last reconcile.
+        let mut texts_synced = false;
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -356,7 +368,17 @@ impl FleetLink {
                     "fleet: reconciled"
                 );
                 self.acknowledged(seq, writer);
+                texts_synced = false;
                 continue;
+            }
+            if !texts_synced {
+                let n = text::sync(&mut client, &self.store, &host, self.settings.content)
+                    .await
+                    .map_err(|e| ship::describe(&e))?;
+                if n > 0 {
+                    tracing::info!(host, texts = n, "fleet: texts shipped");
+                }
+                texts_synced = true;
             }
             let (_, seq) = remote.unwrap_or_default();
             self.acked.store(seq, Ordering::Relaxed);
@@ -388,9 +410,16 @@ impl FleetLink {
                 continue;
             }
             self.set_state("shipping");
-            let rows = ship::apply(&mut client, &self.store, &host, seq, &batches)
-                .await
-                .map_err(|e| ship::describe(&e))?;
+            let rows = ship::apply(
+                &mut client,
+                &self.store,
+                &host,
+                seq,
+                &batches,
+                self.settings.content,
+            )
+            .await
+            .map_err(|e| ship::describe(&e))?;
             self.rows_shipped.fetch_add(rows, Ordering::Relaxed);
             let last = batches.last().map_or(seq, |b| b.seq);
             self.acknowledged(last, writer);
@@ -529,17 +558,13 @@ mod tests {
     }
 
     #[test]
-    fn refuses_content_and_bad_urls() {
+    fn takes_content_and_refuses_bad_urls() {
         let c = FleetConfig {
             database: Some("postgresql://127.0.0.1/x".into()),
             content: true,
             ..Default::default()
         };
-        assert!(
-            FleetSettings::from_config(&c)
-                .unwrap_err()
-                .contains("content")
-        );
+        assert!(FleetSettings::from_config(&c).unwrap().unwrap().content);
         let c = FleetConfig {
             database: Some("mysql://x".into()),
             ..Default::default()

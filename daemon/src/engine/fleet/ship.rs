@@ -301,6 +301,7 @@ pub(super) async fn apply(
     host: &str,
     seq: i64,
     batches: &[JournalBatch],
+    content: bool,
 ) -> Result<u64, tokio_postgres::Error> {
     let last = batches.last().map_or(seq, |b| b.seq);
     let oldest_ns = batches.first().map_or(0, |b| b.at_ns);
@@ -329,6 +330,8 @@ pub(super) async fn apply(
         &[&host, &ids],
     )
     .await?;
+    // What files say, with their rows (`[fleet] content = true`).
+    let text_ids = content.then(|| ids.clone());
     let st = store.clone();
     let mut rows = spawn_reader(move |send| {
         for chunk in ids.chunks(4096) {
@@ -346,6 +349,9 @@ pub(super) async fn apply(
         }
     });
     let written = copy_rows(&tx, LIVE, host, &mut rows).await?;
+    if let Some(ids) = text_ids {
+        super::text::put(&tx, store, host, &ids).await?;
+    }
     tx.execute(
         "UPDATE fsindex.hosts SET seq = $2, shipped_at = now(), batch_ns = $3 WHERE host = $1",
         &[&host, &last, &oldest_ns],
@@ -458,6 +464,8 @@ pub(super) async fn reconcile(
         )
         .await?
     };
+    // Texts are shipped again after a reconcile (`text::sync`).
+    super::text::forget(&tx, host).await?;
     tx.execute(
         "INSERT INTO fsindex.hosts (host, epoch, seq, shipped_at) VALUES ($1, $2, $3, now())
          ON CONFLICT (host) DO UPDATE SET epoch = $2, seq = $3, shipped_at = now()",

@@ -32,6 +32,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         4,
         include_str!("../../../../../migrations/fleet/0004_search.sql"),
     ),
+    (
+        6,
+        include_str!("../../../../../migrations/fleet/0006_content.sql"),
+    ),
 ];
 
 pub async fn run(g: &Global, mut client: tokio_postgres::Client) -> anyhow::Result<ExitCode> {
