@@ -441,9 +441,10 @@ impl FleetLink {
                     .map_err(|e| ship::describe(&e))?;
                 if hashed_for.as_ref() != Some(&fleet_now) {
                     let mut pass = None;
-                    while !self.stop.load(Ordering::Relaxed)
-                        && self.hash_for_dupes(&mut client, &mut pass).await?
-                    {}
+                    let mut more = true;
+                    while more && !self.stop.load(Ordering::Relaxed) {
+                        more = self.hash_for_dupes(&mut client, &mut pass).await?;
+                    }
                     hashed_for = Some(fleet_now);
                 }
             }
