@@ -746,7 +746,7 @@ fn a_first_load_is_seen_whole_or_not_at_all() {
     // Enough rows that the load takes a while (a debug daemon).
     for d in 0..40 {
         for f in 0..500 {
-            write_file(&big.tree, &format!("d{d:02}/file-{f:04}.txt"), b"");
+            write_file(&big.tree, format!("d{d:02}/file-{f:04}.txt"), b"");
         }
     }
     let want = find_oracle(&big.inst.runner, &big.tree);
