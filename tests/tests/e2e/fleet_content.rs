@@ -372,6 +372,10 @@ fn fleet_content_needs_schema_6_and_content_false_does_not() {
             include_str!("../../../migrations/fleet/0003_folders.sql"),
         ),
         (4, include_str!("../../../migrations/fleet/0004_search.sql")),
+        (
+            5,
+            include_str!("../../../migrations/fleet/0005_partitions.sql"),
+        ),
     ] {
         sql.push_str(m);
         sql.push_str(&format!(
