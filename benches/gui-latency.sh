@@ -32,7 +32,8 @@
 # turned a notch every 1000/60 ms, then PageDown pressed 30 times a second
 # (a held key's repeat), SCROLL_SECS (default 5) each; each distinct grab
 # of the table is a frame: frames per second, the longest gap between two.
-# Needs Xvfb, xdotool, a C compiler with libX11/libXext headers and libXtst.
+# Needs Xvfb, xdotool, a C compiler with libX11/libXext headers, libXtst and
+# libXdamage.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 BENCH=gui-latency
@@ -44,7 +45,7 @@ TREE=${TREE:-$BASE/t}
 TYPED=${TYPED:-report;tax 2025;zanzibar;photo 2019;ar}
 ROUNDS=${ROUNDS:-3}
 for b in fsgui fsindexd fsctl; do [[ -x $BIN/$b ]] || die "$BIN/$b missing: cargo build --release -p fsgui -p fsindexd -p fsctl"; done
-for t in Xvfb xdotool cc python3; do command -v "$t" >/dev/null || die "$t not found (apt-get install xvfb xdotool gcc libx11-dev libxext-dev libxtst6)"; done
+for t in Xvfb xdotool cc python3; do command -v "$t" >/dev/null || die "$t not found (apt-get install xvfb xdotool gcc libx11-dev libxext-dev libxtst6 libxdamage1)"; done
 WORK=$(mktemp -d)
 DAEMON_PID= XVFB_PID= GUI_PID=
 cleanup() {

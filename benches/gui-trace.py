@@ -35,7 +35,7 @@ def after(t, kind, pred=lambda kv: True):
     return next(((at, kv) for at, k, kv in events if at >= t and k == kind and pred(kv)), (None, None))
 
 
-parts = {k: [] for k in ("key>frame", "frame>send", "send>answer", "daemon", "answer>applied", "applied>painted", "painted>ui-end", "ui-end>screen", "settled", "first")}
+parts = {k: [] for k in ("key>frame", "frame>send", "send>answer", "daemon", "answer>applied", "applied>painted", "painted>ui-end", "ui-end>screen", "settled", "first", "window")}
 rows = []
 for q, settled, first, t0 in keys:
     fr, _ = after(t0, "frame", lambda kv: int(kv.get("keys", 0)) > 0)
@@ -63,6 +63,8 @@ for q, settled, first, t0 in keys:
         "ui-end>screen": screen - end,
         "settled": settled,
         "first": first,
+        # What the window itself adds: all but the daemon's round trip.
+        "window": settled - (ans - sent),
     }
     for k, v in d.items():
         parts[k].append(v)

@@ -114,16 +114,6 @@ impl eframe::App for Window {
             let cpu = frame.info().cpu_usage.unwrap_or(0.0) * 1e3;
             fsgui::trace::event(format_args!("frame keys={keys} last_frame_cpu_ms={cpu:.2}"));
         }
-        // TEMPORARY: the floor (nothing drawn, or one window-sized quad).
-        if fsgui::trace::exp("blank") || fsgui::trace::exp("onequad") {
-            if fsgui::trace::exp("onequad") {
-                let r = ctx.content_rect();
-                ui.painter()
-                    .rect_filled(r, 0.0, egui::Color32::from_gray(30));
-            }
-            ctx.request_repaint();
-            return;
-        }
         if let Some(b) = &mut self.bench
             && !b.before_frame(&mut self.app, &ctx, frame.info().cpu_usage)
         {
@@ -217,7 +207,7 @@ fn main() -> ExitCode {
         // Noise added to every shaded pixel against banding in gradients,
         // which fsgui draws none of; in software GL it is a share of every
         // frame's CPU.
-        dithering: fsgui::trace::exp("dither"),
+        dithering: false,
         ..Default::default()
     };
     let failed: Arc<Mutex<Option<String>>> = Arc::default();

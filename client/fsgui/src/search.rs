@@ -147,6 +147,9 @@ pub struct SearchModel {
     anchor: Option<u64>,
     /// The newest generation asked for, and why.
     generation: u64,
+    /// What the newest new query asked for (the query box is edited in
+    /// place, so `query` is no record of it).
+    asked: Option<SearchParams>,
     started: Option<Started>,
     /// The rows shown (the last good answer).
     pub results: Results,
@@ -182,14 +185,12 @@ impl SearchModel {
     /// A change that leaves the query asked for as it was (a space typed
     /// between two words, before the next) asks nothing again.
     pub fn set_query(&mut self, query: &str) -> Vec<Request> {
-        let asked = self.params_of_generation();
         self.query = query.to_owned();
         if !self.pinned && self.sort != SortKey::Relevance && !self.same_query(query) {
             self.sort = SortKey::Relevance;
             self.reverse = false;
         }
-        if self.params() == asked
-            && self.generation > 0
+        if self.asked.as_ref() == Some(&self.params())
             && self.error.is_none()
             && self.outdated.is_none()
         {
@@ -245,6 +246,7 @@ impl SearchModel {
         self.generation += 1;
         self.stale = false;
         let params = self.params();
+        self.asked = Some(params.clone());
         if params.query.is_empty() {
             self.started = None;
             self.error = None;
@@ -262,11 +264,7 @@ impl SearchModel {
             generation: self.generation,
             params,
             offset: 0,
-            limit: if crate::trace::exp("onepage") {
-                PAGE
-            } else {
-                FIRST_ROWS
-            },
+            limit: FIRST_ROWS,
             new: true,
         }]
     }
@@ -677,18 +675,27 @@ mod tests {
 
     #[test]
     fn a_space_between_words_asks_nothing_again() {
+        // As the query box does: the text edited in place, then set.
+        fn typed(m: &mut SearchModel, text: &str) -> Vec<Request> {
+            m.query = text.to_owned();
+            m.set_query(text)
+        }
         let mut m = SearchModel::default();
-        let g = search_of(&m.set_query("tax")[0]).0;
+        let g = search_of(&typed(&mut m, "t")[0]).0;
+        let g = search_of(&typed(&mut m, "tax")[0]).0.max(g);
         // Typed before the first answer, and after it: the same query.
-        assert!(m.set_query("tax ").is_empty());
+        assert!(typed(&mut m, "tax ").is_empty());
         m.apply_rows(g, 0, 3, 5, rows(0, 3));
-        assert!(m.set_query("tax  ").is_empty());
+        assert!(typed(&mut m, "tax  ").is_empty());
         assert_eq!((m.results.total, m.query.as_str()), (3, "tax  "));
         // The next word is a new query.
-        let (g2, ..) = search_of(&m.set_query("tax 2")[0]);
+        let (g2, ..) = search_of(&typed(&mut m, "tax 2")[0]);
         assert!(g2 > g);
         // Taken back to the first word: asked again (the rows are of "tax 2").
-        assert_eq!(m.set_query("tax").len(), 1);
+        assert_eq!(typed(&mut m, "tax").len(), 1);
+        // The same query after a refusal is asked again too.
+        m.apply_error(g2 + 1, "bad", true);
+        assert_eq!(typed(&mut m, "tax ").len(), 1);
     }
 
     #[test]

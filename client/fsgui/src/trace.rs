@@ -38,14 +38,6 @@ pub fn now_ms() -> f64 {
         * 1e3
 }
 
-/// TEMPORARY A/B switch: FSGUI_EXP contains `name`.
-pub fn exp(name: &str) -> bool {
-    static V: OnceLock<String> = OnceLock::new();
-    V.get_or_init(|| std::env::var("FSGUI_EXP").unwrap_or_default())
-        .split(',')
-        .any(|v| v == name)
-}
-
 /// True when tracing: callers build their line only then.
 pub fn enabled() -> bool {
     on()

@@ -94,9 +94,6 @@ fn file_menu(ui: &mut Ui, rename: bool) -> Option<Action> {
 /// every pixel of the window a second time; in software GL (Mesa's
 /// llvmpipe) each of those pixels costs CPU in every frame.
 fn bare(frame: egui::Frame) -> egui::Frame {
-    if crate::trace::exp("fill") {
-        return frame;
-    }
     frame.fill(egui::Color32::TRANSPARENT)
 }
 

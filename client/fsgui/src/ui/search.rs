@@ -368,7 +368,7 @@ impl App {
         };
         let mut table = TableBuilder::new(ui)
             .id_salt(salt)
-            .striped(!crate::trace::exp("nostripes"))
+            .striped(true)
             .sense(Sense::click())
             .cell_layout(Layout::left_to_right(Align::Center))
             .column(
