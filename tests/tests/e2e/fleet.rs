@@ -853,7 +853,7 @@ fn a_fleet_schema_of_version_4_upgrades_to_partitions() {
     assert!(out.status.success(), "fleet init: {}", text(&out));
     assert_eq!(
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["applied"],
-        serde_json::json!([5])
+        serde_json::json!([5, 6])
     );
     wait_current(&h.inst);
     wait_converged(&pg, &h);

@@ -215,13 +215,15 @@ fn fleet_over_tls_verifies_the_server() {
         last["connected"] == true && last["lag_batches"] == 0 && last["state"] == "current"
     });
     assert!(ok, "fleet link over TLS not current: {last}");
-    // PostgreSQL's view: the daemon's session is encrypted.
+    // PostgreSQL's view: the daemon's sessions (the journal's, and the
+    // one that hashes for fleet dupes) are all encrypted.
     assert_eq!(
         pg.psql(
-            "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
-             WHERE a.application_name = 'fsindexd' AND s.ssl"
+            "SELECT count(*) FILTER (WHERE s.ssl) > 0 AND count(*) FILTER (WHERE NOT s.ssl) = 0 \
+             FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+             WHERE a.application_name = 'fsindexd'"
         ),
-        "1"
+        "t"
     );
     let local = found(&json_lines(
         &good.fsctl(&["search", "--json", "--limit", "0", "over-tls"]),
