@@ -50,7 +50,7 @@ fn host(tmp: &Path, pg: &Postgres, name: &str) -> Host {
 }
 
 /// `fsctl fleet ARGS` against `pg` (no daemon needed).
-fn fleet(inst: &Instance, pg: &Postgres, args: &[&str]) -> std::process::Output {
+pub(super) fn fleet(inst: &Instance, pg: &Postgres, args: &[&str]) -> std::process::Output {
     let mut a = vec!["fleet"];
     a.extend_from_slice(args);
     let url = pg.url_with_password();
@@ -69,9 +69,9 @@ fn link(inst: &Instance) -> Value {
 }
 
 /// Waits until the host's link is connected and has shipped every batch.
-fn wait_current(inst: &Instance) {
+pub(super) fn wait_current(inst: &Instance) {
     let mut last = Value::Null;
-    let ok = poll_until(Duration::from_secs(30), || {
+    let ok = poll_until(Duration::from_secs(60), || {
         last = link(inst);
         last["connected"] == true && last["lag_batches"] == 0 && last["state"] == "current"
     });
@@ -820,26 +820,15 @@ fn a_fleet_schema_of_version_4_upgrades_to_partitions() {
     let pg = Postgres::start();
     let mut h = host(tmp.path(), &pg, "h1");
     fill(&h.tree, 1);
-    let v = [
-        include_str!("../../../migrations/fleet/0001_fleet.sql"),
-        include_str!("../../../migrations/fleet/0002_visibility.sql"),
-        include_str!("../../../migrations/fleet/0003_folders.sql"),
-        include_str!("../../../migrations/fleet/0004_search.sql"),
-    ];
-    pg.psql(&format!(
-        "CREATE SCHEMA fsindex;
-         CREATE TABLE fsindex.schema_version (version integer PRIMARY KEY,
-             applied_at timestamptz NOT NULL DEFAULT now());
-         {} {} {} {}
-         INSERT INTO fsindex.schema_version (version) VALUES (1), (2), (3), (4);
-         INSERT INTO fsindex.hosts (host, epoch, seq) VALUES ('h1', 7, 3);
+    pg.fleet_schema_upto(4);
+    pg.psql(
+        "INSERT INTO fsindex.hosts (host, epoch, seq) VALUES ('h1', 7, 3);
          INSERT INTO fsindex.items (host, id, parent_id, name, folded, kind, size, blocks,
              mtime_ns, dev, ino, nlink, mode, flags, gate)
          VALUES ('h1', 999999, NULL, '/gone', '', 1, 0, 0, 0, 0, 0, 1, 16877, 0, 0);
          INSERT INTO fsindex.folders (host, id, gate, root, path, folded, rel)
          VALUES ('h1', 999999, 0, '/gone', '/gone', '', '');",
-        v[0], v[1], v[2], v[3]
-    ));
+    );
     h.inst.start();
     let mut last = Value::Null;
     let told = poll_until(Duration::from_secs(30), || {

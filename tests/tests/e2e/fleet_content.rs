@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::fleet::{fleet, wait_current};
 use crate::util::*;
 
 /// A host of the test fleet with content on for its tree.
@@ -45,24 +46,6 @@ fn host(tmp: &Path, pg: &Postgres, name: &str, content: bool) -> Host {
         tree,
         inst,
     }
-}
-
-fn fleet(inst: &Instance, pg: &Postgres, args: &[&str]) -> std::process::Output {
-    let mut a = vec!["fleet"];
-    a.extend_from_slice(args);
-    let url = pg.url_with_password();
-    a.extend_from_slice(&["--database", &url]);
-    inst.fsctl(&a)
-}
-
-/// Waits until the host's link has shipped every batch.
-fn wait_current(inst: &Instance) {
-    let mut last = Value::Null;
-    let ok = poll_until(Duration::from_secs(60), || {
-        last = inst.status()["fleet"].clone();
-        last["connected"] == true && last["lag_batches"] == 0 && last["state"] == "current"
-    });
-    assert!(ok, "fleet link not current: {last}");
 }
 
 /// Waits until the content worker has read every file of the host's tree.
@@ -356,33 +339,7 @@ fn fleet_content_follows_edits_and_the_setting() {
 fn fleet_content_needs_schema_6_and_content_false_does_not() {
     let tmp = tempfile::tempdir().unwrap();
     let pg = Postgres::start();
-    let mut sql = String::from(
-        "CREATE SCHEMA fsindex;
-         CREATE TABLE fsindex.schema_version (version integer PRIMARY KEY,
-             applied_at timestamptz NOT NULL DEFAULT now());",
-    );
-    for (v, m) in [
-        (1, include_str!("../../../migrations/fleet/0001_fleet.sql")),
-        (
-            2,
-            include_str!("../../../migrations/fleet/0002_visibility.sql"),
-        ),
-        (
-            3,
-            include_str!("../../../migrations/fleet/0003_folders.sql"),
-        ),
-        (4, include_str!("../../../migrations/fleet/0004_search.sql")),
-        (
-            5,
-            include_str!("../../../migrations/fleet/0005_partitions.sql"),
-        ),
-    ] {
-        sql.push_str(m);
-        sql.push_str(&format!(
-            ";\nINSERT INTO fsindex.schema_version (version) VALUES ({v});\n"
-        ));
-    }
-    pg.psql(&sql);
+    pg.fleet_schema_upto(5);
 
     let mut plain = host(tmp.path(), &pg, "plain", false);
     write_file(&plain.tree, "note.txt", b"words that stay home");

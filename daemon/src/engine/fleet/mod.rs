@@ -302,24 +302,16 @@ impl FleetLink {
     /// the error that ended it.
     async fn session(&self, writer: &WriteHandle) -> Result<(), String> {
         self.set_state("connecting");
-        let Some(db) = &self.settings.db else {
-            return Err("the fleet link has no database".into());
-        };
-        let (client, conn) = self
-            .settings
-            .config
-            .connect(db.tls.clone())
-            .await
-            .map_err(|e| db.explain(ship::describe(&e)))?;
-        let conn_task = tokio::spawn(conn);
+        let (client, conn_task) = self.connect().await?;
         let out = self.ship_loop(client, writer).await;
         conn_task.abort();
         out
     }
 
-    /// A second connection, made as the session's own, for a load's index
-    /// builds (see [`ship::reconcile`]).
-    async fn second_connection(
+    /// A connection to the fleet's database over the configured TLS, its
+    /// driving task spawned: the session's, and the second one a load's
+    /// index builds and the hash loop use (see [`ship::reconcile`]).
+    async fn connect(
         &self,
     ) -> Result<(tokio_postgres::Client, tokio::task::JoinHandle<()>), String> {
         let Some(db) = &self.settings.db else {
@@ -388,7 +380,7 @@ impl FleetLink {
                 self.acked.store(-1, Ordering::Relaxed);
                 self.set_state("reconciling");
                 let t = Instant::now();
-                let (mut second, second_task) = self.second_connection().await?;
+                let (mut second, second_task) = self.connect().await?;
                 let loaded = ship::reconcile(&mut client, &mut second, &self.store, &host).await;
                 second_task.abort();
                 let Some((seq, rows)) = loaded.map_err(|e| ship::describe(&e))? else {
@@ -458,7 +450,7 @@ impl FleetLink {
     /// PostgreSQL are current (not during a load). Returns only when asked
     /// to stop, or with the error that ended it.
     async fn hash_loop(&self) -> Result<(), String> {
-        let (mut client, _task) = self.second_connection().await?;
+        let (mut client, _task) = self.connect().await?;
         let mut hashed_for: Option<String> = None;
         loop {
             if self.stop.load(Ordering::Relaxed) {
