@@ -149,6 +149,10 @@ def current(s):
             and f.get("state") in ("current", "hashing") and f.get("lag_batches") == 0)
 
 
+def loadavg():
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
@@ -234,8 +238,9 @@ def main():
         log(f"  ready in {time.time() - t:.1f} s, {entries} entries")
         d.stop()
 
-        out.append("| host | entries | reconcile | rows/s | start to current |")
-        out.append("|---|---|---|---|---|")
+        loads = []
+        out.append("| host | entries | reconcile | rows/s | start to current | load average after (1/5/15 min) |")
+        out.append("|---|---|---|---|---|---|")
         for n in range(1, a.hosts + 1):
             host = f"h{n}"
             with open(os.path.join(home, "config.toml"), "w") as f:
@@ -251,21 +256,35 @@ def main():
             rows = int(re.search(r"rows=(\d+)", lines[-1]).group(1))
             secs = float(re.search(r"secs=([\d.]+)", lines[-1]).group(1))
             log(f"  {host}: {rows} rows in {secs:.1f} s")
-            out.append(f"| {host} | {entries:,} | {secs:.1f} s | {rows / secs:,.0f} | {took:.1f} s |")
+            # Schema 5's load, by phase (the daemon's "fleet: loaded" line).
+            phases = [l for l in d.log_text().splitlines() if "fleet: loaded" in l]
+            if len(phases) > n - 1:
+                m = dict(re.findall(r"(\w+_secs)=([\d.]+)", phases[-1]))
+                log(f"    {m}")
+                loads.append(f"- {host}: " + ", ".join(
+                    f"{k.replace('_secs', '')} {float(v):.1f} s" for k, v in m.items()))
+            out.append(f"| {host} | {entries:,} | {secs:.1f} s | {rows / secs:,.0f} | {took:.1f} s "
+                       f"| {loadavg()} |")
             if n < a.hosts:
                 d.stop()
         # Schema 3: entries' rows (fsindex.items) and folders' paths
-        # (fsindex.folders), each with its indexes.
+        # (fsindex.folders), each with its indexes; schema 5: a partition
+        # of each per host (sizes summed over the partitions).
         total = int(pg.sql("SELECT count(*) FROM fsindex.items"))
-        size = int(pg.sql("SELECT pg_total_relation_size('fsindex.items') "
-                          "+ pg_total_relation_size('fsindex.folders')"))
-        heap = int(pg.sql("SELECT pg_relation_size('fsindex.items') "
-                          "+ pg_relation_size('fsindex.folders')"))
+        parts = ("(SELECT relid FROM pg_partition_tree('fsindex.items') UNION ALL "
+                 "SELECT relid FROM pg_partition_tree('fsindex.folders'))")
+        size = int(pg.sql(f"SELECT sum(pg_total_relation_size(relid)) FROM {parts} p"))
+        heap = int(pg.sql(f"SELECT sum(pg_relation_size(relid)) FROM {parts} p"))
+        if loads:
+            out.append("")
+            out.append("The loads by phase (the daemon's log):")
+            out.extend(loads)
         out.append("")
         out.append(f"PostgreSQL's disk: {size / total:.0f} bytes per entry with its indexes "
                    f"({heap / total:.0f} for the rows alone), {total:,} rows, "
                    f"{size / 2**20:,.0f} MiB.")
-        for idx in pg.sql("SELECT indexrelid::regclass || ' ' || pg_relation_size(indexrelid) "
+        for idx in pg.sql("SELECT indexrelid::regclass || ' ' || (SELECT sum(pg_relation_size(t.relid)) "
+                          "FROM pg_partition_tree(indexrelid) t) "
                           "FROM pg_index WHERE indrelid IN ('fsindex.items'::regclass, "
                           "'fsindex.folders'::regclass) ORDER BY 1").splitlines():
             name, b = idx.split()

@@ -4,7 +4,9 @@
 # through XTEST one at a time, the table's part of the screen grabbed
 # through MIT-SHM about every millisecond (benches/xlatency.c); a key's
 # latency is the time to the last change of that region, once it has been
-# still for 400 ms. The same queries as `benches/gui.sh` types through
+# still for 400 ms (the region grabbed when the X server's DAMAGE extension
+# reports a drawing into the window: POLL=1 grabs it every millisecond
+# instead, as before, which keeps a core busy on this machine). The same queries as `benches/gui.sh` types through
 # `fsgui --bench` (which times itself from inside), ROUNDS times each.
 #
 #   benches/gui-latency.sh          (ENTRIES=1000000 BASE=/tmp/fsbench-gui by default)
@@ -14,16 +16,24 @@
 # TREE (default $BASE/t, made with mktree.py --seed 1 when missing), TYPED
 # (queries separated by `;`), ROUNDS (default 3), QUIET_MS (default 400),
 # MATCH_ACCENTS=1 (fsgui's ä=a toggle off: plain queries, as an fsindexd
-# without `accents:ignore` takes them).
+# without `accents:ignore` takes them), KEEP=DIR (copies the raw figures and
+# fsgui's FSGUI_TRACE log there), FSGUI_ENV (variables for fsgui, e.g.
+# `LP_NUM_THREADS=1`).
 # Prints each round's p50/p99/max and the pooled figures, settled and
-# first rows (the region's first change after the key).
+# first rows (the region's first change after the key), then each key's
+# way split into its parts from fsgui's trace (FSGUI_TRACE=1, the same
+# clock as xlatency's): key to the frame that read it, that frame to the
+# query sent, the daemon's answer (and its own time inside), the answer to
+# the frame that applied it, that frame's drawing, and the frame's end to
+# the change on screen (tessellation, llvmpipe, the swap, the X server).
 #
 # Then, unless SCROLL=0, scrolling measured the same way: SCROLL_QUERY
 # (default `e`: most names of the 1M tree match) typed, then the wheel
 # turned a notch every 1000/60 ms, then PageDown pressed 30 times a second
 # (a held key's repeat), SCROLL_SECS (default 5) each; each distinct grab
 # of the table is a frame: frames per second, the longest gap between two.
-# Needs Xvfb, xdotool, a C compiler with libX11/libXext headers and libXtst.
+# Needs Xvfb, xdotool, a C compiler with libX11/libXext headers, libXtst and
+# libXdamage.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 BENCH=gui-latency
@@ -35,7 +45,7 @@ TREE=${TREE:-$BASE/t}
 TYPED=${TYPED:-report;tax 2025;zanzibar;photo 2019;ar}
 ROUNDS=${ROUNDS:-3}
 for b in fsgui fsindexd fsctl; do [[ -x $BIN/$b ]] || die "$BIN/$b missing: cargo build --release -p fsgui -p fsindexd -p fsctl"; done
-for t in Xvfb xdotool cc python3; do command -v "$t" >/dev/null || die "$t not found (apt-get install xvfb xdotool gcc libx11-dev libxext-dev libxtst6)"; done
+for t in Xvfb xdotool cc python3; do command -v "$t" >/dev/null || die "$t not found (apt-get install xvfb xdotool gcc libx11-dev libxext-dev libxtst6 libxdamage1)"; done
 WORK=$(mktemp -d)
 DAEMON_PID= XVFB_PID= GUI_PID=
 cleanup() {
@@ -45,7 +55,7 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-cc -O2 -o "$WORK/xlatency" "$HERE/xlatency.c" -lX11 -lXext -l:libXtst.so.6 || die "could not build xlatency.c"
+cc -O2 -o "$WORK/xlatency" "$HERE/xlatency.c" -lX11 -lXext -l:libXtst.so.6 -l:libXdamage.so.1 || die "could not build xlatency.c"
 [[ -d $TREE ]] || { log "making $TREE"; python3 "$HERE/mktree.py" --entries "$ENTRIES" --seed 1 --out "$TREE" >/dev/null; }
 
 export FSINDEX_HOME=$WORK/home FSINDEX_NO_SPAWN=1
@@ -65,7 +75,8 @@ XVFB_PID=$!
 for _ in $(seq 100); do [[ -s $WORK/display ]] && break; sleep 0.1; done
 export DISPLAY=:$(head -n1 "$WORK/display") LIBGL_ALWAYS_SOFTWARE=1
 unset WAYLAND_DISPLAY
-"$BIN/fsgui" --size 1100x700 2>"$WORK/gui.log" &
+# shellcheck disable=SC2086
+env FSGUI_TRACE=1 ${FSGUI_ENV:-} "$BIN/fsgui" --size 1100x700 2>"$WORK/gui.log" &
 GUI_PID=$!
 for _ in $(seq 100); do W=$(xdotool search --name fsgui 2>/dev/null | head -1) && [[ -n $W ]] && break; sleep 0.1; done
 sleep 2
@@ -74,6 +85,7 @@ xdotool windowfocus --sync "$W"
 xdotool mousemove 400 39 click 1
 QUIET_WAIT=${QUIET_WAIT:-300}
 wait_quiet
+[[ ${POLL:-0} == 1 ]] || export WINDOW=$W
 IFS=';' read -ra QS <<<"$TYPED"
 for round in $(seq "$ROUNDS"); do
     log "round $round"
@@ -123,3 +135,5 @@ for how in ("wheel", "pagedown"):
         figs = {x[0]: x[1] for x in rows if x[0] != "second"}
         print(f"scrolling ({how}): {figs['frames/s']} frames/s (per second: {' '.join(per)}), longest gap {figs['longest gap ms']} ms, {figs['inputs']} inputs, region grabbed {figs['grabs/s']} times/s")
 PY
+python3 "$HERE/gui-trace.py" "$WORK" "$ROUNDS" || true
+if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$WORK"/*.tsv "$WORK"/*.log "$KEEP"/; fi

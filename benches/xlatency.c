@@ -24,8 +24,20 @@
  * "grabs/s" (how fast the region was grabbed: a ceiling on what can be
  * seen) and "inputs".
  *
+ * With WINDOW=ID (the window's X id, as `xdotool search` gives it), the
+ * region is not polled: the X server's DAMAGE extension reports each
+ * drawing into the window, and the region is grabbed and hashed only
+ * then, so the measuring takes almost no CPU from the window it measures
+ * (polling keeps a core busy: the X server copying the region into shared
+ * memory every millisecond, and the hashing). A change is stamped when its
+ * damage is read. Without WINDOW, the polling above.
+ *
+ * A fifth column is the key's CLOCK_MONOTONIC time in ms, to join with
+ * fsgui's own steps (FSGUI_TRACE=1 stamps them with the same clock).
+ *
  * Build: cc -O2 -o xlatency xlatency.c -lX11 -lXext -l:libXtst.so.6
- * (no XTEST header is needed: the one function is declared here).
+ * -l:libXdamage.so.1 (no XTEST or DAMAGE header is needed: the functions
+ * used are declared here).
  */
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
@@ -36,11 +48,38 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
+#include <sys/select.h>
 #include <sys/shm.h>
 #include <time.h>
 
 int XTestFakeKeyEvent(Display *, unsigned int, Bool, unsigned long);
 int XTestFakeButtonEvent(Display *, unsigned int, Bool, unsigned long);
+/* libXdamage, as in <X11/extensions/Xdamage.h>. */
+typedef XID Damage;
+typedef struct {
+    int type;
+    unsigned long serial;
+    Bool send_event;
+    Display *display;
+    Drawable drawable;
+    Damage damage;
+    int level;
+    Bool more;
+    Time timestamp;
+    XRectangle area;
+    XRectangle geometry;
+} XDamageNotifyEvent;
+Bool XDamageQueryExtension(Display *, int *, int *);
+Damage XDamageCreate(Display *, Drawable, int);
+#define XDamageReportRawRectangles 0
+
+/* DAMAGE: the event base, the window's origin on the root, the region. */
+static int damage_base = -1;
+static int win_x, win_y, reg_x, reg_y, reg_w, reg_h;
+
+/* Waits until a drawing touches the region or `until_ms` passes: 1 when
+ * one did. */
+static int wait_damage(Display *d, double until_ms);
 
 static double now_ms(void) {
     struct timespec t;
@@ -66,6 +105,30 @@ static KeySym sym_of(char c) {
     if (c == ' ') return XK_space;
     char s[2] = {c, 0};
     return XStringToKeysym(s);
+}
+
+static int wait_damage(Display *d, double until_ms) {
+    for (;;) {
+        int hit = 0;
+        while (XPending(d)) {
+            XEvent ev;
+            XNextEvent(d, &ev);
+            if (ev.type != damage_base) continue;
+            XDamageNotifyEvent *de = (XDamageNotifyEvent *)&ev;
+            int ax = win_x + de->area.x, ay = win_y + de->area.y;
+            if (ax < reg_x + reg_w && ax + de->area.width > reg_x && ay < reg_y + reg_h &&
+                ay + de->area.height > reg_y)
+                hit = 1;
+        }
+        if (hit) return 1;
+        double left = until_ms - now_ms();
+        if (left <= 0) return 0;
+        fd_set fds;
+        FD_ZERO(&fds);
+        FD_SET(ConnectionNumber(d), &fds);
+        struct timeval tv = {(long)(left / 1000), (long)((left - (long)(left / 1000) * 1000) * 1000)};
+        select(ConnectionNumber(d) + 1, &fds, NULL, NULL, &tv);
+    }
 }
 
 /* See the usage above: frames seen while scrolling. */
@@ -95,9 +158,13 @@ static int scroll(Display *d, Window root, XImage *img, int x, int y, int w, int
             inputs++;
             next += 1000 / hz;
         }
+        if (damage_base >= 0) {
+            double until = next < t0 + secs * 1000 ? next : t0 + secs * 1000;
+            if (!wait_damage(d, until)) continue;
+        }
+        t = now_ms();
         XShmGetImage(d, root, img, x, y, AllPlanes);
         grabs++;
-        t = now_ms();
         uint64_t hh = hash((unsigned char *)img->data, bytes);
         if (hh != last) {
             last = hh;
@@ -142,6 +209,19 @@ int main(int argc, char **argv) {
     XShmAttach(d, &shm);
     shmctl(shm.shmid, IPC_RMID, 0);
     size_t bytes = (size_t)img->bytes_per_line * img->height;
+    reg_x = x, reg_y = y, reg_w = w, reg_h = h;
+    if (getenv("WINDOW")) {
+        Window win = (Window)strtoul(getenv("WINDOW"), NULL, 0);
+        int err;
+        Window child;
+        if (!XDamageQueryExtension(d, &damage_base, &err)) {
+            fprintf(stderr, "no DAMAGE extension\n");
+            return 1;
+        }
+        XTranslateCoordinates(d, win, root, 0, 0, &win_x, &win_y, &child);
+        XDamageCreate(d, win, XDamageReportRawRectangles);
+        damage_base += 0; /* XDamageNotify is the first event */
+    }
     /* The pointer out of the way: no hover highlight in the rows. */
     XWarpPointer(d, None, root, 0, 0, 0, 0, 0, 0);
     XSync(d, False);
@@ -155,6 +235,7 @@ int main(int argc, char **argv) {
         uint64_t last = hash((unsigned char *)img->data, bytes);
         double still = now_ms();
         while (now_ms() - still < quiet) {
+            if (damage_base >= 0 && !wait_damage(d, still + quiet)) break;
             XShmGetImage(d, root, img, x, y, AllPlanes);
             uint64_t hh = hash((unsigned char *)img->data, bytes);
             if (hh != last) { last = hh; still = now_ms(); }
@@ -165,8 +246,16 @@ int main(int argc, char **argv) {
             double changed = -1, first = -1, since = t0;
             int changes = 0;
             for (;;) {
-                XShmGetImage(d, root, img, x, y, AllPlanes);
-                double t = now_ms();
+                double t;
+                if (damage_base >= 0) {
+                    double until = since + quiet < t0 + 10000 ? since + quiet : t0 + 10000;
+                    if (!wait_damage(d, until)) break;
+                    t = now_ms();
+                    XShmGetImage(d, root, img, x, y, AllPlanes);
+                } else {
+                    XShmGetImage(d, root, img, x, y, AllPlanes);
+                    t = now_ms();
+                }
                 uint64_t hh = hash((unsigned char *)img->data, bytes);
                 if (hh != last) {
                     last = hh;
@@ -180,8 +269,8 @@ int main(int argc, char **argv) {
                 if (t - t0 > 10000) break;
             }
             printf("%.*s\t", (int)(i + 1), query);
-            if (changed < 0) printf("-\t0\t-\n");
-            else printf("%.1f\t%d\t%.1f\n", changed - t0, changes, first - t0);
+            if (changed < 0) printf("-\t0\t-\t%.2f\n", t0);
+            else printf("%.1f\t%d\t%.1f\t%.2f\n", changed - t0, changes, first - t0, t0);
             fflush(stdout);
         }
     }

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 die() { echo "build-deb.sh: $*" >&2; exit 1; }
 command -v cargo-deb >/dev/null 2>&1 || die "cargo-deb is missing: cargo install cargo-deb"
 
-cargo build --release --locked -p fsindexd -p fsctl -p fsgui
+cargo build --release --locked -p fsindexd -p fsctl -p fsgui -p fsindex-extract
 
 target_dir=$(cargo metadata --format-version 1 --no-deps |
   sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')

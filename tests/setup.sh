@@ -52,6 +52,11 @@ command -v setfattr >/dev/null 2>&1 || need_apt+=(attr)
 # The fleet tests run a real PostgreSQL (initdb + pg_ctl in temp folders):
 # Debian's server package (15 on Debian 12), pg_trgm included.
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need_apt+=(postgresql)
+# The fleet over TLS (tests/tests/e2e/fleet_tls.rs): the openssl command
+# issues the test's CA and server certificate; the daemon and fsctl link
+# the system's libssl (native-tls), built against libssl-dev.
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+dpkg -s libssl-dev >/dev/null 2>&1 || need_apt+=(libssl-dev pkg-config)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=
   [ "$(id -u)" = 0 ] || SUDO=sudo

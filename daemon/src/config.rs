@@ -173,7 +173,8 @@ pub struct FleetConfig {
     /// A file whose first line is the password (else `PGPASSFILE` or
     /// `~/.pgpass`, as psql reads them, unless the URL holds one).
     pub password_file: Option<PathBuf>,
-    /// Ship what files say too (not supported yet: names and metadata).
+    /// Ship what files say too (the text the content worker extracted,
+    /// for `fsctl fleet search content:`); default: names and metadata.
     pub content: bool,
 }
 

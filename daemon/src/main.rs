@@ -41,10 +41,6 @@ struct Args {
     /// `--root` of this run.
     #[arg(long)]
     content: bool,
-    /// Serve content extraction on stdin and stdout (the daemon starts
-    /// itself this way as a sandboxed child).
-    #[arg(long, hide = true)]
-    extract: bool,
     /// Do not watch for changes (the index changes only on rescans).
     #[arg(long)]
     no_watch: bool,
@@ -98,10 +94,6 @@ struct Args {
 fn main() -> ExitCode {
     fsindexd::platform::process::tune_allocator();
     let args = Args::parse();
-    if args.extract {
-        // Before anything else: stdout is the protocol.
-        fsindex_extract::child_main();
-    }
     if args.print_config {
         print!(
             "{}",

@@ -14,7 +14,7 @@
 //! - [`formats`]: every extractor writes into a capped [`sink::TextSink`] and
 //!   zip-based documents are read through a decompression budget (zip bombs).
 //! - [`sandbox`]: PDF, Office, OpenDocument and mail are parsed in a child
-//!   process (`fsindexd --extract`) at nice 19 and idle I/O, under an address
+//!   process (`fsindex-extract-child`) at nice 19 and idle I/O, under an address
 //!   space limit and a time limit; a file that panics, loops or explodes
 //!   memory costs that one file, never the daemon.
 //!
@@ -56,17 +56,35 @@ pub fn extract_file(path: &Path, kind: Kind, limits: &Limits) -> Result<Extracte
             encoding: kind.decoding().to_owned(),
         });
     }
-    // A mailbox is streamed and stops at the text cap, a zip archive reads
-    // its directory and text members under the unzip budget: any size.
-    let max_size = if matches!(kind, Kind::Mbox | Kind::Archive) {
+    let (file, size) = open::open_regular(path, max_size(kind, limits))?;
+    let mut sink = sink::TextSink::new(limits.max_text_bytes);
+    formats::extract(file, size, kind, limits, &mut sink)?;
+    Ok(sink.finish(kind))
+}
+
+/// [`extract_file`] for the kinds read in the caller's own process
+/// ([`Kind::in_process`]; any other kind is `Unsupported`). A program that
+/// calls only this (the daemon) links none of the document, archive, mail
+/// and media readers: they live in the child (`fsindex-extract-child`).
+pub fn extract_in_process(path: &Path, kind: Kind, limits: &Limits) -> Result<Extracted, Failure> {
+    if !kind.in_process() {
+        return Err(Failure::Unsupported);
+    }
+    let (file, size) = open::open_regular(path, max_size(kind, limits))?;
+    let mut sink = sink::TextSink::new(limits.max_text_bytes);
+    formats::extract_in_process(file, size, kind, &mut sink)?;
+    Ok(sink.finish(kind))
+}
+
+/// The largest file of `kind` that is opened. A mailbox is streamed and
+/// stops at the text cap, a zip archive reads its directory and text
+/// members under the unzip budget: any size.
+fn max_size(kind: Kind, limits: &Limits) -> u64 {
+    if matches!(kind, Kind::Mbox | Kind::Archive) {
         u64::MAX
     } else if kind.is_document() {
         limits.max_document_file
     } else {
         limits.max_text_file
-    };
-    let (file, size) = open::open_regular(path, max_size)?;
-    let mut sink = sink::TextSink::new(limits.max_text_bytes);
-    formats::extract(file, size, kind, limits, &mut sink)?;
-    Ok(sink.finish(kind))
+    }
 }

@@ -15,6 +15,8 @@ pub mod v1 {
 }
 
 pub mod pgpass;
+#[cfg(feature = "fleet")]
+pub mod pgtls;
 
 /// The form of the absolute paths in messages, which the daemon and its
 /// clients must agree on byte for byte.

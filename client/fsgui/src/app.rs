@@ -334,6 +334,7 @@ impl App {
                 elapsed_us,
                 rows,
             } => {
+                crate::trace::event(format_args!("applied gen={generation} offset={offset}"));
                 let r = self
                     .search
                     .apply_rows(generation, offset, total, elapsed_us, rows);

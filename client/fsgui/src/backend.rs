@@ -712,6 +712,10 @@ async fn search(
         offset,
         snippets: None,
     };
+    crate::trace::event(format_args!(
+        "send gen={generation} offset={offset} limit={limit} q={:?}",
+        req.query
+    ));
     let words = query_words(&params.query);
     let bare = params.ignore_accents;
     let answer = async {
@@ -728,7 +732,14 @@ async fn search(
         }
         Ok::<_, tonic::Status>((total, elapsed_us, rows))
     };
-    out.send(match answer.await {
+    let answer = answer.await;
+    if let Ok((total, elapsed_us, rows)) = &answer {
+        crate::trace::event(format_args!(
+            "answer gen={generation} offset={offset} total={total} daemon_us={elapsed_us} rows={}",
+            rows.len()
+        ));
+    }
+    out.send(match answer {
         Ok((total, elapsed_us, rows)) => Reply::Rows {
             generation,
             offset,

@@ -31,8 +31,9 @@ enum Phase {
     Typing {
         query: usize,
         chars: usize,
-        /// Keystroke sent, waiting for its rows (latencies count, when sent).
-        waiting: Option<(usize, Instant)>,
+        /// Keystroke sent, waiting for its rows (latencies count, when
+        /// sent, the query asked for before it).
+        waiting: Option<(usize, Instant, String)>,
     },
     ScrollStart {
         at: Instant,
@@ -124,10 +125,13 @@ impl Bench {
                 chars,
                 waiting,
             } => {
-                if let Some((before, at)) = *waiting {
+                if let Some((before, at, asked)) = waiting.take() {
                     let answered =
                         app.search.latencies.len() > before || app.search.error.is_some();
-                    if answered {
+                    if app.search.query.trim() == asked {
+                        // A space between words: the same query, nothing
+                        // asked (see `SearchModel::set_query`).
+                    } else if answered {
                         if let Some(d) = app
                             .search
                             .latencies
@@ -136,12 +140,11 @@ impl Bench {
                         {
                             self.keystrokes.push(d.as_secs_f64() * 1e3);
                         }
-                        *waiting = None;
                     } else if at.elapsed() > Duration::from_secs(10) {
                         self.errors
                             .push(format!("no rows 10 s after typing {:?}", app.search.query));
-                        *waiting = None;
                     } else {
+                        *waiting = Some((before, at, asked));
                         return true;
                     }
                 }
@@ -153,9 +156,10 @@ impl Bench {
                 match q.chars().nth(*chars) {
                     Some(c) => {
                         let before = app.search.latencies.len();
+                        let asked = app.search.query.trim().to_owned();
                         ctx.input_mut(|i| i.events.push(egui::Event::Text(c.to_string())));
                         *chars += 1;
-                        *waiting = Some((before, Instant::now()));
+                        *waiting = Some((before, Instant::now(), asked));
                     }
                     None => {
                         app.type_query("");

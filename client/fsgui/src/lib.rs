@@ -18,6 +18,7 @@
 //!   files, without egui.
 //! - [`shared`]: saved searches and history, the daemon's, shared with
 //!   fsctl and MCP.
+//! - [`trace`]: `FSGUI_TRACE=1`, a keystroke's steps stamped on stderr.
 //! - [`details`]: what Stat adds to the rows drawn (media metadata for the
 //!   optional columns and the preview, tags).
 
@@ -34,6 +35,7 @@ pub mod preview;
 pub mod search;
 pub mod settings;
 pub mod shared;
+pub mod trace;
 pub mod treemap;
 pub mod ui;
 

@@ -93,14 +93,34 @@ struct Window {
 }
 
 impl eframe::App for Window {
+    fn clear_color(&self, visuals: &egui::Visuals) -> [f32; 4] {
+        fsgui::ui::clear_color(visuals)
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
+        if fsgui::trace::enabled() {
+            let keys = ctx.input(|i| {
+                i.events
+                    .iter()
+                    .filter(|e| {
+                        matches!(
+                            e,
+                            egui::Event::Text(_) | egui::Event::Key { pressed: true, .. }
+                        )
+                    })
+                    .count()
+            });
+            let cpu = frame.info().cpu_usage.unwrap_or(0.0) * 1e3;
+            fsgui::trace::event(format_args!("frame keys={keys} last_frame_cpu_ms={cpu:.2}"));
+        }
         if let Some(b) = &mut self.bench
             && !b.before_frame(&mut self.app, &ctx, frame.info().cpu_usage)
         {
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }
         self.app.ui(ui);
+        fsgui::trace::event(format_args!("ui-end"));
         if let Some(shot) = &mut self.shot {
             take_screenshot(shot, &self.app, &ctx, &self.failed);
         }
@@ -184,6 +204,10 @@ fn main() -> ExitCode {
             .with_min_inner_size([480.0, 320.0]),
         // fsgui installs the system's fonts itself (fsgui::fonts).
         system_font_fallback: false,
+        // Noise added to every shaded pixel against banding in gradients,
+        // which fsgui draws none of; in software GL it is a share of every
+        // frame's CPU.
+        dithering: false,
         ..Default::default()
     };
     let failed: Arc<Mutex<Option<String>>> = Arc::default();

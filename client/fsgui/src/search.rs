@@ -19,6 +19,14 @@ use crate::backend::{Request, Row, SearchParams, SortKey};
 pub const PAGE: u64 = 200;
 /// Pages kept (and fetched ahead) on each side of the visible ones.
 pub const MARGIN_PAGES: u64 = 1;
+/// Rows a new query asks for first: the first page and the margin after
+/// it, in one request. The margin was a second search as soon as the first
+/// rows were drawn, and the daemon's cost hardly depends on how many rows
+/// it sends: a one-letter query over a million names marks and ranks them
+/// all either way (40-45 ms), so the second request doubled the CPU each
+/// keystroke took, on a machine the window, the daemon and the renderer
+/// share.
+pub const FIRST_ROWS: u64 = PAGE * (1 + MARGIN_PAGES);
 /// Page requests in flight at once: a fast scroll through a million rows
 /// asks for what is visible when an answer lands, not for every page it
 /// passed over.
@@ -139,6 +147,9 @@ pub struct SearchModel {
     anchor: Option<u64>,
     /// The newest generation asked for, and why.
     generation: u64,
+    /// What the newest new query asked for (the query box is edited in
+    /// place, so `query` is no record of it).
+    asked: Option<SearchParams>,
     started: Option<Started>,
     /// The rows shown (the last good answer).
     pub results: Results,
@@ -170,11 +181,20 @@ impl SearchModel {
     /// The query box changed: ask for the first page of the new query (the
     /// backend cancels the previous request). An empty query clears the
     /// table.
+    ///
+    /// A change that leaves the query asked for as it was (a space typed
+    /// between two words, before the next) asks nothing again.
     pub fn set_query(&mut self, query: &str) -> Vec<Request> {
         self.query = query.to_owned();
         if !self.pinned && self.sort != SortKey::Relevance && !self.same_query(query) {
             self.sort = SortKey::Relevance;
             self.reverse = false;
+        }
+        if self.asked.as_ref() == Some(&self.params())
+            && self.error.is_none()
+            && self.outdated.is_none()
+        {
+            return Vec::new();
         }
         self.restart()
     }
@@ -226,6 +246,7 @@ impl SearchModel {
         self.generation += 1;
         self.stale = false;
         let params = self.params();
+        self.asked = Some(params.clone());
         if params.query.is_empty() {
             self.started = None;
             self.error = None;
@@ -243,7 +264,7 @@ impl SearchModel {
             generation: self.generation,
             params,
             offset: 0,
-            limit: PAGE,
+            limit: FIRST_ROWS,
             new: true,
         }]
     }
@@ -453,6 +474,10 @@ impl SearchModel {
         }
         self.unpainted = None;
         let d = at.elapsed();
+        crate::trace::event(format_args!(
+            "painted gen={generation} since_key_ms={:.2}",
+            d.as_secs_f64() * 1e3
+        ));
         if self.latencies.len() >= LATENCIES_KEPT {
             self.latencies.remove(0);
         }
@@ -618,12 +643,59 @@ mod tests {
         let b = m.set_query("rep");
         let (ga, ..) = search_of(&a[0]);
         let (gb, off, lim, new) = search_of(&b[0]);
-        assert!(gb > ga && off == 0 && lim == PAGE && new);
+        assert!(gb > ga && off == 0 && lim == FIRST_ROWS && new);
         m.apply_rows(gb, 0, 3, 10, rows(0, 3));
         // The old answer lands late: ignored.
         m.apply_rows(ga, 0, 999, 10, rows(100, 200));
         assert_eq!(m.results.total, 3);
         assert_eq!(m.results.params.query, "rep");
+    }
+
+    #[test]
+    fn a_new_query_asks_for_its_first_page_and_margin_at_once() {
+        let mut m = SearchModel::default();
+        let (g, off, lim, new) = search_of(&m.set_query("e")[0]);
+        assert_eq!((off, lim, new), (0, 2 * PAGE, true));
+        // The daemon sends both pages in one answer: nothing more is asked
+        // for while the table shows its first rows.
+        m.apply_rows(g, 0, 1_000_000, 5, rows(0, 2 * PAGE));
+        assert!(m.visible_rows(Some((0, 30))).is_empty());
+        assert_eq!(m.results.rows_held() as u64, 2 * PAGE);
+        assert_eq!(
+            m.results.row(PAGE + 3).unwrap().name,
+            format!("f{}", PAGE + 3)
+        );
+        // Scrolled into the second page: the one after it, as before.
+        let next = m.visible_rows(Some((PAGE + 10, PAGE + 40)));
+        assert_eq!(
+            next.iter().map(|r| search_of(r).1).collect::<Vec<_>>(),
+            [2 * PAGE]
+        );
+    }
+
+    #[test]
+    fn a_space_between_words_asks_nothing_again() {
+        // As the query box does: the text edited in place, then set.
+        fn typed(m: &mut SearchModel, text: &str) -> Vec<Request> {
+            m.query = text.to_owned();
+            m.set_query(text)
+        }
+        let mut m = SearchModel::default();
+        let g = search_of(&typed(&mut m, "t")[0]).0;
+        let g = search_of(&typed(&mut m, "tax")[0]).0.max(g);
+        // Typed before the first answer, and after it: the same query.
+        assert!(typed(&mut m, "tax ").is_empty());
+        m.apply_rows(g, 0, 3, 5, rows(0, 3));
+        assert!(typed(&mut m, "tax  ").is_empty());
+        assert_eq!((m.results.total, m.query.as_str()), (3, "tax  "));
+        // The next word is a new query.
+        let (g2, ..) = search_of(&typed(&mut m, "tax 2")[0]);
+        assert!(g2 > g);
+        // Taken back to the first word: asked again (the rows are of "tax 2").
+        assert_eq!(typed(&mut m, "tax").len(), 1);
+        // The same query after a refusal is asked again too.
+        m.apply_error(g2 + 1, "bad", true);
+        assert_eq!(typed(&mut m, "tax ").len(), 1);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! version differs from its `content_state` row (a file that left a
 //! content folder, or became sensitive, loses its row). Then it drains the
 //! persistent queue: plain text is read in-process, documents in the
-//! sandboxed child (`fsindexd --extract`), and each result goes through the
+//! sandboxed child (`fsindex-extract-child`), and each result goes through the
 //! single writer. An unchanged restart finds every row current and reads
 //! nothing.
 
@@ -415,9 +415,7 @@ impl Engine {
         let pool = self.content.pool.get_or_init(|| {
             let mut config = fsindex_extract::SandboxConfig::default();
             config.limits.max_text_bytes = max_text_bytes;
-            let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("fsindexd"));
-            let mut cmd = std::process::Command::new(exe);
-            cmd.arg("--extract");
+            let cmd = std::process::Command::new(crate::platform::process::extractor_path());
             fsindex_extract::Pool::new(cmd, config, 1)
         });
         pool.extract(path, kind)

@@ -397,9 +397,7 @@ impl Engine {
                 timeout: Duration::from_secs(10),
                 ..Default::default()
             };
-            let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("fsindexd"));
-            let mut cmd = std::process::Command::new(exe);
-            cmd.arg("--extract");
+            let cmd = std::process::Command::new(crate::platform::process::extractor_path());
             fsindex_extract::Pool::new(cmd, config, 1)
         })
     }

@@ -216,3 +216,33 @@ pub fn own_uid() -> u32 {
 pub fn own_uid() -> u32 {
     0
 }
+
+/// The extraction child's program name (`fsindex-extract-child`, `.exe` on
+/// Windows), a binary of its own so that the readers of documents,
+/// archives, mail and media are never mapped into the daemon.
+pub const EXTRACTOR: &str = "fsindex-extract-child";
+
+/// Where the extraction child is: beside the daemon's own executable (a
+/// build's `target/release`, `/usr/bin`, an install folder), else in
+/// `../libexec/fsindex/` from it (a package that keeps helpers out of
+/// `PATH`). Never looked up on `PATH`: a machine-wide daemon must not run
+/// whatever a `PATH` names. When neither exists, the path beside the daemon,
+/// so that the failure to start it names where it was expected.
+pub fn extractor_path() -> std::path::PathBuf {
+    let name = format!("{EXTRACTOR}{}", std::env::consts::EXE_SUFFIX);
+    let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(std::path::Path::to_path_buf))
+    else {
+        return std::path::PathBuf::from(name);
+    };
+    let beside = dir.join(&name);
+    if beside.is_file() {
+        return beside;
+    }
+    let libexec = dir.join("../libexec/fsindex").join(&name);
+    if libexec.is_file() {
+        return libexec;
+    }
+    beside
+}

@@ -7,9 +7,11 @@
 //!
 //! The shipped rows hold an entry's folded name, its folder's folded path,
 //! its kind, size and mtime: what plain terms, `path:`, wildcards, `ext:`,
-//! `size:`, `dm:` and `kind:folder` test. The rest (`regex:`, whose syntax
-//! PostgreSQL's differs from; `case:`, `in:`, `kind:` other than folder,
-//! `content:`, media, tags, `@saved` searches) is refused by name, never
+//! `size:`, `dm:` and `kind:folder` test; the texts of hosts that ship
+//! content, what `content:` tests (as `tsquery`s over the daemon's own
+//! tokens and stems, [`crate::store::fleet_text`]). The rest (`regex:`,
+//! whose syntax PostgreSQL's differs from; `case:`, `in:`, `kind:` other
+//! than folder, media, tags, `@saved` searches) is refused by name, never
 //! matched as text or dropped.
 
 use serde_json::{Value, json};
@@ -53,8 +55,17 @@ fn glob_like(re: &str) -> Option<String> {
 fn refuse(what: &str) -> Error {
     Error::InvalidQuery(format!(
         "{what} is not answered by the fleet: a fleet search takes terms, \"phrases\", !term, a|b, \
-         wildcards, path:, ext:, size:, dm:, kind:folder and accents:ignore"
+         wildcards, path:, ext:, size:, dm:, kind:folder, content: and accents:ignore"
     ))
+}
+
+/// `content:VALUE` as `{"content": {"words": TSQUERY, "stems": TSQUERY}}`
+/// over the texts hosts with `[fleet] content = true` ship
+/// ([`crate::store::fleet_text`]): the same tokens as the content index's,
+/// so the same files match.
+fn content_test(value: &str) -> Result<Value, Error> {
+    let (words, stems) = crate::store::fleet_text::Tokenizer::new()?.query(value)?;
+    Ok(json!({ "content": { "words": words, "stems": stems } }))
 }
 
 fn clamp(n: u64) -> i64 {
@@ -88,7 +99,8 @@ fn test(item: &Item, bare: bool) -> Result<Value, Error> {
         Item::CaseTerm(_) => return Err(refuse("case:")),
         Item::Regex(_) => return Err(refuse("regex:")),
         Item::In(_) | Item::InEntry(_) => return Err(refuse("in:")),
-        Item::Content(_) | Item::ContentHits(_) => return Err(refuse("content:")),
+        Item::Content(value) => content_test(value)?,
+        Item::ContentHits(_) => return Err(refuse("content:")),
         Item::Media(_) | Item::MediaHits(_) => return Err(refuse("media metadata")),
         Item::Tag(_) | Item::TagHits(_) => return Err(refuse("tag:")),
     })
@@ -99,7 +111,8 @@ fn test(item: &Item, bare: bool) -> Result<Value, Error> {
 /// must hold). A test is one of `{"path": LIKE}` (the folded path relative
 /// to the root), `{"bare": LIKE}` (the same without accents), `{"name":
 /// LIKE, "nondir": bool}` (the folded name), `{"size": [min, max]}` (a
-/// non-folder), `{"mtime": [from_ns, to_ns)}`, `{"folder": true}` or
+/// non-folder), `{"mtime": [from_ns, to_ns)}`, `{"folder": true}`,
+/// `{"content": {"words": TSQUERY, "stems": TSQUERY}}` (schema 6) or
 /// `{"any": [...]}`, with `"neg": true` where it is negated.
 pub fn fleet_terms(input: &str) -> Result<Value, Error> {
     // A saved search lives in one host's daemon: unknown to the fleet,
@@ -138,6 +151,22 @@ mod tests {
     }
 
     #[test]
+    fn content_becomes_tsqueries() {
+        let v = fleet_terms("content:Invoices !content:\"Total Due\" content:invo*").unwrap();
+        assert_eq!(v[0]["any"][0]["content"]["words"], "'invoices'");
+        assert!(
+            v[0]["any"][0]["content"]["stems"]
+                .as_str()
+                .unwrap()
+                .contains("'eninvoic'")
+        );
+        assert_eq!(v[1]["any"][0]["neg"], true);
+        assert_eq!(v[1]["any"][0]["content"]["words"], "'total' <-> 'due'");
+        assert_eq!(v[1]["any"][0]["content"]["stems"], Value::Null);
+        assert_eq!(v[2]["any"][0]["content"]["words"], "'invo':*");
+    }
+
+    #[test]
     fn terms_are_folded_and_filters_refused_by_name() {
         let v = fleet_terms("STRASSE !Draft ext:PDF;txt").unwrap();
         assert_eq!(v[0]["any"][0]["path"], "%strasse%");
@@ -148,7 +177,7 @@ mod tests {
         for (q, what) in [
             ("regex:^a", "regex:"),
             ("kind:image", "kind:"),
-            ("content:x", "content:"),
+            ("camera:canon", "media"),
         ] {
             let e = fleet_terms(q).unwrap_err().to_string();
             assert!(

@@ -50,7 +50,11 @@ pub struct Made {
 /// Every content row's state, by entry id.
 pub fn states(conn: &Connection) -> Result<HashMap<u32, Made>, Error> {
     let mut stmt =
-        conn.prepare_cached("SELECT entry_id, size, mtime_ns, version FROM content_state")?;
+        // A file the extractor could not be started for ('sandbox': the
+        // child's binary missing, say) is not done: read again next start.
+        conn.prepare_cached(
+            "SELECT entry_id, size, mtime_ns, version FROM content_state WHERE status <> 'sandbox'",
+        )?;
     let rows = stmt.query_map([], |r| {
         Ok((
             r.get::<_, i64>(0)? as u32,

@@ -77,7 +77,12 @@ pub fn states(conn: &Connection) -> Result<Vec<(u32, u32)>, Error> {
             read_for(size as u64, mtime, version),
         ));
     }
-    let mut stmt = conn.prepare_cached("SELECT entry_id, read_for FROM media_unread")?;
+    // As for content: 'sandbox' (the child could not be started) is read
+    // again next start.
+    let mut stmt = conn.prepare_cached(
+        "SELECT entry_id, read_for FROM media_unread \
+         WHERE reason NOT IN (SELECT id FROM media_reasons WHERE status = 'sandbox')",
+    )?;
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
         out.push((r.get::<_, i64>(0)? as u32, r.get::<_, i64>(1)? as u32));

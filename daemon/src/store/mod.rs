@@ -17,6 +17,8 @@
 //! - [`searches`]: each user's saved searches and search history.
 //! - [`journal`]: the fleet's journal of committed batches, and the reads
 //!   the fleet link ships from.
+//! - [`fleet_text`]: files' text as the fleet's `tsvector`s and `content:`
+//!   as its `tsquery`s (`[fleet] content = true`).
 //!
 //! Every mutation goes through [`Writer`]: callers send batches of [`Op`]s
 //! and the writer thread applies each batch in one transaction, keeping the
@@ -37,6 +39,7 @@ use crate::{Critical, Error};
 pub mod backlog;
 pub mod content;
 pub mod entries;
+pub mod fleet_text;
 pub mod hashes;
 pub mod journal;
 pub mod labels;

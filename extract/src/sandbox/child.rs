@@ -1,4 +1,4 @@
-//! The child's side: `fsindexd --extract` serving requests until stdin closes.
+//! The child's side: `fsindex-extract-child` serving requests until stdin closes.
 
 use super::{MEMORY_ENV, priority, protocol};
 use crate::{Failure, extract_file};

@@ -3,7 +3,7 @@
 //! PDF, zip and mail parsers are third-party code fed hostile bytes: any of
 //! them can panic, loop, recurse past the stack or allocate without bound on
 //! a malformed file. None of that may reach the daemon, so those kinds are
-//! extracted by a child (`fsindexd --extract`, which calls [`child_main`]):
+//! extracted by a child (`fsindex-extract-child`, which calls [`child_main`]):
 //! it lowers its own CPU and I/O priority, limits its own address space, and
 //! serves one file at a time over its stdin/stdout ([`protocol`]). The
 //! parent side ([`Extractor`], or [`Pool`] for several workers) waits for

@@ -1,7 +1,7 @@
 //! The parent's side: one child per [`Extractor`], several in a [`Pool`].
 
 use super::{MEMORY_ENV, SandboxConfig, protocol};
-use crate::{Extracted, Failure, Kind, extract_file};
+use crate::{Extracted, Failure, Kind};
 use std::io::{self, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -15,7 +15,7 @@ const STDERR_TAIL: usize = 4096;
 /// Extracts files, risky kinds in a sandboxed child process.
 ///
 /// Owns at most one child, spawned on first use from the command it was
-/// given (the daemon passes `current_exe --extract`) and respawned after a
+/// given (the daemon passes `fsindex-extract-child` from beside itself) and respawned after a
 /// timeout or crash. One file at a time: `&mut self`; for several workers
 /// use a [`Pool`].
 pub struct Extractor {
@@ -65,7 +65,7 @@ impl Extractor {
     pub fn extract(&mut self, path: &Path, kind: Kind) -> Result<Extracted, Failure> {
         let read_as = crate::kind::kind_for_file(path, kind);
         let got = if read_as.in_process() {
-            extract_file(path, read_as, &self.config.limits)
+            crate::extract_in_process(path, read_as, &self.config.limits)
         } else {
             self.extract_in_child(path, read_as)
         };
@@ -139,7 +139,10 @@ impl Extractor {
             .command
             .env(MEMORY_ENV, self.config.memory_limit.to_string())
             .spawn()
-            .map_err(|e| Failure::Sandbox(format!("cannot start the extractor: {e}")))?;
+            .map_err(|e| {
+                let program = self.command.get_program().to_string_lossy().into_owned();
+                Failure::Sandbox(format!("cannot start the extractor {program}: {e}"))
+            })?;
         let (Some(stdin), Some(mut stdout), Some(mut stderr)) =
             (proc.stdin.take(), proc.stdout.take(), proc.stderr.take())
         else {
@@ -276,7 +279,7 @@ impl Pool {
             });
         }
         if kind.in_process() {
-            return extract_file(path, kind, &self.config.limits);
+            return crate::extract_in_process(path, kind, &self.config.limits);
         }
         let mut ex = {
             let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());

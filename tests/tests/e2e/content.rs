@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Instance, Runner, json_lines, lossy, poll_until, sync, text, write_file};
+use crate::util::{
+    Instance, Runner, bin_dir, json_lines, lossy, poll_until, sync, text, write_file,
+};
 
 /// How long a change may take to show in `content:` results (watch
 /// latency, the worker's sweep, the read): generous for a loaded machine
@@ -1067,5 +1069,73 @@ fn a_renamed_file_is_not_read_again() {
         Some(read_before),
         "a rename re-read the file: {:#}",
         status["content"]
+    );
+}
+
+// The extraction child is a program of its own, installed beside
+// fsindexd. A daemon copied without it still finds names and plain text;
+// each document counts as `sandbox` in status, and `fsctl cat` says which
+// program could not be started, where. Once the child is put beside the
+// daemon, the next start reads those documents.
+#[test]
+fn documents_wait_for_a_missing_extractor() {
+    let t = tempfile::tempdir().unwrap();
+    let tree = t.path().join("tree");
+    write_file(&tree, "note.txt", b"a plain note about ptarmigans");
+    write_file(
+        &tree,
+        "letter.eml",
+        b"From: a@example.org\r\nTo: b@example.org\r\nSubject: Visit\r\n\r\nThe quokka says hello.\r\n",
+    );
+    let bins = t.path().join("bin");
+    std::fs::create_dir_all(&bins).unwrap();
+    for b in ["fsindexd", "fsctl"] {
+        std::fs::copy(bin_dir().join(b), bins.join(b)).unwrap();
+    }
+    let mut inst = Instance::new(
+        t.path().join("home"),
+        &[&tree],
+        Runner::with_bins(bins.clone()),
+    );
+    inst.args = vec!["--content".into()];
+    inst.start();
+    let folder = settled(&inst, &tree, 2);
+    assert_eq!(
+        (folder["indexed"].as_u64(), failed_of(&folder)),
+        (Some(1), [("sandbox".to_owned(), 1)].into_iter().collect()),
+        "the text file read in-process, the letter not: {folder:#}"
+    );
+    let path = |rel: &str| tree.join(rel).display().to_string();
+    assert_eq!(
+        found(&inst, &["content:ptarmigans"]),
+        [path("note.txt")].into()
+    );
+    assert_eq!(found(&inst, &["content:quokka"]), BTreeSet::new());
+    let cat = inst.fsctl(&["cat", &path("letter.eml")]);
+    let err = String::from_utf8_lossy(&cat.stderr);
+    let expected = bins.join("fsindex-extract-child").display().to_string();
+    assert!(
+        !cat.status.success()
+            && err.contains("cannot start the extractor")
+            && err.contains(&expected),
+        "fsctl cat names the missing program ({expected}): {err}"
+    );
+
+    inst.stop();
+    std::fs::copy(
+        bin_dir().join("fsindex-extract-child"),
+        bins.join("fsindex-extract-child"),
+    )
+    .unwrap();
+    inst.start();
+    let folder = settled(&inst, &tree, 2);
+    assert_eq!(
+        (folder["indexed"].as_u64(), failed_of(&folder)),
+        (Some(2), BTreeMap::new()),
+        "the letter read on the next start: {folder:#}"
+    );
+    assert_eq!(
+        found(&inst, &["content:quokka"]),
+        [path("letter.eml")].into()
     );
 }

@@ -50,7 +50,7 @@ fn host(tmp: &Path, pg: &Postgres, name: &str) -> Host {
 }
 
 /// `fsctl fleet ARGS` against `pg` (no daemon needed).
-fn fleet(inst: &Instance, pg: &Postgres, args: &[&str]) -> std::process::Output {
+pub(super) fn fleet(inst: &Instance, pg: &Postgres, args: &[&str]) -> std::process::Output {
     let mut a = vec!["fleet"];
     a.extend_from_slice(args);
     let url = pg.url_with_password();
@@ -69,9 +69,9 @@ fn link(inst: &Instance) -> Value {
 }
 
 /// Waits until the host's link is connected and has shipped every batch.
-fn wait_current(inst: &Instance) {
+pub(super) fn wait_current(inst: &Instance) {
     let mut last = Value::Null;
-    let ok = poll_until(Duration::from_secs(30), || {
+    let ok = poll_until(Duration::from_secs(60), || {
         last = link(inst);
         last["connected"] == true && last["lag_batches"] == 0 && last["state"] == "current"
     });
@@ -659,7 +659,7 @@ fn fleet_link_failures_never_stop_the_daemon() {
     for (q, says) in [
         ("regex:^x", "regex:"),
         ("kind:image", "kind:"),
-        ("content:word", "content:"),
+        ("camera:canon", "media metadata"),
     ] {
         let out = fleet(&ok_host.inst, &pg, &["search", q]);
         assert_eq!(out.status.code(), Some(2), "{q}: {}", text(&out));
@@ -723,6 +723,147 @@ fn fleet_survives_the_primary_killed() {
         ),
         "0",
         "no path twice"
+    );
+    h.inst.stop();
+}
+
+/// A host's first load is swapped in whole: a reader polling the database
+/// all through it sees none of the host's rows, then all of them (as many
+/// as `find` lists, plus the root's own), never a part; the rows are then
+/// exactly `find`'s paths, and another host's rows stay as they were.
+#[test]
+fn a_first_load_is_seen_whole_or_not_at_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pg = Postgres::start();
+    let mut other = host(tmp.path(), &pg, "other");
+    let mut big = host(tmp.path(), &pg, "big");
+    fleet_init(&other.inst, &pg);
+    fill(&other.tree, 1);
+    other.inst.start();
+    wait_current(&other.inst);
+    wait_converged(&pg, &other);
+    let others = pg.psql("SELECT count(*) FROM fsindex.items WHERE host = 'other'");
+    // Enough rows that the load takes a while (a debug daemon).
+    for d in 0..40 {
+        for f in 0..500 {
+            write_file(&big.tree, format!("d{d:02}/file-{f:04}.txt"), b"");
+        }
+    }
+    let want = find_oracle(&big.inst.runner, &big.tree);
+    // Indexed first without the fleet (a link started with the scan ships
+    // what is indexed so far, then the rest as journal batches): the load
+    // then ships the whole tree at once.
+    let config = big.inst.home.join("config.toml");
+    let aside = big.inst.home.join("config.fleet");
+    std::fs::rename(&config, &aside).unwrap();
+    big.inst.start();
+    big.inst.stop();
+    std::fs::rename(&aside, &config).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let sample = "SELECT (SELECT count(*) FROM fsindex.items WHERE host = 'big') || ' ' || \
+                  (SELECT count(*) FROM fsindex.folders WHERE host = 'big') || ' ' || \
+                  (SELECT count(*) FROM fsindex.items WHERE host = 'other') || ' ' || \
+                  (SELECT count(*) FROM fsindex.loads WHERE NOT attached)";
+    let seen: Vec<String> = std::thread::scope(|s| {
+        let sampler = s.spawn(|| {
+            let mut seen = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                seen.push(pg.psql(sample));
+            }
+            seen.push(pg.psql(sample));
+            seen
+        });
+        big.inst.start();
+        wait_current(&big.inst);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        sampler.join().unwrap()
+    });
+    let items = (want.len() + 1).to_string(); // the root's own row too
+    let folders = (40 + 1).to_string(); // 40 folders and the root
+    let mut mid_load = 0;
+    for s in &seen {
+        let v: Vec<&str> = s.split(' ').collect();
+        assert!(
+            (v[0] == "0" && v[1] == "0") || (v[0] == items && v[1] == folders),
+            "a reader saw part of a load (items, folders): {s} (whole: {items} {folders})"
+        );
+        assert_eq!(v[2], others, "another host's rows changed: {s}");
+        if v[3] == "1" {
+            mid_load += 1;
+        }
+    }
+    assert!(
+        seen.last()
+            .is_some_and(|s| s.starts_with(&format!("{items} {folders} "))),
+        "{seen:?}"
+    );
+    assert!(mid_load > 0, "no read fell during the load: {seen:?}");
+    wait_converged(&pg, &big);
+    // Queries planned right after the load see its statistics.
+    let analysed = pg.psql(
+        "SELECT count(*) FROM pg_stat_user_tables s JOIN pg_inherits i ON i.inhrelid = s.relid \
+         WHERE i.inhparent IN ('fsindex.items'::regclass, 'fsindex.folders'::regclass) \
+           AND s.last_analyze IS NULL",
+    );
+    assert_eq!(analysed, "0", "partitions never analysed");
+    big.inst.stop();
+    other.inst.stop();
+}
+
+/// A fleet database made by schema 4 (one table for every host) with an
+/// older daemon's rows: this daemon says to run `fsctl fleet init`, which
+/// applies 5 (a partition per host); the host then loads anew into its
+/// own partition, its rows are `find`'s paths, and the old row is gone.
+#[test]
+fn a_fleet_schema_of_version_4_upgrades_to_partitions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pg = Postgres::start();
+    let mut h = host(tmp.path(), &pg, "h1");
+    fill(&h.tree, 1);
+    pg.fleet_schema_upto(4);
+    pg.psql(
+        "INSERT INTO fsindex.hosts (host, epoch, seq) VALUES ('h1', 7, 3);
+         INSERT INTO fsindex.items (host, id, parent_id, name, folded, kind, size, blocks,
+             mtime_ns, dev, ino, nlink, mode, flags, gate)
+         VALUES ('h1', 999999, NULL, '/gone', '', 1, 0, 0, 0, 0, 0, 1, 16877, 0, 0);
+         INSERT INTO fsindex.folders (host, id, gate, root, path, folded, rel)
+         VALUES ('h1', 999999, 0, '/gone', '/gone', '', '');",
+    );
+    h.inst.start();
+    let mut last = Value::Null;
+    let told = poll_until(Duration::from_secs(30), || {
+        last = link(&h.inst);
+        last["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("version 4") && e.contains("fsctl fleet init"))
+    });
+    assert!(told, "status: {last}");
+    let out = fleet(&h.inst, &pg, &["init", "--json"]);
+    assert!(out.status.success(), "fleet init: {}", text(&out));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["applied"],
+        serde_json::json!([5, 6])
+    );
+    wait_current(&h.inst);
+    wait_converged(&pg, &h);
+    assert_eq!(
+        pg.psql("SELECT count(*) FROM fsindex.items WHERE id = 999999"),
+        "0"
+    );
+    assert_eq!(
+        pg.psql(
+            "SELECT string_agg(c.relname || ':' || pg_get_expr(c.relpartbound, c.oid), ',') \
+             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+             WHERE i.inhparent = 'fsindex.items'::regclass"
+        )
+        .split(':')
+        .nth(1),
+        Some("FOR VALUES IN ('h1')")
+    );
+    // A search goes through the partitions as through the table.
+    assert_eq!(
+        fleet_search(&h.inst, &pg, &["report"]),
+        local_search(&h, &["report"])
     );
     h.inst.stop();
 }

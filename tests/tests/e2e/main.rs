@@ -19,6 +19,8 @@ mod du;
 mod dupes;
 mod exclude;
 mod fleet;
+mod fleet_content;
+mod fleet_tls;
 mod fleet_visibility;
 mod fuzz;
 mod labels;

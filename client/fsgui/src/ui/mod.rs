@@ -89,6 +89,20 @@ fn file_menu(ui: &mut Ui, rename: bool) -> Option<Action> {
     chosen
 }
 
+/// A panel's frame without its fill. The window is cleared to the panels'
+/// colour before each frame ([`clear_color`]), so a filled panel shaded
+/// every pixel of the window a second time; in software GL (Mesa's
+/// llvmpipe) each of those pixels costs CPU in every frame.
+fn bare(frame: egui::Frame) -> egui::Frame {
+    frame.fill(egui::Color32::TRANSPARENT)
+}
+
+/// The colour the window is cleared to: the panels' (which draw none of
+/// their own, see [`bare`]).
+pub fn clear_color(visuals: &egui::Visuals) -> [f32; 4] {
+    visuals.panel_fill.to_normalized_gamma_f32()
+}
+
 fn icon(kind: RowKind) -> &'static str {
     match kind {
         RowKind::Folder => "📁",
@@ -116,12 +130,18 @@ impl App {
         self.expire_notice();
         let ctx = ui.ctx().clone();
         self.keys(&ctx);
-        egui::Panel::top("fsgui-top").show(ui, |ui| self.top_bar(ui));
-        egui::Panel::bottom("fsgui-status").show(ui, |ui| self.status_bar(ui));
+        let side = bare(egui::Frame::side_top_panel(ui.style()));
+        egui::Panel::top("fsgui-top")
+            .frame(side)
+            .show(ui, |ui| self.top_bar(ui));
+        egui::Panel::bottom("fsgui-status")
+            .frame(side)
+            .show(ui, |ui| self.status_bar(ui));
         // The preview beside the results, where there is room for both.
         if self.view == View::Search && self.preview_shown && ui.available_width() >= 760.0 {
             self.follow_preview(&ctx);
             egui::Panel::right("fsgui-preview")
+                .frame(side)
                 .resizable(true)
                 .default_size(300.0)
                 .min_size(180.0)
@@ -130,35 +150,39 @@ impl App {
         // Bookmarks and tags, once there are some.
         if self.view == View::Search && self.has_places() && ui.available_width() >= 640.0 {
             egui::Panel::left("fsgui-places")
+                .frame(side)
                 .resizable(true)
                 .default_size(170.0)
                 .min_size(120.0)
                 .show(ui, |ui| self.places_pane(ui));
         }
-        egui::CentralPanel::default_margins().show(ui, |ui| match self.view {
-            // The optional columns may not fit beside the sidebar and the
-            // preview: the table scrolls sideways then.
-            View::Search if !self.extras().is_empty() => {
-                egui::ScrollArea::horizontal()
-                    .id_salt("fsgui-results-wide")
-                    .scroll_bar_visibility(
-                        egui::scroll_area::ScrollBarVisibility::VisibleWhenNeeded,
-                    )
-                    .auto_shrink([false, false])
-                    .show(ui, |ui| {
-                        // The table takes the width it is given: give it
-                        // what every column needs at first.
-                        let need = search::BASE_WIDTH
-                            + self.extras().iter().map(|e| e.width() + 8.0).sum::<f32>();
-                        let size =
-                            egui::vec2(ui.available_width().max(need), ui.available_height());
-                        ui.allocate_ui(size, |ui| self.results_table(ui));
-                    });
-            }
-            View::Search => self.results_table(ui),
-            View::DiskUsage => self.du_view(ui),
-            View::Duplicates => self.dupes_view(ui),
-        });
+        let central = bare(egui::Frame::central_panel(ui.style()));
+        egui::CentralPanel::default_margins()
+            .frame(central)
+            .show(ui, |ui| match self.view {
+                // The optional columns may not fit beside the sidebar and the
+                // preview: the table scrolls sideways then.
+                View::Search if !self.extras().is_empty() => {
+                    egui::ScrollArea::horizontal()
+                        .id_salt("fsgui-results-wide")
+                        .scroll_bar_visibility(
+                            egui::scroll_area::ScrollBarVisibility::VisibleWhenNeeded,
+                        )
+                        .auto_shrink([false, false])
+                        .show(ui, |ui| {
+                            // The table takes the width it is given: give it
+                            // what every column needs at first.
+                            let need = search::BASE_WIDTH
+                                + self.extras().iter().map(|e| e.width() + 8.0).sum::<f32>();
+                            let size =
+                                egui::vec2(ui.available_width().max(need), ui.available_height());
+                            ui.allocate_ui(size, |ui| self.results_table(ui));
+                        });
+                }
+                View::Search => self.results_table(ui),
+                View::DiskUsage => self.du_view(ui),
+                View::Duplicates => self.dupes_view(ui),
+            });
         self.dialogs(ui);
         // Nothing animates: a frame is drawn when something arrives (see
         // `backend::BACKGROUND_WAKE`) or the user acts, and once more when
@@ -206,8 +230,11 @@ impl App {
         match self.settings.theme.as_deref() {
             Some("light") => ctx.set_theme(egui::Theme::Light),
             Some("dark") => ctx.set_theme(egui::Theme::Dark),
-            _ => {}
+            _ => return,
         }
+        // This frame's window was cleared in the theme before (see
+        // `clear_color`): one more, cleared in this one.
+        ctx.request_repaint();
     }
 
     /// The toggle: that theme now, and kept for the next start.

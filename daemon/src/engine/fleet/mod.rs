@@ -10,15 +10,18 @@
 //!    `~/.pgpass`), and checks that `fsctl fleet init` made the schema;
 //! 2. reconciles when PostgreSQL cannot be brought up to date from the
 //!    journal (no row for this host yet, another epoch, batches missing):
-//!    a snapshot of the whole index goes into a staging table by `COPY`,
-//!    only the rows that differ are written, the host's rows that are no
-//!    longer in the index are dropped, and the host's `(epoch, seq)` set,
-//!    all in one transaction ([`ship::reconcile`]);
+//!    a snapshot of the whole index goes by `COPY` into tables of its own
+//!    with no index, which are indexed on two connections at once and
+//!    swapped in as the host's partitions, with its `(epoch, seq)`, in one
+//!    short transaction ([`ship::reconcile`]);
 //! 3. ships the journal in order: each batch (or a run of them) in one
 //!    transaction that replaces the touched rows and advances the host's
 //!    `seq`; a batch at or below that `seq` is skipped, so delivery is at
 //!    least once and each batch takes effect once ([`ship::apply`]);
-//! 4. tells the writer what was acknowledged, which prunes it.
+//! 4. tells the writer what was acknowledged, which prunes it;
+//! 5. beside all this, on a connection of its own, hashes the files that
+//!    fleet dupes need ([`FleetLink::hash_loop`]), so that a batch never
+//!    waits on a round of hashing.
 //!
 //! Any error (the database down or unreachable, a wrong password, the
 //! schema missing) is recorded for `status` in one line, and the link
@@ -28,6 +31,7 @@
 mod hash;
 mod pgpass;
 mod ship;
+mod text;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -43,15 +47,20 @@ const OWNER_SWEEP: Duration = Duration::from_secs(5);
 
 /// The version of the fleet's PostgreSQL schema this daemon writes
 /// (`migrations/fleet/`, applied by `fsctl fleet init`).
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 5;
 
 /// How the link reaches the database.
 #[derive(Clone)]
 pub struct FleetSettings {
     pub config: tokio_postgres::Config,
+    /// TLS as the URL's `sslmode` and `sslrootcert` ask (None only for a
+    /// link that never connects, [`FleetLink::broken`]).
+    pub db: Option<fsindex_proto::pgtls::Database>,
     /// The URL without its password, for `status` and logs.
     pub database: String,
     pub host: String,
+    /// `[fleet] content`: ship what files say too.
+    pub content: bool,
 }
 
 impl std::fmt::Debug for FleetSettings {
@@ -71,16 +80,9 @@ impl FleetSettings {
         let Some(url) = c.database.as_deref() else {
             return Ok(None);
         };
-        if c.content {
-            return Err(
-                "[fleet] content = true: shipping what files say is not supported yet; \
-                 set content = false"
-                    .into(),
-            );
-        }
-        let mut config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| format!("[fleet] database: not a PostgreSQL URL: {e}"))?;
+        let db = fsindex_proto::pgtls::Database::parse(url)
+            .map_err(|e| format!("[fleet] database: {e}"))?;
+        let mut config = db.config.clone();
         config.connect_timeout(Duration::from_secs(5));
         if config.get_application_name().is_none() {
             config.application_name("fsindexd");
@@ -101,8 +103,10 @@ impl FleetSettings {
         };
         Ok(Some(FleetSettings {
             config,
+            db: Some(db),
             database: redact(url),
             host,
+            content: c.content,
         }))
     }
 }
@@ -125,8 +129,8 @@ pub struct FleetFigures {
     pub host: String,
     pub database: String,
     pub connected: bool,
-    /// "connecting", "reconciling", "shipping", "hashing", "current" or
-    /// "down".
+    /// "connecting", "reconciling", "shipping", "current" or "down"
+    /// (hashing for fleet dupes runs beside them).
     pub state: String,
     /// Journal batches committed here and not yet applied there.
     pub lag_batches: u64,
@@ -206,8 +210,10 @@ impl FleetLink {
         let link = FleetLink {
             settings: FleetSettings {
                 config: tokio_postgres::Config::new(),
+                db: None,
                 database: c.database.as_deref().map(redact).unwrap_or_default(),
                 host: c.host.clone().unwrap_or_default(),
+                content: c.content,
             },
             store,
             connected: AtomicBool::new(false),
@@ -296,32 +302,66 @@ impl FleetLink {
     /// the error that ended it.
     async fn session(&self, writer: &WriteHandle) -> Result<(), String> {
         self.set_state("connecting");
-        let (client, conn) = self
-            .settings
-            .config
-            .connect(tokio_postgres::NoTls)
-            .await
-            .map_err(|e| ship::describe(&e))?;
-        let conn_task = tokio::spawn(conn);
+        let (client, conn_task) = self.connect().await?;
         let out = self.ship_loop(client, writer).await;
         conn_task.abort();
         out
     }
 
+    /// A connection to the fleet's database over the configured TLS, its
+    /// driving task spawned: the session's, and the second one a load's
+    /// index builds and the hash loop use (see [`ship::reconcile`]).
+    async fn connect(
+        &self,
+    ) -> Result<(tokio_postgres::Client, tokio::task::JoinHandle<()>), String> {
+        let Some(db) = &self.settings.db else {
+            return Err("the fleet link has no database".into());
+        };
+        let (client, conn) = self
+            .settings
+            .config
+            .connect(db.tls.clone())
+            .await
+            .map_err(|e| db.explain(ship::describe(&e)))?;
+        let task = tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        Ok((client, task))
+    }
+
+    /// Ships the journal and, beside it on a connection of its own, hashes
+    /// for fleet dupes ([`FleetLink::hash_loop`]): a batch never waits for a
+    /// round of hashing. Returns when either ends.
     async fn ship_loop(
+        &self,
+        client: tokio_postgres::Client,
+        writer: &WriteHandle,
+    ) -> Result<(), String> {
+        ship::check_schema(&client).await?;
+        if self.settings.content {
+            text::check_schema(&client).await?;
+        }
+        self.connected.store(true, Ordering::Relaxed);
+        *self.last_error.lock_ok() = None;
+        let hashing = self.hash_loop();
+        let shipping = self.ship_journal(client, writer);
+        tokio::pin!(hashing, shipping);
+        tokio::select! {
+            r = &mut shipping => r,
+            r = &mut hashing => r,
+        }
+    }
+
+    async fn ship_journal(
         &self,
         mut client: tokio_postgres::Client,
         writer: &WriteHandle,
     ) -> Result<(), String> {
-        ship::check_schema(&client).await?;
-        self.connected.store(true, Ordering::Relaxed);
-        *self.last_error.lock_ok() = None;
         let host = self.settings.host.clone();
-        // The hash pass under way, and the fleet's state when the last one
-        // ended (a new pass begins once some host has shipped since).
-        let mut pass: Option<HashPass> = None;
-        let mut hashed_for: Option<String> = None;
         let mut owners_swept: Option<Instant> = None;
+        // Whether `fsindex.texts` was brought to `[fleet] content` since
+        // this connection began or the last reconcile.
+        let mut texts_synced = false;
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -340,10 +380,10 @@ impl FleetLink {
                 self.acked.store(-1, Ordering::Relaxed);
                 self.set_state("reconciling");
                 let t = Instant::now();
-                let Some((seq, rows)) = ship::reconcile(&mut client, &self.store, &host)
-                    .await
-                    .map_err(|e| ship::describe(&e))?
-                else {
+                let (mut second, second_task) = self.connect().await?;
+                let loaded = ship::reconcile(&mut client, &mut second, &self.store, &host).await;
+                second_task.abort();
+                let Some((seq, rows)) = loaded.map_err(|e| ship::describe(&e))? else {
                     return Err("could not read the index to reconcile (see the log)".into());
                 };
                 self.reconciles.fetch_add(1, Ordering::Relaxed);
@@ -356,7 +396,17 @@ impl FleetLink {
                     "fleet: reconciled"
                 );
                 self.acknowledged(seq, writer);
+                texts_synced = false;
                 continue;
+            }
+            if !texts_synced {
+                let n = text::sync(&mut client, &self.store, &host, self.settings.content)
+                    .await
+                    .map_err(|e| ship::describe(&e))?;
+                if n > 0 {
+                    tracing::info!(host, texts = n, "fleet: texts shipped");
+                }
+                texts_synced = true;
             }
             let (_, seq) = remote.unwrap_or_default();
             self.acked.store(seq, Ordering::Relaxed);
@@ -372,28 +422,57 @@ impl FleetLink {
                     self.sweep_owners(&client).await?;
                     owners_swept = Some(Instant::now());
                 }
-                // What fleet dupes need changes only when some host ships.
-                let fleet_now = ship::fleet_generation(&client)
-                    .await
-                    .map_err(|e| ship::describe(&e))?;
-                if pass.is_some() || hashed_for.as_ref() != Some(&fleet_now) {
-                    if self.hash_for_dupes(&mut client, &mut pass).await? {
-                        continue; // the next round, after any batches that came
-                    }
-                    pass = None;
-                    hashed_for = Some(fleet_now);
-                }
                 self.set_state("current");
                 self.wait_for_batches(seq, &client).await?;
                 continue;
             }
             self.set_state("shipping");
-            let rows = ship::apply(&mut client, &self.store, &host, seq, &batches)
-                .await
-                .map_err(|e| ship::describe(&e))?;
+            let rows = ship::apply(
+                &mut client,
+                &self.store,
+                &host,
+                seq,
+                &batches,
+                self.settings.content,
+            )
+            .await
+            .map_err(|e| ship::describe(&e))?;
             self.rows_shipped.fetch_add(rows, Ordering::Relaxed);
             let last = batches.last().map_or(seq, |b| b.seq);
             self.acknowledged(last, writer);
+        }
+    }
+
+    /// Hashes, on a connection of its own, this host's files that fleet
+    /// dupes need, in passes of rounds ([`FleetLink::hash_for_dupes`]): a
+    /// pass whenever some host has shipped since the last (what fleet dupes
+    /// need changes only then), and only while this host's rows in
+    /// PostgreSQL are current (not during a load). Returns only when asked
+    /// to stop, or with the error that ended it.
+    async fn hash_loop(&self) -> Result<(), String> {
+        let (mut client, _task) = self.connect().await?;
+        let mut hashed_for: Option<String> = None;
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            if client.is_closed() {
+                return Err("the connection to the database was closed".into());
+            }
+            if self.acked.load(Ordering::Relaxed) >= 0 {
+                let fleet_now = ship::fleet_generation(&client)
+                    .await
+                    .map_err(|e| ship::describe(&e))?;
+                if hashed_for.as_ref() != Some(&fleet_now) {
+                    let mut pass = None;
+                    let mut more = true;
+                    while more && !self.stop.load(Ordering::Relaxed) {
+                        more = self.hash_for_dupes(&mut client, &mut pass).await?;
+                    }
+                    hashed_for = Some(fleet_now);
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
 
@@ -405,8 +484,11 @@ impl FleetLink {
         client: &mut tokio_postgres::Client,
         pass: &mut Option<HashPass>,
     ) -> Result<bool, String> {
-        const ROUND: i64 = 5000;
+        const ROUND: i64 = 2000;
         let host = &self.settings.host;
+        if self.acked.load(Ordering::Relaxed) < 0 {
+            return Ok(false); // a load under way: its rows are not these
+        }
         if pass.is_none() {
             let sizes = ship::shared_sizes(client)
                 .await
@@ -424,7 +506,6 @@ impl FleetLink {
             return Ok(false);
         };
         p.after = last;
-        self.set_state("hashing");
         let store = self.store.clone();
         let hashed = tokio::task::spawn_blocking(move || {
             let (rows, _gone) = store
@@ -438,7 +519,7 @@ impl FleetLink {
         })
         .await
         .map_err(|e| format!("hashing for fleet dupes: {e}"))?;
-        if !hashed.is_empty() {
+        if !hashed.is_empty() && self.acked.load(Ordering::Relaxed) >= 0 {
             ship::put_hashes(client, host, &hashed)
                 .await
                 .map_err(|e| ship::describe(&e))?;
@@ -529,17 +610,13 @@ mod tests {
     }
 
     #[test]
-    fn refuses_content_and_bad_urls() {
+    fn takes_content_and_refuses_bad_urls() {
         let c = FleetConfig {
             database: Some("postgresql://127.0.0.1/x".into()),
             content: true,
             ..Default::default()
         };
-        assert!(
-            FleetSettings::from_config(&c)
-                .unwrap_err()
-                .contains("content")
-        );
+        assert!(FleetSettings::from_config(&c).unwrap().unwrap().content);
         let c = FleetConfig {
             database: Some("mysql://x".into()),
             ..Default::default()

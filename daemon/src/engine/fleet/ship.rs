@@ -1,6 +1,7 @@
 //! The link's statements in PostgreSQL: the host's `(epoch, seq)`, a
-//! journal run applied in one transaction, and the reconcile through
-//! staging tables. Rows go in by binary `COPY`: an entry's row into
+//! journal run applied in one transaction, and the load of a whole
+//! snapshot into tables of the host's own, swapped in as its partition
+//! (fleet schema 5). Rows go in by binary `COPY`: an entry's row into
 //! `fsindex.items` (its name, not its path), and a folder's place (its
 //! path) into `fsindex.folders` too (fleet schema 3).
 
@@ -60,22 +61,6 @@ const FOLDER_TYPES: &[Type] = &[
     Type::TEXT,
     Type::BYTEA,
 ];
-
-/// Where rows go: the tables themselves, or a reconcile's staging copies.
-#[derive(Clone, Copy)]
-struct Tables {
-    items: &'static str,
-    folders: &'static str,
-}
-
-const LIVE: Tables = Tables {
-    items: "fsindex.items",
-    folders: "fsindex.folders",
-};
-const STAGING: Tables = Tables {
-    items: "staging_items",
-    folders: "staging_folders",
-};
 
 /// A database error in one line: PostgreSQL's own message where it sent
 /// one (a wrong password: "password authentication failed for user ..."),
@@ -150,19 +135,30 @@ struct FolderRow {
 }
 
 /// Writes rows by `COPY ... FROM STDIN BINARY`: every entry's row into
-/// `to.items`, then the folders' places into `to.folders`. Returns the
-/// entry rows written.
+/// `items`, then the folders' places into `folders`. Returns the entry
+/// rows written.
 async fn copy_rows(
     tx: &Transaction<'_>,
-    to: Tables,
+    (items, folders): (&str, &str),
     host: &str,
     rows: &mut tokio::sync::mpsc::Receiver<Vec<FleetRow>>,
 ) -> Result<u64, tokio_postgres::Error> {
+    let (written, places) = copy_items(tx, items, host, rows).await?;
+    copy_folders(tx, folders, host, &places).await?;
+    Ok(written)
+}
+
+/// Writes every entry's row into `items` by binary `COPY`; returns the
+/// rows written and the places of the folders among them (one `COPY` at a
+/// time on a connection: they go in after, see [`copy_folders`]).
+async fn copy_items(
+    tx: &Transaction<'_>,
+    items: &str,
+    host: &str,
+    rows: &mut tokio::sync::mpsc::Receiver<Vec<FleetRow>>,
+) -> Result<(u64, Vec<FolderRow>), tokio_postgres::Error> {
     let sink = tx
-        .copy_in(&format!(
-            "COPY {} ({ITEM_COLUMNS}) FROM STDIN BINARY",
-            to.items
-        ))
+        .copy_in(&format!("COPY {items} ({ITEM_COLUMNS}) FROM STDIN BINARY"))
         .await?;
     let mut writer = pin!(BinaryCopyInWriter::new(sink, ITEM_TYPES));
     let mut folders: Vec<FolderRow> = Vec::new();
@@ -238,20 +234,29 @@ async fn copy_rows(
         }
     }
     let written = writer.finish().await?;
+    Ok((written, folders))
+}
+
+/// Writes folders' places into `folders` by binary `COPY`.
+async fn copy_folders(
+    tx: &Transaction<'_>,
+    folders: &str,
+    host: &str,
+    places: &[FolderRow],
+) -> Result<(), tokio_postgres::Error> {
     let sink = tx
         .copy_in(&format!(
-            "COPY {} ({FOLDER_COLUMNS}) FROM STDIN BINARY",
-            to.folders
+            "COPY {folders} ({FOLDER_COLUMNS}) FROM STDIN BINARY"
         ))
         .await?;
     let mut writer = pin!(BinaryCopyInWriter::new(sink, FOLDER_TYPES));
-    for f in &folders {
+    for f in places {
         let values: [&(dyn ToSql + Sync); 7] =
             [&host, &f.id, &f.gate, &f.root, &f.path, &f.folded, &f.rel];
         writer.as_mut().write(&values).await?;
     }
     writer.finish().await?;
-    Ok(written)
+    Ok(())
 }
 
 /// A row's absolute path, as bytes.
@@ -301,6 +306,7 @@ pub(super) async fn apply(
     host: &str,
     seq: i64,
     batches: &[JournalBatch],
+    content: bool,
 ) -> Result<u64, tokio_postgres::Error> {
     let last = batches.last().map_or(seq, |b| b.seq);
     let oldest_ns = batches.first().map_or(0, |b| b.at_ns);
@@ -329,6 +335,8 @@ pub(super) async fn apply(
         &[&host, &ids],
     )
     .await?;
+    // What files say, with their rows (`[fleet] content = true`).
+    let text_ids = content.then(|| ids.clone());
     let st = store.clone();
     let mut rows = spawn_reader(move |send| {
         for chunk in ids.chunks(4096) {
@@ -345,7 +353,10 @@ pub(super) async fn apply(
             }
         }
     });
-    let written = copy_rows(&tx, LIVE, host, &mut rows).await?;
+    let written = copy_rows(&tx, ("fsindex.items", "fsindex.folders"), host, &mut rows).await?;
+    if let Some(ids) = text_ids {
+        super::text::put(&tx, store, host, &ids).await?;
+    }
     tx.execute(
         "UPDATE fsindex.hosts SET seq = $2, shipped_at = now(), batch_ns = $3 WHERE host = $1",
         &[&host, &last, &oldest_ns],
@@ -355,41 +366,47 @@ pub(super) async fn apply(
     Ok(written)
 }
 
-/// Reconciles the host's rows with a snapshot of the whole index (a host
-/// with no rows yet: straight into the table): the snapshot goes into a
-/// staging table; rows that differ, and rows no
-/// longer in the index, are dropped; staged rows not there are inserted;
-/// the host's `(epoch, seq)` becomes the snapshot's. One transaction, so
-/// readers see the old rows or the new, never a mix. Returns the seq the
-/// snapshot stands at and the rows written; `None` when the index could not
-/// be read (nothing changed there).
+/// Loads a snapshot of the whole index as the host's rows (its first
+/// load, or a reconcile): the rows go by `COPY` into tables of the load's
+/// own with no index (`fsindex.load_begin`), which are then indexed on the
+/// two connections at once (the items' trigram index on `client`, the rest
+/// on `second`, `fsindex.load_index`) and swapped in as the host's
+/// partitions in one short transaction that sets its `(epoch, seq)`
+/// (`fsindex.load_attach`). Readers see the host's old rows (none, for a
+/// first load) until then and the new after, never a mix or a part; other
+/// hosts ship meanwhile. Returns the seq the snapshot stands at and the
+/// rows written; `None` when the index could not be read (nothing changed
+/// in PostgreSQL but an unattached load, which the next one drops).
 pub(super) async fn reconcile(
     client: &mut Client,
+    second: &mut Client,
     store: &Arc<Store>,
     host: &str,
 ) -> Result<Option<(i64, u64)>, tokio_postgres::Error> {
-    let tx = client.transaction().await?;
-    // One reconcile per host at a time (two daemons claiming one name
-    // would otherwise interleave).
-    tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&host])
+    // One load per host at a time (two daemons claiming one name would
+    // otherwise drop each other's tables); a closed connection frees it.
+    client
+        .execute("SELECT pg_advisory_lock(hashtext($1))", &[&host])
         .await?;
-    // A host's first load has nothing to compare with: its rows go
-    // straight into the table, without the staging copy and the two
-    // anti-joins (about a tenth of a first load's time, measured).
-    let first = tx
-        .query_one(
-            "SELECT NOT EXISTS (SELECT 1 FROM fsindex.items WHERE host = $1)",
-            &[&host],
-        )
-        .await?
-        .get::<_, bool>(0);
-    if !first {
-        tx.batch_execute(
-            "CREATE TEMP TABLE staging_items (LIKE fsindex.items INCLUDING DEFAULTS) ON COMMIT DROP;
-             CREATE TEMP TABLE staging_folders (LIKE fsindex.folders INCLUDING DEFAULTS) ON COMMIT DROP",
-        )
-        .await?;
+    let out = load(client, second, store, host).await;
+    if out.is_ok() {
+        client
+            .execute("SELECT pg_advisory_unlock(hashtext($1))", &[&host])
+            .await?;
     }
+    out
+}
+
+async fn load(
+    client: &mut Client,
+    second: &mut Client,
+    store: &Arc<Store>,
+    host: &str,
+) -> Result<Option<(i64, u64)>, tokio_postgres::Error> {
+    let k: i64 = client
+        .query_one("SELECT fsindex.load_begin($1)", &[&host])
+        .await?
+        .get(0);
     let st = store.clone();
     let (seq_tx, seq_rx) = tokio::sync::oneshot::channel();
     let mut rows = spawn_reader(move |send| {
@@ -411,7 +428,9 @@ pub(super) async fn reconcile(
         }
         let _ = seq_tx.send(out);
     });
-    let copied = copy_rows(&tx, if first { LIVE } else { STAGING }, host, &mut rows).await?;
+    let began = std::time::Instant::now();
+    let tx = client.transaction().await?;
+    let (copied, places) = copy_items(&tx, &format!("fsindex.items_{k}"), host, &mut rows).await?;
     let (epoch, seq) = match seq_rx.await {
         Ok(Ok(at)) => (at.epoch, at.last),
         Ok(Err(e)) => {
@@ -424,48 +443,64 @@ pub(super) async fn reconcile(
             return Ok(None);
         }
     };
-    let written = if first {
-        copied
-    } else {
-        tx.batch_execute("ANALYZE staging_items; ANALYZE staging_folders")
-            .await?;
-        for table in ["items", "folders"] {
-            tx.execute(
-                &format!(
-                    "DELETE FROM fsindex.{table} e WHERE e.host = $1 AND NOT EXISTS (
-                       SELECT 1 FROM staging_{table} s
-                       WHERE s.id = e.id AND ROW(s.*) IS NOT DISTINCT FROM ROW(e.*))"
-                ),
-                &[&host],
-            )
-            .await?;
-        }
-        // What is left of the host's rows equals its staged rows: the
-        // rest go in. Not as an anti-join: with the table's statistics
-        // saying it is (nearly) empty, PostgreSQL planned one as a nested
-        // loop over a whole index, which the statement's own inserts made
-        // quadratic (more than 14 minutes for 152k rows, seen here).
-        tx.execute(
-            "INSERT INTO fsindex.folders SELECT s.* FROM staging_folders s
-             ON CONFLICT (host, id) DO NOTHING",
-            &[],
-        )
-        .await?;
-        tx.execute(
-            "INSERT INTO fsindex.items SELECT s.* FROM staging_items s
-             ON CONFLICT (host, id) DO NOTHING",
-            &[],
-        )
-        .await?
-    };
-    tx.execute(
-        "INSERT INTO fsindex.hosts (host, epoch, seq, shipped_at) VALUES ($1, $2, $3, now())
-         ON CONFLICT (host) DO UPDATE SET epoch = $2, seq = $3, shipped_at = now()",
-        &[&host, &epoch, &seq],
-    )
-    .await?;
     tx.commit().await?;
-    Ok(Some((seq, written)))
+    let copy_secs = began.elapsed().as_secs_f64();
+    let gin = async {
+        client
+            .execute("SELECT fsindex.load_index($1, 'gin')", &[&k])
+            .await
+    };
+    let rest = async {
+        let tx = second.transaction().await?;
+        copy_folders(&tx, &format!("fsindex.folders_{k}"), host, &places).await?;
+        tx.commit().await?;
+        second
+            .execute("SELECT fsindex.load_index($1, 'rest')", &[&k])
+            .await
+    };
+    tokio::try_join!(gin, rest)?;
+    let index_secs = began.elapsed().as_secs_f64() - copy_secs;
+    // A first load's attach waits only on other attaches; a reconcile's
+    // drop of the old partition waits for the queries reading the table,
+    // and new queries would queue behind it: it gives up after a while and
+    // tries again, so that no search waits long on it.
+    let mut tries = 0;
+    loop {
+        let tx = client.transaction().await?;
+        tx.batch_execute("SET LOCAL lock_timeout = '2s'").await?;
+        match tx
+            .execute(
+                "SELECT fsindex.load_attach($1, $2, $3)",
+                &[&k, &epoch, &seq],
+            )
+            .await
+        {
+            Ok(_) => {
+                // Texts are shipped again after a reconcile (`text::sync`).
+                super::text::forget(&tx, host).await?;
+                tx.commit().await?;
+                tracing::info!(
+                    host,
+                    rows = copied,
+                    copy_secs,
+                    index_secs,
+                    attach_secs = began.elapsed().as_secs_f64() - copy_secs - index_secs,
+                    tries,
+                    "fleet: loaded"
+                );
+                return Ok(Some((seq, copied)));
+            }
+            Err(e)
+                if tries < 30
+                    && e.code() == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE) =>
+            {
+                tries += 1;
+                drop(tx);
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The file sizes some other file in the fleet also has: the only sizes
@@ -508,7 +543,7 @@ pub(super) async fn hashes_wanted(
 /// Writes hashes onto this host's rows, in one statement, where the row is
 /// still the one hashed (same inode, size and mtime).
 pub(super) async fn put_hashes(
-    client: &Client,
+    client: &mut Client,
     host: &str,
     hashes: &[(FleetRow, Vec<u8>)],
 ) -> Result<(), tokio_postgres::Error> {
@@ -517,17 +552,25 @@ pub(super) async fn put_hashes(
     let sizes: Vec<i64> = hashes.iter().map(|(r, _)| r.row.size as i64).collect();
     let mtimes: Vec<i64> = hashes.iter().map(|(r, _)| r.row.mtime_ns).collect();
     let hs: Vec<&[u8]> = hashes.iter().map(|(_, h)| h.as_slice()).collect();
-    client
-        .execute(
-            "UPDATE fsindex.items e SET hash = u.hash
+    // After the host's row, as `apply` takes it first: the two never lock
+    // each other's rows in turn (no deadlock), and a batch waits for one
+    // such statement at most.
+    let tx = client.transaction().await?;
+    tx.execute(
+        "SELECT 1 FROM fsindex.hosts WHERE host = $1 FOR SHARE",
+        &[&host],
+    )
+    .await?;
+    tx.execute(
+        "UPDATE fsindex.items e SET hash = u.hash
              FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::bytea[])
                   AS u(id, ino, size, mtime_ns, hash)
              WHERE e.host = $1 AND e.id = u.id AND e.ino = u.ino AND e.size = u.size
                AND e.mtime_ns = u.mtime_ns",
-            &[&host, &ids, &inos, &sizes, &mtimes, &hs],
-        )
-        .await?;
-    Ok(())
+        &[&host, &ids, &inos, &sizes, &mtimes, &hs],
+    )
+    .await?;
+    tx.commit().await
 }
 
 /// A token that changes whenever any host ships (its count of hosts and

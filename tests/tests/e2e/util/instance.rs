@@ -29,8 +29,10 @@ pub fn bin_dir() -> PathBuf {
         .expect("target dir")
         .to_owned();
     assert!(
-        dir.join("fsindexd").is_file() && dir.join("fsctl").is_file(),
-        "fsindexd and fsctl must be built first: `cargo build --workspace --bins` (looked in {})",
+        dir.join("fsindexd").is_file()
+            && dir.join("fsctl").is_file()
+            && dir.join("fsindex-extract-child").is_file(),
+        "fsindexd, fsctl and fsindex-extract-child must be built first: `cargo build --workspace --bins` (looked in {})",
         dir.display()
     );
     dir
@@ -74,7 +76,7 @@ impl Runner {
         }
         let bins = scratch.join("bin");
         std::fs::create_dir_all(&bins).unwrap();
-        for b in ["fsindexd", "fsctl"] {
+        for b in ["fsindexd", "fsctl", "fsindex-extract-child"] {
             std::fs::copy(bin_dir().join(b), bins.join(b)).unwrap();
         }
         chown_r(&bins);
@@ -85,6 +87,14 @@ impl Runner {
         std::fs::set_permissions(scratch, std::fs::Permissions::from_mode(0o755)).unwrap();
         Runner {
             drop_to: Some(NOBODY),
+            bins,
+        }
+    }
+
+    /// Runs as the current user, with the binaries in `bins`.
+    pub fn with_bins(bins: PathBuf) -> Runner {
+        Runner {
+            drop_to: None,
             bins,
         }
     }

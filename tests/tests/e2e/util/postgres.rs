@@ -230,6 +230,33 @@ impl Postgres {
         )
     }
 
+    /// A fleet database as `fsctl fleet init` of an older fsctl left it:
+    /// the fleet migrations 1 to `version` (the files themselves) and
+    /// their rows in `fsindex.schema_version`.
+    pub fn fleet_schema_upto(&self, version: usize) {
+        const MIGRATIONS: [&str; 6] = [
+            include_str!("../../../../migrations/fleet/0001_fleet.sql"),
+            include_str!("../../../../migrations/fleet/0002_visibility.sql"),
+            include_str!("../../../../migrations/fleet/0003_folders.sql"),
+            include_str!("../../../../migrations/fleet/0004_search.sql"),
+            include_str!("../../../../migrations/fleet/0005_partitions.sql"),
+            include_str!("../../../../migrations/fleet/0006_content.sql"),
+        ];
+        let mut sql = String::from(
+            "CREATE SCHEMA fsindex;
+             CREATE TABLE fsindex.schema_version (version integer PRIMARY KEY,
+                 applied_at timestamptz NOT NULL DEFAULT now());",
+        );
+        for (v, m) in MIGRATIONS[..version].iter().enumerate() {
+            sql.push_str(m);
+            sql.push_str(&format!(
+                ";\nINSERT INTO fsindex.schema_version (version) VALUES ({});\n",
+                v + 1
+            ));
+        }
+        self.psql(&sql);
+    }
+
     /// Runs SQL with psql over the local socket; returns its unaligned output.
     pub fn psql(&self, sql: &str) -> String {
         let out = checked(

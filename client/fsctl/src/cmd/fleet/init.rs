@@ -14,7 +14,8 @@ use super::describe;
 
 /// The fleet's migrations, in order. Append only; the daemon's
 /// `engine::fleet::SCHEMA_VERSION` names the last that changed what the
-/// daemons write (4 changed only `fsindex.search`, which fsctl calls).
+/// daemons write (4 changed only `fsindex.search`, which fsctl calls; 5 made a partition
+/// per host, which the daemons load).
 const MIGRATIONS: &[(i32, &str)] = &[
     (
         1,
@@ -31,6 +32,14 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (
         4,
         include_str!("../../../../../migrations/fleet/0004_search.sql"),
+    ),
+    (
+        5,
+        include_str!("../../../../../migrations/fleet/0005_partitions.sql"),
+    ),
+    (
+        6,
+        include_str!("../../../../../migrations/fleet/0006_content.sql"),
     ),
 ];
 

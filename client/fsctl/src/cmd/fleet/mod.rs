@@ -46,7 +46,7 @@ pub struct Database {
 enum Command {
     /// Create or migrate the fleet's schema (an admin's job, once per database).
     Init,
-    /// Entries on any host that match the query, read as `fsctl search` reads it (terms, wildcards, path:, ext:, size:, dm:, kind:folder, accents:ignore).
+    /// Entries on any host that match the query, read as `fsctl search` reads it (terms, wildcards, path:, ext:, size:, dm:, kind:folder, content:, accents:ignore).
     Search(query::SearchArgs),
     /// Disk usage of HOST:PATH and its largest children; with no argument, every host's roots.
     Du(query::DuArgs),
@@ -126,9 +126,9 @@ async fn connect(db: &Database) -> anyhow::Result<tokio_postgres::Client> {
             config_path.display()
         )
     })?;
-    let mut config: tokio_postgres::Config = url
-        .parse()
-        .map_err(|e| anyhow::anyhow!("--database: not a PostgreSQL URL: {e}"))?;
+    let target = fsindex_proto::pgtls::Database::parse(&url)
+        .map_err(|e| anyhow::anyhow!("--database: {e}"))?;
+    let mut config = target.config.clone();
     config.connect_timeout(Duration::from_secs(5));
     config.application_name("fsctl");
     // A password in the URL wins, as with libpq (the config's password
@@ -144,9 +144,9 @@ async fn connect(db: &Database) -> anyhow::Result<tokio_postgres::Client> {
         config.password(pw.as_bytes());
     }
     let (client, conn) = config
-        .connect(tokio_postgres::NoTls)
+        .connect(target.tls.clone())
         .await
-        .map_err(|e| anyhow::anyhow!("the fleet database: {}", describe(&e)))?;
+        .map_err(|e| anyhow::anyhow!("the fleet database: {}", target.explain(describe(&e))))?;
     tokio::spawn(async move {
         let _ = conn.await;
     });

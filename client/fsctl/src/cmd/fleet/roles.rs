@@ -97,6 +97,19 @@ pub async fn grant(g: &Global, client: &mut Client, a: &GrantArgs) -> anyhow::Re
         ))
         .await
         .map_err(db)?;
+        // Schema 6's texts, which the daemons of hosts with content write.
+        let texts: bool = tx
+            .query_one("SELECT to_regclass('fsindex.texts') IS NOT NULL", &[])
+            .await
+            .map_err(db)?
+            .get(0);
+        if texts {
+            tx.batch_execute(&format!(
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON fsindex.texts TO {role}"
+            ))
+            .await
+            .map_err(db)?;
+        }
         json!({ "role": a.role, "admin": true })
     } else {
         let (Some(host), Some(uid)) = (&a.host, a.uid) else {
