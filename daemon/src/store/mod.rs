@@ -5,7 +5,8 @@
 //! - [`model`]: the row and operation types ([`EntryRow`], [`Op`], ...);
 //! - [`open`]: opening, corruption recovery and migrations;
 //! - [`writer`]: the single writer thread, which applies batches of [`Op`]s;
-//! - [`backlog`]: a first index's rows, in the name index before SQLite;
+//! - [`backlog`]: a first index's rows, in the name index before SQLite
+//!   (`packed`: the compact form they wait in);
 //! - [`tree`]: the per-folder aggregates (`dir_totals`, `unlisted`) and the
 //!   writer's changes to the tree's shape;
 //! - [`entries`]: typed reads of `entries` for the rest of the daemon;
@@ -47,6 +48,7 @@ pub mod lookup;
 pub mod media;
 pub mod model;
 pub mod open;
+mod packed;
 pub mod scan_reads;
 pub mod searches;
 pub mod stem;

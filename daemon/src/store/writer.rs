@@ -25,6 +25,7 @@ use crate::Error;
 
 use super::entries::load_row;
 use super::model::{Change, Kind, Mirror, Op, Totals, pack_links};
+use super::packed::PackedRows;
 use super::tree::{
     Aggregates, delete_subtree, dir_totals, drop_root_entries, drop_unclaimed_roots, move_entry,
     unlisted_of,
@@ -156,7 +157,7 @@ fn writer_loop(
     // them, in order; each batch says whether its inserts are already in
     // the name index ([`super::backlog`]).
     let mut holding = false;
-    let mut queue: VecDeque<(Vec<Op>, bool)> = VecDeque::new();
+    let mut queue: VecDeque<Queued> = VecDeque::new();
     // A batch taken while merging that opens a first index: it starts the
     // next round instead.
     let mut stash: Option<Vec<Op>> = None;
@@ -166,14 +167,15 @@ fn writer_loop(
             // Whatever came meanwhile waits its turn behind the held rows.
             while let Ok(more) = rx.try_recv() {
                 store.backlog.hold(more.len() as u64, 0);
-                queue.push_back((more, false));
+                queue.push_back(Queued::Ops(more, false));
             }
-            let Some((mut batch, mirrored)) = queue.pop_front() else {
+            let Some(front) = queue.pop_front() else {
                 continue;
             };
-            while batch.len() < 50_000 && queue.front().is_some_and(|(_, m)| *m == mirrored) {
-                if let Some((more, _)) = queue.pop_front() {
-                    batch.extend(more);
+            let (mut batch, mirrored) = front.into_batch();
+            while batch.len() < 50_000 && queue.front().is_some_and(|q| q.mirrored() == mirrored) {
+                if let Some(more) = queue.pop_front() {
+                    batch.extend(more.into_batch().0);
                 }
             }
             (batch, mirrored)
@@ -297,6 +299,36 @@ fn persist_pause() -> Option<std::time::Duration> {
     })
 }
 
+/// Inserted rows packed into one piece of the held queue at most: a
+/// commit's worth, so the queue is given back piece by piece as it is
+/// written.
+const PACKED_CHUNK: usize = 50_000;
+
+/// One piece of what waits for SQLite during and after a first index's
+/// walk, in order.
+enum Queued {
+    /// A batch as it came, and whether its inserts are in the name index.
+    Ops(Vec<Op>, bool),
+    /// The first index's inserted rows, packed; in the name index already.
+    Rows(PackedRows),
+}
+
+impl Queued {
+    fn mirrored(&self) -> bool {
+        match self {
+            Queued::Ops(_, m) => *m,
+            Queued::Rows(_) => true,
+        }
+    }
+
+    fn into_batch(self) -> (Vec<Op>, bool) {
+        match self {
+            Queued::Ops(ops, m) => (ops, m),
+            Queued::Rows(rows) => (rows.into_ops(), true),
+        }
+    }
+}
+
 /// Whether a batch opens a first index's window ([`Op::HoldBegin`]).
 fn opens_hold(batch: &[Op]) -> bool {
     batch.iter().any(|op| matches!(op, Op::HoldBegin { .. }))
@@ -309,7 +341,7 @@ fn opens_hold(batch: &[Op]) -> bool {
 fn hold(
     batch: Vec<Op>,
     holding: &mut bool,
-    queue: &mut VecDeque<(Vec<Op>, bool)>,
+    queue: &mut VecDeque<Queued>,
     to_mirror: &mpsc::SyncSender<ToMirror>,
     store: &Store,
     (conn, journal): (&mut Connection, bool),
@@ -317,11 +349,12 @@ fn hold(
     let mirrored = *holding;
     let mut changes = Vec::new();
     let mut acks = Vec::new();
-    let mut kept = Vec::with_capacity(batch.len());
+    let mut kept = Vec::new();
     // A user's search history and saved searches touch no entry: written
     // now, so a client recording a search does not wait for the held rows.
     let mut now = Vec::new();
     let mut entries = 0u64;
+    let mut ops = 0u64;
     for op in batch {
         match op {
             Op::HoldBegin { root_id } => {
@@ -338,9 +371,25 @@ fn hold(
             Op::Barrier(ack) if mirrored => acks.push(ack),
             op @ Op::Searches { .. } if mirrored => now.push(op),
             Op::Insert(row) if mirrored => {
-                changes.push(Change::Upsert(row.clone()));
+                // Packed for SQLite, and the row itself to the name index.
+                if !kept.is_empty() {
+                    ops += kept.len() as u64;
+                    queue.push_back(Queued::Ops(std::mem::take(&mut kept), true));
+                }
+                match queue.back_mut() {
+                    Some(Queued::Rows(rows)) if rows.len() < PACKED_CHUNK => rows.push(&row),
+                    _ => {
+                        let mut rows = PackedRows::default();
+                        rows.push(&row);
+                        if let Some(Queued::Rows(full)) = queue.back_mut() {
+                            full.shrink();
+                        }
+                        queue.push_back(Queued::Rows(rows));
+                    }
+                }
+                changes.push(Change::Upsert(row));
                 entries += 1;
-                kept.push(Op::Insert(row));
+                ops += 1;
             }
             other => kept.push(other),
         }
@@ -356,9 +405,10 @@ fn hold(
         return false;
     }
     if !kept.is_empty() {
-        store.backlog.hold(kept.len() as u64, entries);
-        queue.push_back((kept, mirrored));
+        ops += kept.len() as u64;
+        queue.push_back(Queued::Ops(kept, mirrored));
     }
+    store.backlog.hold(ops, entries);
     if !*holding && queue.is_empty() {
         store.backlog.end();
     }
