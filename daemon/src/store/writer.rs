@@ -399,6 +399,16 @@ fn hold(
     {
         tracing::error!("index write failed, batch dropped: {e}");
     }
+    // The walk's threads take ids one by one as they list their folders,
+    // so one batch holds several folders' runs of ids interleaved. The
+    // name index takes an id past its end at the end of its arrays, but an
+    // id below (a hole left for it) only in a side table, name copied, until
+    // it is compacted: in id order (parents before children, as ever),
+    // nearly every row lands in place.
+    changes.sort_by_key(|c| match c {
+        Change::Upsert(row) => row.id,
+        _ => i64::MAX,
+    });
     if (!changes.is_empty() || !acks.is_empty())
         && to_mirror.send(ToMirror::Commit(changes, acks)).is_err()
     {
