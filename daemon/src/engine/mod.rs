@@ -529,6 +529,9 @@ mod tests {
         loop {
             let views = engine.root_views().unwrap();
             if views.iter().all(|v| v.state == RootState::Ready) {
+                // These tests read SQLite itself: a first index is ready
+                // (searchable) before its rows are persisted.
+                engine.store.backlog.wait();
                 return;
             }
             assert!(Instant::now() < deadline, "not ready: {views:?}");
