@@ -12,16 +12,20 @@
 # "all 0-3 0-1"); each also runs the daemon unpinned with FSINDEX_CORES=2 when CORES2=1
 # (threads sized for 2 cores on every core: tells thread counts from scheduling apart).
 # RUNS: hyperfine runs per query (default 12). OUT: where the report is copied (optional).
+# BINS: several builds in one run, "LABEL=DIR LABEL=DIR" (default "this=$B"); SEARCHES: the
+# labels whose searches are timed (default all).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 B=${B:-$here/../target/release}
+BINS=${BINS:-this=$B}
+SEARCHES=${SEARCHES:-$(for b in $BINS; do echo -n "${b%%=*} "; done)}
 TREE=${TREE:-/tmp/fsbench/t}
 RUNS=${RUNS:-12}
 CPUSETS=${CPUSETS:-all 0-3 0-1}
 [[ -n ${P:-} ]] && export PATH=$P:$PATH
 W=$(mktemp -d /tmp/manycore.XXXX)
 report=$W/report.md
-trap 'pkill -f "$B/fsindexd" 2>/dev/null || true; rm -rf "$W/h"' EXIT
+trap 'pkill -x fsindexd 2>/dev/null || true; rm -rf "$W/h"' EXIT
 say() { echo "$*" | tee -a "$report"; }
 log() { echo "[$(date +%T)] $*" >&2; }
 now() { date +%s.%N; }
@@ -36,7 +40,7 @@ for t in updatedb.plocate plocate fdfind hyperfine; do command -v $t >/dev/null 
 entries=$(fdfind -HI --no-ignore . "$TREE" | wc -l)
 say "# Many cores: $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(uname -r)"
 say ""
-say "Tree: $TREE, $((entries + 1)) entries with the root. Binaries: $B ($(ls "$B" | tr '\n' ' ')). Load at start: $(cut -d' ' -f1-3 /proc/loadavg)."
+say "Tree: $TREE, $((entries + 1)) entries with the root. Builds: $BINS. Load at start: $(cut -d' ' -f1-3 /proc/loadavg)."
 say ""
 
 # Peers, twice each after a warm-up walk.
@@ -60,7 +64,7 @@ queries=("report" "IMG_1" "tax 2025" "zzzznotfound" "node_modules" "z" "ar" "caf
 rss_mib() { "$B/fsctl" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["rss_bytes"] >> 20)'; }
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 # Starts the daemon (pinned to $1 unless "all") on $FSINDEX_HOME: its pid in D, the seconds
-# until ready in T.
+# until ready in T (CPU seconds and RSS then in CPU and RSS), until persisted in PT.
 start() {
     local pin=() t0
     [[ $1 == all ]] || pin=(taskset -c "$1")
@@ -68,7 +72,21 @@ start() {
     "${pin[@]}" "$B/fsindexd" --root "$TREE" >/dev/null 2>&1 &
     D=$!
     until "$B/fsctl" status --json 2>/dev/null | grep -q '"state":"ready"'; do sleep 0.02; done
-    T=$(since "$t0")
+    T=$(since "$t0"); CPU=$(cpu_s "$D"); RSS=$(rss_mib)
+    # RSS 10 s after ready; a build that answers before the index is on disk says
+    # "persisted": false until it is.
+    local tr persisted=""
+    tr=$(now)
+    PT=$T
+    "$B/fsctl" status --json | grep -q '"persisted":false' && persisted=no
+    while :; do
+        if [[ $persisted == no ]] && "$B/fsctl" status --json | grep -q '"persisted":true'; then
+            PT=$(since "$t0"); persisted=yes
+        fi
+        if [[ -z ${RSS10:-} ]] && (( $(since "$tr" | cut -d. -f1) >= 10 )); then RSS10=$(rss_mib); fi
+        [[ -n ${RSS10:-} && $persisted != no ]] && break
+        sleep 0.05
+    done
 }
 stop() { kill "$D"; wait "$D" 2>/dev/null || true; }
 # hyperfine median in ms of a whole process.
@@ -78,45 +96,53 @@ hf() { hyperfine -N -i --warmup 3 --runs "$RUNS" --export-json "$W/hf.json" "$1"
 inner() { cat "$FSINDEX_HOME"/logs/* | tail -n +$(($1 + 1)) | sed -n 's/.*search us=\([0-9]*\).*/\1/p' | sort -n |
     awk '{ a[NR] = $1 } END { if (NR) printf "%.1f", a[int(NR / 2) + 1] / 1000; else printf "-" }'; }
 
-say "| daemon on | first index until ready s | CPU s | RSS at ready / +10 s MiB | unchanged restart until ready s | CPU s | RSS +10 s MiB |"
-say "|---|---|---|---|---|---|---|"
+say "| build, daemon on | first index until ready s | until persisted s | CPU s at ready | RSS at ready / +10 s MiB | unchanged restart until ready s | CPU s | RSS +10 s MiB |"
+say "|---|---|---|---|---|---|---|---|"
 declare -A search
+cpus=()
+for cs in $CPUSETS; do cpus+=("$cs"); done
+[[ -n ${CORES2:-} ]] && cpus+=("all/cores2")
 configs=()
-for cs in $CPUSETS; do configs+=("$cs"); done
-[[ -n ${CORES2:-} ]] && configs+=("all/cores2")
+for b in $BINS; do for cs in "${cpus[@]}"; do configs+=("${b%%=*}:$cs"); done; done
 for c in "${configs[@]}"; do
-    cs=${c%%/*}
+    label=${c%%:*}
+    for b in $BINS; do [[ ${b%%=*} == "$label" ]] && B=${b#*=}; done
+    c=${c#*:}
+    [[ $c == all/cores2 ]] && cs=all || cs=$c
     if [[ $c == */cores2 ]]; then export FSINDEX_CORES=2; else unset FSINDEX_CORES; fi
     export FSINDEX_HOME=$W/h
     rm -rf "$W/h"; mkdir -p "$W/h"
     log "$c: first index"
-    start "$cs"; r1=$T; c1=$(cpu_s "$D"); m1=$(rss_mib); sleep 10; m1b=$(rss_mib); stop
+    RSS10=; start "$cs"; r1=$T; c1=$CPU; m1=$RSS; p1=$PT; m1b=$RSS10; stop
     log "$c: restart"
-    start "$cs"; r2=$T; c2=$(cpu_s "$D"); sleep 10; m2=$(rss_mib); stop
-    say "| $c | $r1 | $c1 | $m1 / $m1b | $r2 | $c2 | $m2 |"
+    RSS10=; start "$cs"; r2=$T; c2=$CPU; m2=$RSS10; stop
+    say "| $label, $c | $r1 | $p1 | $c1 | $m1 / $m1b | $r2 | $c2 | $m2 |"
+    [[ " $SEARCHES " == *" $label "* ]] || continue
     # Searches on a third start, with the daemon's own timings logged.
     log "$c: searches"
-    FSINDEX_LOG='info,fsindexd::engine::read=debug' start "$cs"
+    RSS10=x FSINDEX_LOG='info,fsindexd::engine::read=debug' start "$cs"
     sleep 1
     for q in "${queries[@]}"; do
         n=$(cat "$FSINDEX_HOME"/logs/* | wc -l)
         s="$(hf "$B/fsctl search --limit 0 $q")"
         [[ -x $B/fsctl-static ]] && s="$s / $(hf "$B/fsctl-static search --limit 0 $q")"
         sleep 0.2
-        search[$c/$q]="$s ($(inner "$n"))"
+        search[$label:$c/$q]="$s ($(inner "$n"))"
     done
     stop
 done
 say ""
-say "Search, whole processes, hyperfine medians in ms (fsctl$([[ -x $B/fsctl-static ]] && echo ' / static fsctl'); the daemon's own p50 in brackets); \`plocate -i\` unpinned:"
+say "Search, whole processes, hyperfine medians in ms (fsctl, then the static fsctl where the build has one; the daemon's own p50 in brackets); \`plocate -i\` unpinned:"
 say ""
 hdr="| query | plocate -i |"; sep="|---|---|"
-for c in "${configs[@]}"; do hdr="$hdr daemon on $c |"; sep="$sep---|"; done
+shown=()
+for c in "${configs[@]}"; do [[ " $SEARCHES " == *" ${c%%:*} "* ]] && shown+=("$c"); done
+for c in "${shown[@]}"; do hdr="$hdr ${c%%:*}, daemon on ${c#*:} |"; sep="$sep---|"; done
 say "$hdr"; say "$sep"
 for q in "${queries[@]}"; do
     # shellcheck disable=SC2086 # a query's words are plocate's patterns
     row="| \`$q\` | $(hf "plocate -i -d $db $q") |"
-    for c in "${configs[@]}"; do row="$row ${search[$c/$q]} |"; done
+    for c in "${shown[@]}"; do row="$row ${search[$c/$q]} |"; done
     say "$row"
 done
 say ""
