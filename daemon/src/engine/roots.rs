@@ -102,7 +102,6 @@ impl Engine {
                 },
                 Result::is_err,
             );
-            self.content_due();
             if result.is_ok() {
                 let top = match &job.path {
                     Some(p) => Some(p.clone()),
@@ -139,6 +138,9 @@ impl Engine {
                 }
             }
             drop(roots);
+            // After the root's state: the content and media workers wait
+            // while any root scans.
+            self.content_due();
             if let Some(done) = job.done {
                 let _ = done.send(result);
             }
