@@ -185,12 +185,22 @@ impl Engine {
             Ok(m) => worker.made = m,
             Err(e) => tracing::error!("reading the content index failed: {e}"),
         }
+        // A sweep asked for while a root scanned: done once it is ready
+        // (the scan's end asks again).
+        let mut deferred = false;
         loop {
             // A sweep when one is due; otherwise every few seconds the
             // queue is looked at again (what a failed pass left).
             let Some(sweep) = self.content.wake.next(&self.cancel, &mut worker.last_sweep) else {
                 return;
             };
+            let sweep = sweep || std::mem::take(&mut deferred);
+            if self.scanning() {
+                deferred = sweep;
+                self.content.wake.rest();
+                std::thread::sleep(SCAN_POLL);
+                continue;
+            }
             if sweep && let Err(e) = self.sweep(&mut worker) {
                 tracing::error!("content sweep failed: {e}");
                 self.content.wake.rest();
@@ -290,7 +300,8 @@ impl Engine {
         let rules = self.rules();
         let mut read = 0;
         loop {
-            if self.cancel.load(Ordering::Relaxed) || self.content.wake.is_due() {
+            if self.cancel.load(Ordering::Relaxed) || self.content.wake.is_due() || self.scanning()
+            {
                 return Ok(read);
             }
             let ids = self.store.read(|c| content::queued(c, CHUNK))?;

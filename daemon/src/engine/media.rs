@@ -193,10 +193,20 @@ impl Engine {
         let mut made: Option<Made> = None;
         let mut last_sweep = Instant::now() - Duration::from_secs(1);
         let mut queue: Vec<u32> = Vec::new();
+        // A sweep asked for while a root scanned: done once it is ready
+        // (the scan's end asks again).
+        let mut deferred = false;
         loop {
             let Some(sweep) = self.media.wake.next(&self.cancel, &mut last_sweep) else {
                 return;
             };
+            let sweep = sweep || std::mem::take(&mut deferred);
+            if self.scanning() {
+                deferred = sweep;
+                self.media.wake.rest();
+                std::thread::sleep(SCAN_POLL);
+                continue;
+            }
             if sweep {
                 let m = made.get_or_insert_with(|| self.made_from_index());
                 match self.media_sweep(m) {
@@ -297,7 +307,7 @@ impl Engine {
     fn media_drain(&self, queue: &mut Vec<u32>, made: &mut Made) -> Result<(), Error> {
         let rules = self.rules();
         while !queue.is_empty() {
-            if self.cancel.load(Ordering::Relaxed) || self.media.wake.is_due() {
+            if self.cancel.load(Ordering::Relaxed) || self.media.wake.is_due() || self.scanning() {
                 return Ok(());
             }
             let chunk: Vec<u32> = queue.drain(..queue.len().min(CHUNK)).collect();

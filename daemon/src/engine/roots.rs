@@ -117,7 +117,6 @@ impl Engine {
                 tracing::info!("first index searchable; writing it to disk");
                 self.store.backlog.wait();
             }
-            self.content_due();
             if result.is_ok() {
                 let top = match &job.path {
                     Some(p) => Some(p.clone()),
@@ -154,6 +153,9 @@ impl Engine {
                 }
             }
             drop(roots);
+            // After the root's state: the content and media workers wait
+            // while any root scans.
+            self.content_due();
             if let Some(done) = job.done {
                 let _ = done.send(result);
             }
