@@ -730,7 +730,10 @@ fn fleet_survives_the_primary_killed() {
 /// A host's first load is swapped in whole: a reader polling the database
 /// all through it sees none of the host's rows, then all of them (as many
 /// as `find` lists, plus the root's own), never a part; the rows are then
-/// exactly `find`'s paths, and another host's rows stay as they were.
+/// exactly `find`'s paths, and another host's rows stay as they were. The
+/// load is in two parts (fleet schema 7), each committed before the attach:
+/// a reader sees neither until both are the host's, and no table of the
+/// load is left apart after.
 #[test]
 fn a_first_load_is_seen_whole_or_not_at_all() {
     let tmp = tempfile::tempdir().unwrap();
