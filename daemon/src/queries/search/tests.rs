@@ -891,8 +891,8 @@ fn word_matches() {
     assert!(is_word_match(b"my_tax", b"tax"));
 }
 
-/// One- and two-letter terms find the names that could hold them as words
-/// in one pass ([`rank::word_hints`]) instead of checking each marked name:
+/// One-letter terms find the names that could hold them as words
+/// in one pass ([`Snapshot::mark_byte_span`]) instead of checking each marked name:
 /// on random names of letters, digits, separators and other scripts, every
 /// marked name's fit equals the name-by-name check, and the first results
 /// equal an order worked out here on the decoded names.

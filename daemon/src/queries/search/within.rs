@@ -20,7 +20,7 @@ use crate::index::fold::strip_accents_bytes;
 use crate::index::snapshot::{HOLE, NO_PARENT, SEP};
 
 use super::eval::{has, ones};
-use super::rank::{fit, fit_from};
+use super::rank::{fit, fit_from, name_match};
 
 /// A short term is looked for among the matched entries (and their
 /// folders) when they are at most this share of the index (one in
@@ -110,6 +110,91 @@ impl Snapshot {
             return Some(fit(&stripped, term));
         }
         None
+    }
+}
+
+impl Snapshot {
+    /// [`mark_span`](Self::mark_span) for a one-byte term (a lone letter
+    /// or digit, which marks about half the names of a home), with each
+    /// marked name's fit: one `memchr` pass over the span finds every place
+    /// of the byte, instead of a search started afresh after each marked
+    /// name plus a second pass for the places where it could be a word.
+    /// A name is checked for the byte as a word ([`fit_from`]) only when
+    /// one of its places has no ASCII letter or digit on either side (a
+    /// byte above ASCII may be a letter: the check decides); otherwise its
+    /// fit is its whole-name match alone. The same fits as the check of
+    /// every name.
+    pub(crate) fn mark_byte_span(
+        &self,
+        byte: u8,
+        (from, to): (usize, usize),
+        ids: &mut Vec<u32>,
+        how: &mut Vec<u8>,
+    ) {
+        let term = [byte];
+        let base = self.fold_at.get(from);
+        let text = &self.folded[base..self.fold_at.get(to)];
+        let edge = |b: Option<&u8>| b.is_none_or(|b| !b.is_ascii_alphanumeric());
+        // The name being marked: its entry, start, end (its SEP), the
+        // byte's first place in it, and whether a place could be a word.
+        let mut name: Option<(usize, usize, usize, usize, bool)> = None;
+        let mut done = |(i, start, end, first, word): (usize, usize, usize, usize, bool)| {
+            let bytes = &self.folded[start..end];
+            ids.push(i as u32);
+            how.push(if word {
+                fit_from(bytes, &term, first - start)
+            } else if first == start {
+                name_match(bytes, &term)
+            } else {
+                0
+            });
+        };
+        let mut i = from; // the first entry a new place can be in
+        for off in memchr::memchr_iter(byte, text) {
+            let at = base + off;
+            let word = edge(off.checked_sub(1).map(|b| &text[b])) && edge(text.get(off + 1));
+            if let Some(n) = name.as_mut()
+                && at < n.2
+            {
+                n.4 |= word;
+                continue;
+            }
+            if let Some(n) = name.take() {
+                done(n);
+            }
+            i = self.holder_near(i, to, at);
+            let (start, end) = self.fold_at.span(i);
+            name = Some((i, start, end - 1, at, word));
+            i += 1;
+        }
+        if let Some(n) = name {
+            done(n);
+        }
+    }
+
+    /// The entry in `i..to` whose arena name holds offset `at` (at or after
+    /// entry i's start): steps forward when close; when far, gallops to a
+    /// bound, then binary-searches up to it.
+    #[inline]
+    pub(crate) fn holder_near(&self, mut i: usize, to: usize, at: usize) -> usize {
+        if self.fold_at.get((i + 8).min(to)) <= at {
+            let (mut lo, mut step) = ((i + 8).min(to), 16);
+            let hi = loop {
+                let probe = (lo + step).min(to);
+                // `get(to)` is the span's end, past every place.
+                if self.fold_at.get(probe) > at {
+                    break probe;
+                }
+                lo = probe;
+                step *= 2;
+            };
+            self.fold_at.holder(lo, hi, at)
+        } else {
+            while self.fold_at.get(i + 1) <= at {
+                i += 1;
+            }
+            i
+        }
     }
 }
 
