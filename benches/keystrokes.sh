@@ -20,7 +20,7 @@ REPS=${REPS:-10}
 : "${FSINDEX_HOME:?set FSINDEX_HOME to a home holding an index of TREE}"
 (($#)) || set -- 'tax 2025' IMG_1234 'report final' node_modules café a 7
 export FSINDEX_HOME FSINDEX_NO_SPAWN=1
-FSINDEX_LOG='info,fsindexd::engine=debug' "$B/fsindexd" --root "$TREE" >/dev/null 2>&1 &
+FSINDEX_LOG='info,fsindexd::engine::read=debug' "$B/fsindexd" --root "$TREE" >/dev/null 2>&1 &
 P=$!
 trap 'kill $P 2>/dev/null || true' EXIT
 until "$B/fsctl" status --json 2>/dev/null | grep -q '"state":"ready"'; do sleep 0.2; done

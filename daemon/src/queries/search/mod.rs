@@ -4,6 +4,7 @@
 
 mod bare;
 mod eval;
+mod lone;
 mod rank;
 #[cfg(test)]
 mod tests;
@@ -19,6 +20,7 @@ use eval::*;
 use rank::*;
 
 pub use crate::index::{ChangeEvent, ChangeKind, read_loaded};
+pub use lone::{is_lone, warm_lone_pages};
 
 /// How results are ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +94,24 @@ impl Snapshot {
     /// [`found`](Self::found) then makes results of (a large answer is
     /// sent while the rest of it is made).
     pub fn search_order(
+        &self,
+        query: &Query,
+        sort: Sort,
+        offset: usize,
+        limit: usize,
+        reverse: bool,
+        keep: Keep<'_>,
+    ) -> (usize, Vec<u32>) {
+        if keep.is_none()
+            && let Some(answer) = self.lone_page(query, sort, offset, limit, reverse)
+        {
+            return answer;
+        }
+        self.order_afresh(query, sort, offset, limit, reverse, keep)
+    }
+
+    /// [`search_order`](Self::search_order), worked out from the names.
+    pub(crate) fn order_afresh(
         &self,
         query: &Query,
         sort: Sort,
