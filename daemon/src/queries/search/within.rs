@@ -199,7 +199,7 @@ impl Snapshot {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::cmp::Reverse;
 
     use unicode_normalization::UnicodeNormalization;
@@ -215,7 +215,7 @@ mod tests {
 
     /// `s` without accents, as the test works it out: decomposed, the
     /// combining marks dropped, composed again.
-    fn strip(s: &str) -> String {
+    pub(in crate::queries::search) fn strip(s: &str) -> String {
         s.nfd()
             .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
             .nfc()
@@ -227,7 +227,12 @@ mod tests {
     /// when it or its accent-free form does, and fits it in the form that
     /// holds it, the plain one first): own-name terms, whole name or stem,
     /// whole words, depth, newer, id.
-    fn oracle(s: &Snapshot, live: &[u32], terms: &[&str], bare: bool) -> Vec<u32> {
+    pub(in crate::queries::search) fn oracle(
+        s: &Snapshot,
+        live: &[u32],
+        terms: &[&str],
+        bare: bool,
+    ) -> Vec<u32> {
         let name = |i: u32| String::from_utf8_lossy(s.entry_folded_name(i)).into_owned();
         // The form of entry i's name that holds t, if any.
         let holding = |i: u32, t: &str| {
