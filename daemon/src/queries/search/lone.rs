@@ -97,38 +97,37 @@ pub fn is_lone(query: &Query) -> bool {
     lone_term(query).is_some()
 }
 
-/// Works out the first page of each lone letter and digit (accents as they
-/// are and ignored) that the snapshot in `lock` has not kept yet, taking its
+/// Works out the first page of each lone letter and digit (accents ignored
+/// when `bare`, as the query typed asked) that the snapshot in `lock` has
+/// not kept yet, taking its
 /// read lock for one character at a time (the writer never waits on more
 /// than one), and stops as soon as the index changes. Run in the
 /// background once someone types a lone character, so the first key of
 /// the next queries answers at once.
-pub fn warm_lone_pages(lock: &RwLock<Snapshot>) {
+pub fn warm_lone_pages(lock: &RwLock<Snapshot>, bare: bool) {
     let generation = read_loaded(lock).generation;
     for &byte in WARMED {
-        for bare in [false, true] {
-            let s = read_loaded(lock);
-            if s.generation != generation {
-                return;
-            }
-            let kept = s
-                .memo
-                .lock_ok()
-                .iter()
-                .any(|m| (m.0, m.1, m.2) == (byte, bare, generation));
-            if kept {
-                continue;
-            }
-            let mut text = String::from(byte as char);
-            if bare {
-                text.push_str(" accents:ignore");
-            }
-            let Ok(query) = Query::parse(&text) else {
-                continue;
-            };
-            let (total, ids) = s.order_afresh(&query, Sort::Relevance, 0, MEMO_ROWS, false, None);
-            s.keep_lone(byte, bare, total, ids);
+        let s = read_loaded(lock);
+        if s.generation != generation {
+            return;
         }
+        let kept = s
+            .memo
+            .lock_ok()
+            .iter()
+            .any(|m| (m.0, m.1, m.2) == (byte, bare, generation));
+        if kept {
+            continue;
+        }
+        let mut text = String::from(byte as char);
+        if bare {
+            text.push_str(" accents:ignore");
+        }
+        let Ok(query) = Query::parse(&text) else {
+            continue;
+        };
+        let (total, ids) = s.order_afresh(&query, Sort::Relevance, 0, MEMO_ROWS, false, None);
+        s.keep_lone(byte, bare, total, ids);
     }
 }
 
@@ -269,7 +268,8 @@ mod tests {
         lock.write()
             .unwrap()
             .apply(vec![Change::Removed(vec![30])], None);
-        warm_lone_pages(&lock);
+        warm_lone_pages(&lock, false);
+        warm_lone_pages(&lock, true);
         {
             let s = lock.read().unwrap();
             let kept = s
