@@ -63,6 +63,10 @@ impl Snapshot {
             return None;
         }
         let (byte, bare) = lone_term(query)?;
+        if cancel::requested() {
+            // A search nobody waits for answers nothing, kept or not.
+            return Some((0, Vec::new()));
+        }
         let page = |total: usize, ids: &[u32]| {
             let to = (offset + limit).min(ids.len());
             (total, ids[offset.min(to)..to].to_vec())
