@@ -738,7 +738,7 @@ fn filters_and_first_results_on_a_large_tree_equal_a_name_by_name_oracle() {
 /// The relevance order of `q`'s results among `live`, worked out from the
 /// decoded folded names: own-name terms, whole name (or stem), whole words
 /// (no letter or digit on either side), depth, newer, id.
-fn relevance_oracle(s: &Snapshot, live: &[u32], q: &str) -> Vec<u32> {
+pub(super) fn relevance_oracle(s: &Snapshot, live: &[u32], q: &str) -> Vec<u32> {
     let name = |i: u32| String::from_utf8_lossy(s.entry_folded_name(i)).into_owned();
     let word = |n: &str, t: &str| {
         n.match_indices(t).any(|(at, m)| {
@@ -891,8 +891,8 @@ fn word_matches() {
     assert!(is_word_match(b"my_tax", b"tax"));
 }
 
-/// One- and two-letter terms find the names that could hold them as words
-/// in one pass ([`rank::word_hints`]) instead of checking each marked name:
+/// One-letter terms find the names that could hold them as words
+/// in one pass ([`Snapshot::mark_byte_span`]) instead of checking each marked name:
 /// on random names of letters, digits, separators and other scripts, every
 /// marked name's fit equals the name-by-name check, and the first results
 /// equal an order worked out here on the decoded names.
