@@ -1,5 +1,3 @@
-use std::cmp::Reverse;
-
 use memchr::memmem;
 
 use super::*;
@@ -739,66 +737,8 @@ fn filters_and_first_results_on_a_large_tree_equal_a_name_by_name_oracle() {
 /// decoded folded names: own-name terms, whole name (or stem), whole words
 /// (no letter or digit on either side), depth, newer, id.
 pub(super) fn relevance_oracle(s: &Snapshot, live: &[u32], q: &str) -> Vec<u32> {
-    let name = |i: u32| String::from_utf8_lossy(s.entry_folded_name(i)).into_owned();
-    let word = |n: &str, t: &str| {
-        n.match_indices(t).any(|(at, m)| {
-            !n[..at]
-                .chars()
-                .next_back()
-                .is_some_and(char::is_alphanumeric)
-                && !n[at + m.len()..]
-                    .chars()
-                    .next()
-                    .is_some_and(char::is_alphanumeric)
-        })
-    };
-    let depth = |mut i: u32| {
-        let mut d = 0u16;
-        while let Some(p) = s.entry_parent(i) {
-            d += 1;
-            i = p;
-        }
-        d
-    };
     let terms: Vec<&str> = q.split(' ').collect();
-    let below_root = |mut i: u32, t: &str| loop {
-        if s.entry_parent(i).is_none() {
-            return false;
-        }
-        if name(i).contains(t) {
-            return true;
-        }
-        i = s.entry_parent(i).unwrap();
-    };
-    let mut want: Vec<(_, u32)> = live
-        .iter()
-        .copied()
-        .filter(|&i| terms.iter().all(|t| below_root(i, t)))
-        .map(|i| {
-            let n = name(i);
-            let own: Vec<&str> = terms.iter().copied().filter(|t| n.contains(t)).collect();
-            let whole = own
-                .iter()
-                .map(|t| match n.rsplit_once('.') {
-                    _ if n == *t => 2,
-                    Some((stem, _)) if !stem.is_empty() && stem == *t => 1,
-                    _ => 0,
-                })
-                .max()
-                .unwrap_or(0);
-            let words = own.iter().filter(|t| word(&n, t)).count();
-            let key = (
-                Reverse(own.len()),
-                Reverse(whole),
-                Reverse(words),
-                depth(i),
-                Reverse(s.entry_mtime_ns(i)),
-            );
-            (key, i)
-        })
-        .collect();
-    want.sort();
-    want.into_iter().map(|(_, i)| i).collect()
+    super::within::tests::oracle(s, live, &terms, false)
 }
 
 #[test]
