@@ -140,6 +140,7 @@ mod tests {
     use std::sync::RwLock;
 
     use super::*;
+    use crate::queries::search::within::tests::pages_equal;
     use crate::queries::search::within::tests::{oracle, strip};
     use crate::store::{Change, EntryRow, Kind};
 
@@ -219,28 +220,14 @@ mod tests {
                     q.to_owned()
                 };
                 let query = Query::parse(&text).unwrap();
-                for (offset, limit, reverse) in [
+                let pages = [
                     (0, 400, false),
                     (0, 400, false),
                     (30, 50, false),
                     (500, 100, false),
                     (0, 60, true),
-                ] {
-                    let (total, got) =
-                        s.search_page(&query, Sort::Relevance, offset, limit, reverse, None);
-                    assert_eq!(total, want.len(), "{when}: {text}");
-                    let got: Vec<u32> = got.into_iter().map(|f| f.id).collect();
-                    let ids = want.iter().copied();
-                    let expect: Vec<u32> = if reverse {
-                        ids.rev().skip(offset).take(limit).collect()
-                    } else {
-                        ids.skip(offset).take(limit).collect()
-                    };
-                    assert_eq!(
-                        got, expect,
-                        "{when}: {text} from {offset}, reverse {reverse}"
-                    );
-                }
+                ];
+                pages_equal(s, &query, &want, &pages, &format!("{when}: {text}"));
             }
         };
         check(&lock.read().unwrap(), "as loaded");

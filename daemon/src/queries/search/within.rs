@@ -213,6 +213,29 @@ pub(super) mod tests {
         EntryRow::for_test(id, parent, name.as_bytes(), kind)
     }
 
+    /// Each page `(offset, limit, reverse)` of `query` in relevance order,
+    /// and its total, equal to the same slice of `want`.
+    pub(in crate::queries::search) fn pages_equal(
+        s: &Snapshot,
+        query: &Query,
+        want: &[u32],
+        pages: &[(usize, usize, bool)],
+        what: &str,
+    ) {
+        for &(offset, limit, reverse) in pages {
+            let (total, got) = s.search_page(query, Sort::Relevance, offset, limit, reverse, None);
+            assert_eq!(total, want.len(), "{what}");
+            let got: Vec<u32> = got.into_iter().map(|f| f.id).collect();
+            let ids = want.iter().copied();
+            let expect: Vec<u32> = if reverse {
+                ids.rev().skip(offset).take(limit).collect()
+            } else {
+                ids.skip(offset).take(limit).collect()
+            };
+            assert_eq!(got, expect, "{what} from {offset}, reverse {reverse}");
+        }
+    }
+
     /// `s` without accents, as the test works it out: decomposed, the
     /// combining marks dropped, composed again.
     pub(in crate::queries::search) fn strip(s: &str) -> String {
@@ -430,22 +453,8 @@ pub(super) mod tests {
                     q.clone()
                 };
                 let query = Query::parse(&text).unwrap();
-                for (offset, limit, reverse) in [(0, 400, false), (30, 50, false), (0, 60, true)] {
-                    let (total, got) =
-                        s.search_page(&query, Sort::Relevance, offset, limit, reverse, None);
-                    assert_eq!(total, want.len(), "{when}: {text}");
-                    let got: Vec<u32> = got.into_iter().map(|f| f.id).collect();
-                    let ids = want.iter().copied();
-                    let expect: Vec<u32> = if reverse {
-                        ids.rev().skip(offset).take(limit).collect()
-                    } else {
-                        ids.skip(offset).take(limit).collect()
-                    };
-                    assert_eq!(
-                        got, expect,
-                        "{when}: {text} from {offset}, reverse {reverse}"
-                    );
-                }
+                let pages = [(0, 400, false), (30, 50, false), (0, 60, true)];
+                pages_equal(s, &query, &want, &pages, &format!("{when}: {text}"));
                 // Every result, in the order of paths (no ranking).
                 let (_, all) = s.search(&query, Sort::Path, 0, false);
                 let mut got: Vec<u32> = all.into_iter().map(|f| f.id).collect();
