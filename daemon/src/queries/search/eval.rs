@@ -412,26 +412,8 @@ impl Snapshot {
                 break;
             };
             let at = pos + off;
-            // Find the entry whose name holds offset `at`: step forward when
-            // close; when far, gallop to a bound, then binary-search up to
-            // it (a search up to `to` took 20 probes of a large span).
-            if self.fold_at.get((i + 8).min(to)) <= at {
-                let (mut lo, mut step) = ((i + 8).min(to), 16);
-                let hi = loop {
-                    let probe = (lo + step).min(to);
-                    // `get(to)` is the span's end, past every hit.
-                    if self.fold_at.get(probe) > at {
-                        break probe;
-                    }
-                    lo = probe;
-                    step *= 2;
-                };
-                i = self.fold_at.holder(lo, hi, at);
-            } else {
-                while self.fold_at.get(i + 1) <= at {
-                    i += 1;
-                }
-            }
+            // (A binary search up to `to` took 20 probes of a large span.)
+            i = self.holder_near(i, to, at);
             if keep(i, at) {
                 ids.push(i as u32);
             }

@@ -918,18 +918,8 @@ fn short_terms_fit_and_rank_as_a_name_by_name_check() {
         // The first results, against the order worked out here.
         let want = relevance_oracle(&s, &live, q);
         let query = Query::parse(q).unwrap();
-        for (offset, limit, reverse) in [(0, 200, false), (100, 200, false), (0, 200, true)] {
-            let (total, got) = s.search_page(&query, Sort::Relevance, offset, limit, reverse, None);
-            assert_eq!(total, want.len(), "{q}");
-            let got: Vec<u32> = got.into_iter().map(|f| f.id).collect();
-            let ids = want.iter().copied();
-            let expect: Vec<u32> = if reverse {
-                ids.rev().skip(offset).take(limit).collect()
-            } else {
-                ids.skip(offset).take(limit).collect()
-            };
-            assert_eq!(got, expect, "{q} from {offset}, reverse {reverse}");
-        }
+        let pages = [(0, 200, false), (100, 200, false), (0, 200, true)];
+        super::within::tests::pages_equal(&s, &query, &want, &pages, q);
     }
     assert!(words > 1000, "enough word matches to test: {words}");
 }
