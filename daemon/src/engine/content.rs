@@ -185,22 +185,16 @@ impl Engine {
             Ok(m) => worker.made = m,
             Err(e) => tracing::error!("reading the content index failed: {e}"),
         }
-        // A sweep asked for while a root scanned: done once it is ready
-        // (the scan's end asks again).
-        let mut deferred = false;
         loop {
             // A sweep when one is due; otherwise every few seconds the
             // queue is looked at again (what a failed pass left).
-            let Some(sweep) = self.content.wake.next(&self.cancel, &mut worker.last_sweep) else {
+            let Some(sweep) = self
+                .content
+                .wake
+                .next(&self.cancel, &mut worker.last_sweep, || self.scanning())
+            else {
                 return;
             };
-            let sweep = sweep || std::mem::take(&mut deferred);
-            if self.scanning() {
-                deferred = sweep;
-                self.content.wake.rest();
-                std::thread::sleep(SCAN_POLL);
-                continue;
-            }
             if sweep && let Err(e) = self.sweep(&mut worker) {
                 tracing::error!("content sweep failed: {e}");
                 self.content.wake.rest();

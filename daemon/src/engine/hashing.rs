@@ -272,7 +272,7 @@ impl Engine {
     /// workers yield to it (a restart on 2 cores took 8.2 s instead of 3-4
     /// while the media pass it resumed read files beside it, both at
     /// background priority).
-    /// (They look again every [`SCAN_POLL`].)
+    /// (Their [`Wake::next`](super::wake::Wake::next) holds them.)
     pub(super) fn scanning(&self) -> bool {
         self.roots
             .lock_ok()

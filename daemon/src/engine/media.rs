@@ -193,20 +193,14 @@ impl Engine {
         let mut made: Option<Made> = None;
         let mut last_sweep = Instant::now() - Duration::from_secs(1);
         let mut queue: Vec<u32> = Vec::new();
-        // A sweep asked for while a root scanned: done once it is ready
-        // (the scan's end asks again).
-        let mut deferred = false;
         loop {
-            let Some(sweep) = self.media.wake.next(&self.cancel, &mut last_sweep) else {
+            let Some(sweep) = self
+                .media
+                .wake
+                .next(&self.cancel, &mut last_sweep, || self.scanning())
+            else {
                 return;
             };
-            let sweep = sweep || std::mem::take(&mut deferred);
-            if self.scanning() {
-                deferred = sweep;
-                self.media.wake.rest();
-                std::thread::sleep(SCAN_POLL);
-                continue;
-            }
             if sweep {
                 let m = made.get_or_insert_with(|| self.made_from_index());
                 match self.media_sweep(m) {

@@ -74,10 +74,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, mpsc};
 use std::time::{Duration, Instant};
 
-/// How often the media and content workers look whether the roots' scans
-/// have ended (they wait while any root scans: [`Engine::scanning`]).
-const SCAN_POLL: Duration = Duration::from_millis(250);
-
 pub use crate::index::SnapshotMirror;
 use crate::index::{ChangeEvent, Snapshot};
 use crate::ingest::exclude::{Rules, Verdict};

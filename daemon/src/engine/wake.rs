@@ -8,6 +8,9 @@ use std::time::{Duration, Instant};
 
 use crate::LockOk;
 
+/// How often a held worker looks whether it may go on.
+const HELD_POLL: Duration = Duration::from_millis(250);
+
 /// See the module.
 #[derive(Debug, Default)]
 pub struct Wake {
@@ -39,11 +42,18 @@ impl Wake {
     }
 
     /// Waits for the next round: until a sweep is asked for, or 5 s pass
-    /// (the worker looks at its queue again). `None` once `cancel` is set;
-    /// else whether to sweep, at most two sweeps a second (a burst of
-    /// batches is one), `last` being when the last one began.
-    pub fn next(&self, cancel: &AtomicBool, last: &mut Instant) -> Option<bool> {
-        let sweep = {
+    /// (the worker looks at its queue again), and then for as long as
+    /// `held` says (a root being scanned: looked at every [`HELD_POLL`],
+    /// a sweep asked for meanwhile kept for after). `None` once `cancel`
+    /// is set; else whether to sweep, at most two sweeps a second (a burst
+    /// of batches is one), `last` being when the last one began.
+    pub fn next(
+        &self,
+        cancel: &AtomicBool,
+        last: &mut Instant,
+        held: impl Fn() -> bool,
+    ) -> Option<bool> {
+        let mut sweep = {
             let mut due = self.due.lock_ok();
             if !*due && !cancel.load(Ordering::Relaxed) {
                 due = self
@@ -54,8 +64,15 @@ impl Wake {
             }
             std::mem::replace(&mut *due, false)
         };
-        if cancel.load(Ordering::Relaxed) {
-            return None;
+        loop {
+            if cancel.load(Ordering::Relaxed) {
+                return None;
+            }
+            if !held() {
+                break;
+            }
+            std::thread::sleep(HELD_POLL);
+            sweep |= std::mem::replace(&mut *self.due.lock_ok(), false);
         }
         self.busy.store(true, Ordering::SeqCst);
         if sweep {

@@ -171,7 +171,15 @@ pub struct Snapshot {
     /// Changes whenever a folder is added, removed, renamed or moved (or
     /// the snapshot is loaded afresh); never goes back, across snapshots.
     pub(crate) layout: u64,
+    /// First pages of queries of one lone character, each for the
+    /// [`generation`](Self::generation) it was worked out at (the search
+    /// keeps them: `queries::search::lone`).
+    pub(crate) memo: Memo,
 }
+
+/// [`Snapshot::memo`]: (the term's byte, accents ignored, generation,
+/// number of results, the first ids in order).
+pub(crate) type Memo = std::sync::Mutex<Vec<(u8, bool, u64, usize, Vec<u32>)>>;
 
 /// The last [`Snapshot::layout`] handed out.
 pub(crate) static LAYOUT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -209,6 +217,7 @@ impl Default for Snapshot {
             ordered: true,
             loaded: false,
             layout: next_layout(),
+            memo: Memo::default(),
         }
     }
 }
@@ -268,6 +277,7 @@ impl Snapshot {
             ordered: true,
             loaded: false,
             layout: next_layout(),
+            memo: Memo::default(),
         };
         let mut next = 0usize;
         crate::store::entries::each_by_id(conn, |r| {

@@ -730,7 +730,10 @@ fn fleet_survives_the_primary_killed() {
 /// A host's first load is swapped in whole: a reader polling the database
 /// all through it sees none of the host's rows, then all of them (as many
 /// as `find` lists, plus the root's own), never a part; the rows are then
-/// exactly `find`'s paths, and another host's rows stay as they were.
+/// exactly `find`'s paths, and another host's rows stay as they were. The
+/// load is in two parts (fleet schema 7), each committed before the attach:
+/// a reader sees neither until both are the host's, and no table of the
+/// load is left apart after.
 #[test]
 fn a_first_load_is_seen_whole_or_not_at_all() {
     let tmp = tempfile::tempdir().unwrap();
@@ -801,11 +804,42 @@ fn a_first_load_is_seen_whole_or_not_at_all() {
     wait_converged(&pg, &big);
     // Queries planned right after the load see its statistics.
     let analysed = pg.psql(
-        "SELECT count(*) FROM pg_stat_user_tables s JOIN pg_inherits i ON i.inhrelid = s.relid \
-         WHERE i.inhparent IN ('fsindex.items'::regclass, 'fsindex.folders'::regclass) \
-           AND s.last_analyze IS NULL",
+        "SELECT count(*) FROM pg_stat_user_tables s \
+         JOIN (SELECT relid FROM pg_partition_tree('fsindex.items') WHERE isleaf \
+               UNION ALL SELECT relid FROM pg_partition_tree('fsindex.folders') WHERE isleaf) p \
+           ON p.relid = s.relid \
+         WHERE s.last_analyze IS NULL",
     );
     assert_eq!(analysed, "0", "partitions never analysed");
+    // The big host was loaded in two parts by id (fleet schema 7), its
+    // items' partition made of them; nothing of the load is left apart.
+    let parts = pg.psql(
+        "SELECT string_agg(pg_get_expr(c.relpartbound, c.oid), ' | ' ORDER BY c.oid) \
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+         WHERE i.inhparent = (SELECT i2.inhrelid FROM pg_inherits i2 JOIN pg_class c2 \
+             ON c2.oid = i2.inhrelid WHERE i2.inhparent = 'fsindex.items'::regclass \
+             AND pg_get_expr(c2.relpartbound, c2.oid) = 'FOR VALUES IN (''big'')')",
+    );
+    assert!(
+        parts.starts_with("FOR VALUES FROM (MINVALUE) TO (") && parts.ends_with(") TO (MAXVALUE)"),
+        "big's parts: {parts}"
+    );
+    assert_eq!(
+        pg.psql(
+            "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = 'fsindex' AND c.relkind IN ('r', 'p') \
+               AND c.relname ~ '^(items|folders)_[0-9]' \
+               AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)"
+        ),
+        "0",
+        "tables of a load left unattached"
+    );
+    // Each part holds rows.
+    let per_part = pg.psql(
+        "SELECT string_agg(n::text, ' ') FROM (SELECT count(*) n FROM fsindex.items \
+         WHERE host = 'big' GROUP BY tableoid ORDER BY min(id)) t",
+    );
+    assert_eq!(per_part.split(' ').count(), 2, "rows per part: {per_part}");
     big.inst.stop();
     other.inst.stop();
 }
@@ -842,7 +876,7 @@ fn a_fleet_schema_of_version_4_upgrades_to_partitions() {
     assert!(out.status.success(), "fleet init: {}", text(&out));
     assert_eq!(
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["applied"],
-        serde_json::json!([5, 6])
+        serde_json::json!([5, 6, 7])
     );
     wait_current(&h.inst);
     wait_converged(&pg, &h);
@@ -865,5 +899,82 @@ fn a_fleet_schema_of_version_4_upgrades_to_partitions() {
         fleet_search(&h.inst, &pg, &["report"]),
         local_search(&h, &["report"])
     );
+    h.inst.stop();
+}
+
+/// The kind of `host`'s partition of `fsindex.items`: `r`, one table
+/// (schema 5's load), or `p`, a table of parts (schema 7's); and how many
+/// parts.
+fn items_partition(pg: &Postgres, host: &str) -> (String, String) {
+    let kind = pg.psql(&format!(
+        "SELECT c.relkind FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+         WHERE i.inhparent = 'fsindex.items'::regclass \
+           AND pg_get_expr(c.relpartbound, c.oid) = 'FOR VALUES IN (''{host}'')'"
+    ));
+    let parts = pg.psql(&format!(
+        "SELECT count(*) FROM pg_partition_tree((SELECT i.inhrelid FROM pg_inherits i \
+         JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'fsindex.items'::regclass \
+           AND pg_get_expr(c.relpartbound, c.oid) = 'FOR VALUES IN (''{host}'')')) WHERE isleaf"
+    ));
+    (kind, parts)
+}
+
+/// A fleet database of schema 6 whose host was loaded into one table:
+/// `fsctl fleet init` applies 7 and the host keeps its rows and ships on
+/// into them, with no new load; its next load (forced here by an epoch
+/// PostgreSQL no longer matches, as a rebuilt index would) is in two parts,
+/// the old table dropped, and its rows are `find`'s and search as the
+/// host's own.
+#[test]
+fn a_fleet_schema_of_version_6_upgrades_to_loads_in_parts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pg = Postgres::start();
+    let mut h = host(tmp.path(), &pg, "h1");
+    fill(&h.tree, 1);
+    pg.fleet_schema_upto(6);
+    h.inst.start();
+    wait_current(&h.inst);
+    wait_converged(&pg, &h);
+    assert_eq!(items_partition(&pg, "h1"), ("r".into(), "1".into()));
+    let loads = link(&h.inst)["reconciles"].as_u64().unwrap();
+
+    let out = fleet(&h.inst, &pg, &["init", "--json"]);
+    assert!(out.status.success(), "fleet init: {}", text(&out));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["applied"],
+        serde_json::json!([7])
+    );
+    write_file(&h.tree, "after-upgrade/report-7.txt", b"seven");
+    wait_current(&h.inst);
+    wait_converged(&pg, &h);
+    assert_eq!(
+        link(&h.inst)["reconciles"].as_u64(),
+        Some(loads),
+        "the upgrade made a load"
+    );
+    assert_eq!(items_partition(&pg, "h1"), ("r".into(), "1".into()));
+
+    pg.psql("UPDATE fsindex.hosts SET epoch = -1 WHERE host = 'h1'");
+    let mut last = Value::Null;
+    let reloaded = poll_until(Duration::from_secs(60), || {
+        last = link(&h.inst);
+        last["reconciles"].as_u64() == Some(loads + 1)
+            && last["state"] == "current"
+            && last["lag_batches"] == 0
+    });
+    assert!(reloaded, "no second load: {last}");
+    wait_converged(&pg, &h);
+    assert_eq!(items_partition(&pg, "h1"), ("p".into(), "2".into()));
+    assert_eq!(
+        pg.psql(
+            "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = 'fsindex' AND c.relname ~ '^items_[0-9]+$'"
+        ),
+        "1",
+        "the old table was not dropped"
+    );
+    for q in [&["report"][..], &["txt"], &["7"]] {
+        assert_eq!(fleet_search(&h.inst, &pg, q), local_search(&h, q), "{q:?}");
+    }
     h.inst.stop();
 }

@@ -370,7 +370,7 @@ fn fleet_content_needs_schema_6_and_content_false_does_not() {
     assert!(out.status.success(), "fleet init: {}", text(&out));
     assert_eq!(
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["applied"],
-        serde_json::json!([6])
+        serde_json::json!([6, 7])
     );
     let mut got = BTreeSet::new();
     let ok = poll_until(Duration::from_secs(30), || {

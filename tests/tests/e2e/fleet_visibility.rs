@@ -433,7 +433,7 @@ fn a_fleet_schema_of_version_1_upgrades_and_every_host_reships() {
     assert!(out.status.success(), "fleet init: {}", text(&out));
     assert_eq!(
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["applied"],
-        serde_json::json!([2, 3, 4, 5, 6])
+        serde_json::json!([2, 3, 4, 5, 6, 7])
     );
     let everything: BTreeSet<String> = find_oracle(&Runner::current(), &root)
         .iter()

@@ -45,8 +45,9 @@ use crate::store::{Op, Store, WriteHandle, journal};
 /// with what PostgreSQL holds (a `chown` alone reaches no journal batch).
 const OWNER_SWEEP: Duration = Duration::from_secs(5);
 
-/// The version of the fleet's PostgreSQL schema this daemon writes
-/// (`migrations/fleet/`, applied by `fsctl fleet init`).
+/// The version of the fleet's PostgreSQL schema this daemon needs at
+/// least (`migrations/fleet/`, applied by `fsctl fleet init`); with 7 it
+/// loads a host in parts (`ship::reconcile`).
 pub const SCHEMA_VERSION: i32 = 5;
 
 /// How the link reaches the database.

@@ -12,11 +12,18 @@ use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, Transaction};
 
+use crate::LockOk;
 use crate::index::fold::fold_bytes;
 use crate::store::Store;
 use crate::store::journal::{self, FleetRow, JournalBatch, opens_to_all};
 
 use super::SCHEMA_VERSION;
+
+/// How many parts a bulk load cuts the host's items into (fleet schema 7):
+/// each is indexed on a connection of its own as soon as it is copied,
+/// the first while the next is copied. Two, for the two connections a load
+/// holds.
+const LOAD_PARTS: usize = 2;
 
 /// The columns of `fsindex.items` (schema 3), in `COPY` order, and their
 /// types.
@@ -141,29 +148,73 @@ async fn copy_rows(
     tx: &Transaction<'_>,
     (items, folders): (&str, &str),
     host: &str,
-    rows: &mut tokio::sync::mpsc::Receiver<Vec<FleetRow>>,
+    rows: tokio::sync::mpsc::Receiver<Vec<FleetRow>>,
 ) -> Result<u64, tokio_postgres::Error> {
-    let (written, places) = copy_items(tx, items, host, rows).await?;
+    let mut feed = Feed::new(rows);
+    let mut places = Vec::new();
+    let written = copy_items(tx, items, host, &mut feed, (false, None), &mut places).await?;
     copy_folders(tx, folders, host, &places).await?;
     Ok(written)
 }
 
-/// Writes every entry's row into `items` by binary `COPY`; returns the
-/// rows written and the places of the folders among them (one `COPY` at a
-/// time on a connection: they go in after, see [`copy_folders`]).
+/// Rows as the reader sends them, in chunks, with what is left of a chunk
+/// cut at a part's bound (see [`copy_items`]); the time spent waiting for
+/// the reader is counted (the load's log says it).
+struct Feed {
+    rx: tokio::sync::mpsc::Receiver<Vec<FleetRow>>,
+    left: std::collections::VecDeque<FleetRow>,
+    waited: std::time::Duration,
+}
+
+impl Feed {
+    fn new(rx: tokio::sync::mpsc::Receiver<Vec<FleetRow>>) -> Self {
+        Feed {
+            rx,
+            left: std::collections::VecDeque::new(),
+            waited: std::time::Duration::ZERO,
+        }
+    }
+
+    /// The next rows, `None` once the reader is done.
+    async fn next(&mut self) -> Option<std::collections::VecDeque<FleetRow>> {
+        if !self.left.is_empty() {
+            return Some(std::mem::take(&mut self.left));
+        }
+        let t = std::time::Instant::now();
+        let chunk = self.rx.recv().await;
+        self.waited += t.elapsed();
+        chunk.map(Into::into)
+    }
+}
+
+/// Writes the entries' rows into `items` by binary `COPY` (with `FREEZE`
+/// for a load's part, whose table this transaction made), all of them or,
+/// with `until`, those before that id (rows come in id order; the rest
+/// stay in the feed). Returns the rows written; the places of the
+/// folders among them are added to `places` (one `COPY` at a time on a
+/// connection: they go in after, see [`copy_folders`]).
 async fn copy_items(
     tx: &Transaction<'_>,
     items: &str,
     host: &str,
-    rows: &mut tokio::sync::mpsc::Receiver<Vec<FleetRow>>,
-) -> Result<(u64, Vec<FolderRow>), tokio_postgres::Error> {
+    feed: &mut Feed,
+    (freeze, until): (bool, Option<i64>),
+    folders: &mut Vec<FolderRow>,
+) -> Result<u64, tokio_postgres::Error> {
+    let freeze = if freeze { ", FREEZE" } else { "" };
     let sink = tx
-        .copy_in(&format!("COPY {items} ({ITEM_COLUMNS}) FROM STDIN BINARY"))
+        .copy_in(&format!(
+            "COPY {items} ({ITEM_COLUMNS}) FROM STDIN (FORMAT binary{freeze})"
+        ))
         .await?;
     let mut writer = pin!(BinaryCopyInWriter::new(sink, ITEM_TYPES));
-    let mut folders: Vec<FolderRow> = Vec::new();
-    while let Some(chunk) = rows.recv().await {
-        for r in chunk {
+    'feed: while let Some(mut chunk) = feed.next().await {
+        while let Some(r) = chunk.pop_front() {
+            if until.is_some_and(|end| r.row.id >= end) {
+                chunk.push_front(r);
+                feed.left = chunk;
+                break 'feed;
+            }
             let e = &r.row;
             let (name, raw) = match std::str::from_utf8(&e.name) {
                 Ok(s) => (s.to_owned(), None),
@@ -233,8 +284,7 @@ async fn copy_items(
             }
         }
     }
-    let written = writer.finish().await?;
-    Ok((written, folders))
+    writer.finish().await
 }
 
 /// Writes folders' places into `folders` by binary `COPY`.
@@ -338,7 +388,7 @@ pub(super) async fn apply(
     // What files say, with their rows (`[fleet] content = true`).
     let text_ids = content.then(|| ids.clone());
     let st = store.clone();
-    let mut rows = spawn_reader(move |send| {
+    let rows = spawn_reader(move |send| {
         for chunk in ids.chunks(4096) {
             match st.read(|c| journal::rows_of(c, chunk)) {
                 Ok((found, _gone)) => {
@@ -353,7 +403,7 @@ pub(super) async fn apply(
             }
         }
     });
-    let written = copy_rows(&tx, ("fsindex.items", "fsindex.folders"), host, &mut rows).await?;
+    let written = copy_rows(&tx, ("fsindex.items", "fsindex.folders"), host, rows).await?;
     if let Some(ids) = text_ids {
         super::text::put(&tx, store, host, &ids).await?;
     }
@@ -403,13 +453,68 @@ async fn load(
     store: &Arc<Store>,
     host: &str,
 ) -> Result<Option<(i64, u64)>, tokio_postgres::Error> {
-    let k: i64 = client
-        .query_one("SELECT fsindex.load_begin($1)", &[&host])
+    let began = std::time::Instant::now();
+    // Schema 7 loads in parts; 5 and 6 (not yet `fsctl fleet init`ed) in
+    // one table, as they did.
+    let parted: bool = client
+        .query_one(
+            "SELECT coalesce(max(version), 0) >= 7 FROM fsindex.schema_version",
+            &[],
+        )
         .await?
         .get(0);
+    // Where the parts are cut (ids move on between this read and the
+    // snapshot's; a part is only a range of ids, whatever it then holds).
+    let splits = if parted {
+        match store.read(|c| journal::load_splits(c, LOAD_PARTS)) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("fleet: reading the index to reconcile: {e}");
+                return Ok(None);
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    let parts = splits.len() + 1;
+    let k: i64 = if parted {
+        client
+            .query_one("SELECT fsindex.load_begin($1, $2)", &[&host, &splits])
+            .await?
+            .get(0)
+    } else {
+        client
+            .query_one("SELECT fsindex.load_begin($1)", &[&host])
+            .await?
+            .get(0)
+    };
+    // Each part's table and its indexes' builder; the folders' builder.
+    let table = |i: usize| {
+        if parted {
+            format!("fsindex.items_{k}_{i}")
+        } else {
+            format!("fsindex.items_{k}")
+        }
+    };
+    let index_part = |i: usize| {
+        if parted {
+            format!("SELECT fsindex.load_index_part({k}, {i})")
+        } else {
+            format!("SELECT fsindex.load_index({k}, 'gin')")
+        }
+    };
+    let index_folders = if parted {
+        format!("SELECT fsindex.load_index_part({k}, -1)")
+    } else {
+        format!("SELECT fsindex.load_index({k}, 'rest')")
+    };
     let st = store.clone();
     let (seq_tx, seq_rx) = tokio::sync::oneshot::channel();
-    let mut rows = spawn_reader(move |send| {
+    let read_secs = Arc::new(std::sync::Mutex::new(0.0f64));
+    let read_out = read_secs.clone();
+    let rows = spawn_reader(move |send| {
+        let t = std::time::Instant::now();
+        let mut blocked = std::time::Duration::ZERO;
         let mut chunk = Vec::with_capacity(4096);
         let mut open = true;
         let out = st.read(|c| {
@@ -417,7 +522,9 @@ async fn load(
                 if open {
                     chunk.push(r);
                     if chunk.len() == 4096 {
+                        let w = std::time::Instant::now();
                         open = send(std::mem::take(&mut chunk));
+                        blocked += w.elapsed();
                     }
                 }
                 Ok(())
@@ -426,39 +533,72 @@ async fn load(
         if open && !chunk.is_empty() {
             send(chunk);
         }
+        // The reader's own time: reading SQLite and building paths, not
+        // waiting for the copy to take a chunk.
+        *read_out.lock_ok() = (t.elapsed() - blocked).as_secs_f64();
         let _ = seq_tx.send(out);
     });
-    let began = std::time::Instant::now();
-    let tx = client.transaction().await?;
-    let (copied, places) = copy_items(&tx, &format!("fsindex.items_{k}"), host, &mut rows).await?;
+    // Each part's rows are copied in a transaction of their own (which
+    // made its table, so the COPY freezes them), on `client`; once
+    // committed, the part is indexed on `second` while the next one is
+    // copied. The last part is indexed on `client`, and the folders (whose
+    // places are known once every item is copied) on `second`.
+    let (copied_tx, mut copied_rx) = tokio::sync::mpsc::unbounded_channel::<usize>();
+    let (places_tx, places_rx) = tokio::sync::oneshot::channel::<Vec<FolderRow>>();
+    let mut feed = Feed::new(rows);
+    let copier = async {
+        let mut copied = 0;
+        let mut places = Vec::new();
+        for i in 0..parts {
+            let tx = client.transaction().await?;
+            if parted {
+                tx.batch_execute(&format!("SELECT fsindex.load_part({k}, {i})"))
+                    .await?;
+            }
+            copied += copy_items(
+                &tx,
+                &table(i),
+                host,
+                &mut feed,
+                (parted, splits.get(i).copied()),
+                &mut places,
+            )
+            .await?;
+            tx.commit().await?;
+            let _ = copied_tx.send(i);
+        }
+        let copy_secs = began.elapsed().as_secs_f64();
+        let _ = places_tx.send(places);
+        client.batch_execute(&index_part(parts - 1)).await?;
+        Ok::<_, tokio_postgres::Error>((copied, copy_secs))
+    };
+    let indexer = async {
+        while let Some(i) = copied_rx.recv().await {
+            if i + 1 == parts {
+                break;
+            }
+            second.batch_execute(&index_part(i)).await?;
+        }
+        // None: the copy failed, and says why.
+        if let Ok(places) = places_rx.await {
+            let tx = second.transaction().await?;
+            copy_folders(&tx, &format!("fsindex.folders_{k}"), host, &places).await?;
+            tx.commit().await?;
+            second.batch_execute(&index_folders).await?;
+        }
+        Ok(())
+    };
+    let ((copied, copy_secs), ()) = tokio::try_join!(copier, indexer)?;
+    let waited_secs = feed.waited.as_secs_f64();
     let (epoch, seq) = match seq_rx.await {
         Ok(Ok(at)) => (at.epoch, at.last),
         Ok(Err(e)) => {
             tracing::warn!("fleet: reading the index to reconcile: {e}");
-            tx.rollback().await?;
             return Ok(None);
         }
-        Err(_) => {
-            tx.rollback().await?;
-            return Ok(None);
-        }
+        Err(_) => return Ok(None),
     };
-    tx.commit().await?;
-    let copy_secs = began.elapsed().as_secs_f64();
-    let gin = async {
-        client
-            .execute("SELECT fsindex.load_index($1, 'gin')", &[&k])
-            .await
-    };
-    let rest = async {
-        let tx = second.transaction().await?;
-        copy_folders(&tx, &format!("fsindex.folders_{k}"), host, &places).await?;
-        tx.commit().await?;
-        second
-            .execute("SELECT fsindex.load_index($1, 'rest')", &[&k])
-            .await
-    };
-    tokio::try_join!(gin, rest)?;
+    let read_secs = *read_secs.lock_ok();
     let index_secs = began.elapsed().as_secs_f64() - copy_secs;
     // A first load's attach waits only on other attaches; a reconcile's
     // drop of the old partition waits for the queries reading the table,
@@ -482,7 +622,10 @@ async fn load(
                 tracing::info!(
                     host,
                     rows = copied,
+                    parts,
                     copy_secs,
+                    read_secs,
+                    waited_secs,
                     index_secs,
                     attach_secs = began.elapsed().as_secs_f64() - copy_secs - index_secs,
                     tries,

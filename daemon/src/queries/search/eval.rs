@@ -304,35 +304,16 @@ impl Snapshot {
         let (mut ids, mut how) = (Vec::new(), Vec::new());
         let finder = memmem::Finder::new(term);
         for (from, to) in self.candidate_spans(term) {
-            // A one-letter term marks much of the tree and is rarely a word:
-            // the places where it could be one are found in one pass over
-            // the span, and only the names holding one are checked.
-            let hints = (fits && term.len() <= WORD_HINTS).then(|| {
-                let (a, b) = (self.fold_at.get(from), self.fold_at.get(to));
-                word_hints(&self.folded, a, b, &finder, term.len())
-            });
-            let mut h = 0;
+            if let ([byte], true) = (term, fits) {
+                self.mark_byte_span(*byte, (from, to), &mut ids, &mut how);
+                continue;
+            }
             self.mark_span(&finder, from, to, &mut ids, |i, at| {
                 if fits {
                     // `at` is the term's first place in the name: a name
                     // holds no SEP, so no hit spans two names.
                     let (start, end) = self.fold_at.span(i);
-                    let name = &self.folded[start..end - 1];
-                    how.push(match &hints {
-                        Some(hints) => {
-                            while hints.get(h).is_some_and(|&p| p < start) {
-                                h += 1;
-                            }
-                            if hints.get(h).is_some_and(|&p| p < end) {
-                                fit_from(name, term, at - start)
-                            } else if at == start {
-                                name_match(name, term)
-                            } else {
-                                0
-                            }
-                        }
-                        None => fit_from(name, term, at - start),
-                    });
+                    how.push(fit_from(&self.folded[start..end - 1], term, at - start));
                 }
                 true
             });
@@ -431,26 +412,8 @@ impl Snapshot {
                 break;
             };
             let at = pos + off;
-            // Find the entry whose name holds offset `at`: step forward when
-            // close; when far, gallop to a bound, then binary-search up to
-            // it (a search up to `to` took 20 probes of a large span).
-            if self.fold_at.get((i + 8).min(to)) <= at {
-                let (mut lo, mut step) = ((i + 8).min(to), 16);
-                let hi = loop {
-                    let probe = (lo + step).min(to);
-                    // `get(to)` is the span's end, past every hit.
-                    if self.fold_at.get(probe) > at {
-                        break probe;
-                    }
-                    lo = probe;
-                    step *= 2;
-                };
-                i = self.fold_at.holder(lo, hi, at);
-            } else {
-                while self.fold_at.get(i + 1) <= at {
-                    i += 1;
-                }
-            }
+            // (A binary search up to `to` took 20 probes of a large span.)
+            i = self.holder_near(i, to, at);
             if keep(i, at) {
                 ids.push(i as u32);
             }

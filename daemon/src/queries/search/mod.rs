@@ -4,9 +4,11 @@
 
 mod bare;
 mod eval;
+mod lone;
 mod rank;
 #[cfg(test)]
 mod tests;
+mod within;
 
 use crate::index::Snapshot;
 use crate::index::snapshot::{HOLE, NO_PARENT, SEP};
@@ -18,6 +20,7 @@ use eval::*;
 use rank::*;
 
 pub use crate::index::{ChangeEvent, ChangeKind, read_loaded};
+pub use lone::{is_lone, warm_lone_pages};
 
 /// How results are ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,6 +100,24 @@ impl Snapshot {
         offset: usize,
         limit: usize,
         reverse: bool,
+        keep: Keep<'_>,
+    ) -> (usize, Vec<u32>) {
+        if keep.is_none()
+            && let Some(answer) = self.lone_page(query, sort, offset, limit, reverse)
+        {
+            return answer;
+        }
+        self.order_afresh(query, sort, offset, limit, reverse, keep)
+    }
+
+    /// [`search_order`](Self::search_order), worked out from the names.
+    pub(crate) fn order_afresh(
+        &self,
+        query: &Query,
+        sort: Sort,
+        offset: usize,
+        limit: usize,
+        reverse: bool,
         mut keep: Keep<'_>,
     ) -> (usize, Vec<u32>) {
         let n = self.parent.len();
@@ -110,13 +131,26 @@ impl Snapshot {
             found: Vec::new(),
             bare,
         };
+        let only_terms = query.groups.len() == terms.len()
+            && query
+                .groups
+                .iter()
+                .all(|g| g.len() == 1 && matches!(g[0], Item::Term(_)));
+        // Short terms (no trigram filter: a scan of every name) are looked
+        // for only among what the others matched (see `within`).
+        let wait = if only_terms && self.ordered {
+            within::deferred(&terms)
+        } else {
+            vec![false; terms.len()]
+        };
         // Each term's marks, and how well each marked name fits it (for
         // relevance; a term with `/` fits no name).
-        let (lists, fits): (Vec<Vec<u32>>, Vec<Vec<u8>>) = terms
+        let (mut lists, mut fits): (Vec<Vec<u32>>, Vec<Vec<u8>>) = terms
             .iter()
-            .map(|t| match t.as_bytes() {
+            .zip(&wait)
+            .map(|(t, &wait)| match t.as_bytes() {
                 // A search nobody waits for stops (see queries::cancel).
-                _ if cancel::requested() => Default::default(),
+                _ if cancel::requested() || wait => Default::default(),
                 t if t.contains(&SEP) => {
                     let ids = self.mark_term_as(t, bare);
                     let none = vec![0; ids.len()];
@@ -126,17 +160,14 @@ impl Snapshot {
             })
             .unzip();
         marks.found = lists.iter().map(Vec::len).collect();
-        if lists.iter().any(Vec::is_empty) || cancel::requested() {
+        if lists.iter().zip(&wait).any(|(l, &w)| l.is_empty() && !w) || cancel::requested() {
             // A term every result needs is in no name: nothing matches.
             return (0, Vec::new());
         }
-        let only_terms = query.groups.len() == terms.len()
-            && query
-                .groups
-                .iter()
-                .all(|g| g.len() == 1 && matches!(g[0], Item::Term(_)));
         // The term with fewest marks is spread.
-        let rarest = (0..lists.len()).min_by_key(|&t| lists[t].len());
+        let rarest = (0..lists.len())
+            .filter(|&t| !wait[t])
+            .min_by_key(|&t| lists[t].len());
         let hits: Vec<u32> = if let Some(r) = rarest.filter(|_| only_terms && self.ordered) {
             // Spread one term's marks through their subtrees only (a
             // marked file has none), then keep the entries where each
@@ -144,12 +175,25 @@ impl Snapshot {
             // term is not spread through the whole tree: `café jpg`).
             // Cheaper than the passes over every entry below even when
             // most names are marked.
-            let own: Vec<Vec<u64>> = lists.iter().map(|l| self.bitset(l)).collect();
-            let mut all = self.spread_sparse(&lists[r], own[r].clone());
-            for (t, o) in own.iter().enumerate() {
-                if t != r {
-                    all = self.narrow(all, o);
+            let mut all = self.spread_sparse(&lists[r], self.bitset(&lists[r]));
+            for t in (0..lists.len()).filter(|&t| t != r && !wait[t]) {
+                all = self.narrow(all, &self.bitset(&lists[t]));
+            }
+            for t in (0..lists.len()).filter(|&t| wait[t]) {
+                if cancel::requested() {
+                    return (0, Vec::new());
                 }
+                let term = terms[t].as_bytes();
+                let matched: usize = all.iter().map(|w| w.count_ones() as usize).sum();
+                (lists[t], fits[t]) = if matched.saturating_mul(within::WITHIN_SHARE) <= n {
+                    self.mark_within(term, &self.with_ancestors(&all), bare)
+                } else {
+                    self.mark_name_term_fits_as(term, true, bare)
+                };
+                if lists[t].is_empty() {
+                    return (0, Vec::new());
+                }
+                all = self.narrow(all, &self.bitset(&lists[t]));
             }
             let result =
                 |i: usize| has(&all, i) && self.kind[i] != HOLE && self.parent.get(i) != NO_PARENT;

@@ -320,46 +320,6 @@ pub(crate) fn fit_from(name: &[u8], term: &[u8], first: usize) -> u8 {
         }
 }
 
-/// The places in `arena[from..to]` (names each followed by
-/// [`SEP`](crate::index::snapshot::SEP)) where
-/// the term `finder` looks for (`len` bytes, no SEP) could be a word: each
-/// of its leftmost, non-overlapping occurrences (those
-/// [`is_word_match_from`] and the decoded check step through) whose
-/// neighbouring bytes are both no ASCII letter or digit (a byte above
-/// ASCII may be a letter: the check decides). A name that holds none holds
-/// no word; one that holds one is checked.
-pub(crate) fn word_hints(
-    arena: &[u8],
-    from: usize,
-    to: usize,
-    finder: &memchr::memmem::Finder<'_>,
-    len: usize,
-) -> Vec<usize> {
-    let text = &arena[from..to];
-    // SEP is no letter either: it ends a name.
-    let edge = |b: Option<&u8>| b.is_none_or(|b| !b.is_ascii_alphanumeric());
-    let maybe = |at: usize| edge(at.checked_sub(1).map(|b| &text[b])) && edge(text.get(at + len));
-    let at = |off: usize| from + off;
-    if let [byte] = finder.needle() {
-        memchr::memchr_iter(*byte, text)
-            .filter(|&off| maybe(off))
-            .map(at)
-            .collect()
-    } else {
-        finder
-            .find_iter(text)
-            .filter(|&off| maybe(off))
-            .map(at)
-            .collect()
-    }
-}
-
-/// Terms up to this many bytes find where they could be words with
-/// [`word_hints`]: a one-byte term marks about half the names of a home
-/// (`e`: 637,074 of 1M), where the pass costs less than checking each;
-/// two bytes mark fewer (`re`: 74,991), where it costs more.
-pub(crate) const WORD_HINTS: usize = 1;
-
 pub(crate) const FIT_WHOLE: u8 = 3;
 pub(crate) const FIT_WORD: u8 = 4;
 

@@ -1,5 +1,3 @@
-use std::cmp::Reverse;
-
 use memchr::memmem;
 
 use super::*;
@@ -738,67 +736,9 @@ fn filters_and_first_results_on_a_large_tree_equal_a_name_by_name_oracle() {
 /// The relevance order of `q`'s results among `live`, worked out from the
 /// decoded folded names: own-name terms, whole name (or stem), whole words
 /// (no letter or digit on either side), depth, newer, id.
-fn relevance_oracle(s: &Snapshot, live: &[u32], q: &str) -> Vec<u32> {
-    let name = |i: u32| String::from_utf8_lossy(s.entry_folded_name(i)).into_owned();
-    let word = |n: &str, t: &str| {
-        n.match_indices(t).any(|(at, m)| {
-            !n[..at]
-                .chars()
-                .next_back()
-                .is_some_and(char::is_alphanumeric)
-                && !n[at + m.len()..]
-                    .chars()
-                    .next()
-                    .is_some_and(char::is_alphanumeric)
-        })
-    };
-    let depth = |mut i: u32| {
-        let mut d = 0u16;
-        while let Some(p) = s.entry_parent(i) {
-            d += 1;
-            i = p;
-        }
-        d
-    };
+pub(super) fn relevance_oracle(s: &Snapshot, live: &[u32], q: &str) -> Vec<u32> {
     let terms: Vec<&str> = q.split(' ').collect();
-    let below_root = |mut i: u32, t: &str| loop {
-        if s.entry_parent(i).is_none() {
-            return false;
-        }
-        if name(i).contains(t) {
-            return true;
-        }
-        i = s.entry_parent(i).unwrap();
-    };
-    let mut want: Vec<(_, u32)> = live
-        .iter()
-        .copied()
-        .filter(|&i| terms.iter().all(|t| below_root(i, t)))
-        .map(|i| {
-            let n = name(i);
-            let own: Vec<&str> = terms.iter().copied().filter(|t| n.contains(t)).collect();
-            let whole = own
-                .iter()
-                .map(|t| match n.rsplit_once('.') {
-                    _ if n == *t => 2,
-                    Some((stem, _)) if !stem.is_empty() && stem == *t => 1,
-                    _ => 0,
-                })
-                .max()
-                .unwrap_or(0);
-            let words = own.iter().filter(|t| word(&n, t)).count();
-            let key = (
-                Reverse(own.len()),
-                Reverse(whole),
-                Reverse(words),
-                depth(i),
-                Reverse(s.entry_mtime_ns(i)),
-            );
-            (key, i)
-        })
-        .collect();
-    want.sort();
-    want.into_iter().map(|(_, i)| i).collect()
+    super::within::tests::oracle(s, live, &terms, false)
 }
 
 #[test]
@@ -891,8 +831,8 @@ fn word_matches() {
     assert!(is_word_match(b"my_tax", b"tax"));
 }
 
-/// One- and two-letter terms find the names that could hold them as words
-/// in one pass ([`rank::word_hints`]) instead of checking each marked name:
+/// One-letter terms find the names that could hold them as words
+/// in one pass ([`Snapshot::mark_byte_span`]) instead of checking each marked name:
 /// on random names of letters, digits, separators and other scripts, every
 /// marked name's fit equals the name-by-name check, and the first results
 /// equal an order worked out here on the decoded names.
@@ -978,18 +918,8 @@ fn short_terms_fit_and_rank_as_a_name_by_name_check() {
         // The first results, against the order worked out here.
         let want = relevance_oracle(&s, &live, q);
         let query = Query::parse(q).unwrap();
-        for (offset, limit, reverse) in [(0, 200, false), (100, 200, false), (0, 200, true)] {
-            let (total, got) = s.search_page(&query, Sort::Relevance, offset, limit, reverse, None);
-            assert_eq!(total, want.len(), "{q}");
-            let got: Vec<u32> = got.into_iter().map(|f| f.id).collect();
-            let ids = want.iter().copied();
-            let expect: Vec<u32> = if reverse {
-                ids.rev().skip(offset).take(limit).collect()
-            } else {
-                ids.skip(offset).take(limit).collect()
-            };
-            assert_eq!(got, expect, "{q} from {offset}, reverse {reverse}");
-        }
+        let pages = [(0, 200, false), (100, 200, false), (0, 200, true)];
+        super::within::tests::pages_equal(&s, &query, &want, &pages, q);
     }
     assert!(words > 1000, "enough word matches to test: {words}");
 }

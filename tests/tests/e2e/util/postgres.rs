@@ -234,13 +234,14 @@ impl Postgres {
     /// the fleet migrations 1 to `version` (the files themselves) and
     /// their rows in `fsindex.schema_version`.
     pub fn fleet_schema_upto(&self, version: usize) {
-        const MIGRATIONS: [&str; 6] = [
+        const MIGRATIONS: [&str; 7] = [
             include_str!("../../../../migrations/fleet/0001_fleet.sql"),
             include_str!("../../../../migrations/fleet/0002_visibility.sql"),
             include_str!("../../../../migrations/fleet/0003_folders.sql"),
             include_str!("../../../../migrations/fleet/0004_search.sql"),
             include_str!("../../../../migrations/fleet/0005_partitions.sql"),
             include_str!("../../../../migrations/fleet/0006_content.sql"),
+            include_str!("../../../../migrations/fleet/0007_load_parts.sql"),
         ];
         let mut sql = String::from(
             "CREATE SCHEMA fsindex;

@@ -13,9 +13,10 @@ use crate::global::Global;
 use super::describe;
 
 /// The fleet's migrations, in order. Append only; the daemon's
-/// `engine::fleet::SCHEMA_VERSION` names the last that changed what the
-/// daemons write (4 changed only `fsindex.search`, which fsctl calls; 5 made a partition
-/// per host, which the daemons load).
+/// `engine::fleet::SCHEMA_VERSION` names the oldest the daemons need (4
+/// changed only `fsindex.search`, which fsctl calls; 5 made a partition
+/// per host, which the daemons load; 7 lets them load it in parts, and
+/// they load into 5 and 6 as before).
 const MIGRATIONS: &[(i32, &str)] = &[
     (
         1,
@@ -40,6 +41,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (
         6,
         include_str!("../../../../../migrations/fleet/0006_content.sql"),
+    ),
+    (
+        7,
+        include_str!("../../../../../migrations/fleet/0007_load_parts.sql"),
     ),
 ];
 
