@@ -31,6 +31,7 @@ mod content;
 mod file_tags;
 pub mod fleet;
 mod hashing;
+mod held;
 mod labels;
 mod mailbox;
 mod manifest;

@@ -675,7 +675,7 @@ impl Engine {
         match self.store.read(|c| crate::store::resolve(c, p)) {
             Err(Error::NotFound(why)) if !self.store.backlog.persisted() => {
                 let snapshot = crate::index::read_loaded(&self.snapshot);
-                held_path(&snapshot, crate::platform::bytes::of(p))
+                super::held::held_path(&snapshot, crate::platform::bytes::of(p))
                     .map(i64::from)
                     .ok_or(Error::NotFound(why))
             }
@@ -688,7 +688,11 @@ impl Engine {
     /// not enter.
     pub fn disk_usage(&self, args: UsageArgs, mut view: Option<View>) -> Result<du::Report, Error> {
         self.note_activity();
-        // The folders' aggregates are SQLite's: a first index is written first.
+        // The folders' aggregates are SQLite's: inside a first index not yet
+        // written, from the name index and the held tree, or after it.
+        if let Some(report) = self.held_usage(&args, &view)? {
+            return Ok(report);
+        }
         self.store.backlog.wait();
         let path = seen_path(&mut view, &args.path)?;
         if args.sync {
@@ -731,9 +735,14 @@ impl Engine {
         mut view: Option<View>,
     ) -> Result<Vec<Listed>, Error> {
         self.note_activity();
-        self.store.backlog.wait();
         let path = seen_path(&mut view, path)?;
-        let mut rows = self.store.read(|c| browse::list(c, &path))?;
+        let mut rows = match self.held_list(&path) {
+            Some(rows) => rows,
+            None => {
+                self.store.backlog.wait();
+                self.store.read(|c| browse::list(c, &path))?
+            }
+        };
         if let Some(v) = &view
             && crate::platform::fs::is_dir(&path)
             && !v.opens(&path)
@@ -1080,30 +1089,4 @@ pub struct RescanProgress {
     pub elapsed_ms: u64,
     /// The last report: the scans, and the reading they queued, are over.
     pub done: bool,
-}
-
-/// The name index's entry for an absolute path, found by scanning it: a
-/// root's entry holds its whole path, each level below is one pass over
-/// the parents. Used only while a first index is not in SQLite yet.
-fn held_path(snapshot: &crate::index::Snapshot, path: &[u8]) -> Option<u32> {
-    let sep = crate::platform::bytes::SEP;
-    let ids = 0..snapshot.id_bound() as u32;
-    let (mut at, rest) = ids
-        .clone()
-        .filter(|&i| snapshot.entry_kind(i).is_some() && snapshot.entry_parent(i).is_none())
-        .filter_map(|i| {
-            let name = snapshot.entry_name(i);
-            let rest = path.strip_prefix(name.as_ref())?;
-            (rest.is_empty() || rest[0] == sep || name.last() == Some(&sep))
-                .then(|| (i, rest.to_vec()))
-        })
-        .max_by_key(|(_, rest)| std::cmp::Reverse(rest.len()))?;
-    for part in rest.split(|&b| b == sep).filter(|p| !p.is_empty()) {
-        at = ids.clone().find(|&i| {
-            snapshot.entry_parent(i) == Some(at)
-                && snapshot.entry_kind(i).is_some()
-                && snapshot.entry_name(i).as_ref() == part
-        })?;
-    }
-    Some(at)
 }

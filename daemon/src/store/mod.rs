@@ -42,6 +42,7 @@ pub mod content;
 pub mod entries;
 pub mod fleet_text;
 pub mod hashes;
+pub mod held;
 pub mod journal;
 pub mod labels;
 pub mod lookup;
@@ -142,6 +143,12 @@ impl Store {
 
     /// A fresh, unused entry id. Ids are allocated in walk order, so a
     /// folder's id is always smaller than its children's.
+    /// The id [`Self::alloc_id`] gives next (a first index's walk takes
+    /// every id from it on).
+    pub fn next_id(&self) -> i64 {
+        self.next_id.load(Ordering::Relaxed)
+    }
+
     pub fn alloc_id(&self) -> i64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }

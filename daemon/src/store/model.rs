@@ -267,7 +267,8 @@ pub enum Op {
     /// A root's first index starts (it has no rows yet): until
     /// [`Op::HoldEnd`], inserted rows go to the mirror at once and are
     /// held back from SQLite ([`super::backlog`]).
-    HoldBegin { root_id: i64 },
+    /// `first_id`: no id the walk takes is below it.
+    HoldBegin { root_id: i64, first_id: i64 },
     /// The first index's walk is over: what was held back is committed
     /// now, in order, before anything sent after it.
     HoldEnd,

@@ -24,6 +24,7 @@ use rusqlite::{Connection, params};
 use crate::Error;
 
 use super::entries::load_row;
+use super::held::HeldTree;
 use super::model::{Change, Kind, Mirror, Op, Totals, pack_links};
 use super::packed::PackedRows;
 use super::tree::{
@@ -357,11 +358,12 @@ fn hold(
     let mut ops = 0u64;
     for op in batch {
         match op {
-            Op::HoldBegin { root_id } => {
-                store.backlog.begin(root_id);
+            Op::HoldBegin { root_id, first_id } => {
+                store.backlog.begin(root_id, first_id);
                 *holding = true;
             }
             Op::HoldEnd | Op::Shutdown => {
+                store.backlog.walked();
                 // Shutting down: what is held is committed before it stops.
                 *holding = false;
                 if matches!(op, Op::Shutdown) {
@@ -387,11 +389,23 @@ fn hold(
                         queue.push_back(Queued::Rows(rows));
                     }
                 }
+                store.backlog.tree(|t| t.insert(&row));
                 changes.push(Change::Upsert(row));
                 entries += 1;
                 ops += 1;
             }
-            other => kept.push(other),
+            Op::SetUnlisted { dir, rows } if mirrored => {
+                store.backlog.tree(|t| t.set_unlisted(dir, &rows));
+                kept.push(Op::SetUnlisted { dir, rows });
+            }
+            op @ (Op::RootScanned { .. } | Op::Idle) => kept.push(op),
+            other => {
+                if mirrored {
+                    // Not a first index's walk: `du` waits for SQLite.
+                    store.backlog.tree(HeldTree::lose);
+                }
+                kept.push(other)
+            }
         }
     }
     if !now.is_empty()

@@ -240,6 +240,7 @@ impl Sink for WriteSink<'_> {
     fn first_index(&self) -> Result<(), Error> {
         self.writer.send(vec![Op::HoldBegin {
             root_id: self.root_id,
+            first_id: self.store.next_id(),
         }])?;
         self.held.store(true, Ordering::Relaxed);
         Ok(())
