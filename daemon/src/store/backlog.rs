@@ -83,9 +83,8 @@ impl Backlog {
     pub fn with_tree<T>(&self, f: impl FnOnce(&HeldTree) -> T) -> Option<T> {
         let mut inner = self.held.lock_ok();
         loop {
-            if inner.held.root_id.is_none() {
-                return None;
-            }
+            // Nothing held back: SQLite has it all.
+            inner.held.root_id?;
             match &inner.tree {
                 Some(t) if t.usable() => return Some(f(t)),
                 Some(t) if t.settled() => return None,
