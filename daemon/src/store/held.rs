@@ -178,6 +178,9 @@ impl HeldTree {
                 .add(f.totals);
         }
         self.complete = true;
+        self.blocks.shrink_to_fit();
+        self.folders.shrink_to_fit();
+        self.links.shrink_to_fit();
     }
 
     /// Summed up and usable: `du` may answer from it.

@@ -428,6 +428,12 @@ fn hold(
     {
         return false;
     }
+    // The walk is over: the name index grew by doubling its arrays as the
+    // rows came; they are cut to size now, not after persisted (14 MiB at
+    // 1M entries, at ready), and what the walk freed is given back.
+    if mirrored && !*holding && to_mirror.send(ToMirror::Idle).is_err() {
+        return false;
+    }
     if !kept.is_empty() {
         ops += kept.len() as u64;
         queue.push_back(Queued::Ops(kept, mirrored));
