@@ -209,7 +209,7 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
     println!("written  {} entry rows since start", count(s.rows_written));
     if !s.persisted {
         println!(
-            "disk     not yet persisted: {} row operations to write (search answers; du, ls, info, map and dupes wait for them)",
+            "disk     not yet persisted: {} row operations to write (search, du and ls answer; info, map and dupes wait for them)",
             count(s.pending_rows)
         );
     }
