@@ -12,7 +12,10 @@
 #     ROUNDS=3 benches/held-ab.sh            # TREE=/tmp/fsbench/t (mktree.py --entries 1000000 --seed 1)
 #
 # Each build's folder holds fsindexd, fsctl and fsindex-extract-child. CPUSET
-# (e.g. 0-1) pins the daemon with taskset. Prints one line per build and round.
+# (e.g. 0-1) pins the daemon with taskset. WAITING=1 keeps an `fsctl status
+# --wait` running until ready, as a user waiting on the first start does (the
+# daemon then scans at normal CPU and I/O priority; without it, at its
+# background priority). Prints one line per build and round.
 set -euo pipefail
 TREE=${TREE:-/tmp/fsbench/t}
 ROUNDS=${ROUNDS:-3}
@@ -43,6 +46,9 @@ for round in $(seq "$ROUNDS"); do
     t0=$(now)
     "${pin[@]}" "$B/fsindexd" --root "$TREE" &
     P=$!
+    if [[ -n ${WAITING:-} ]]; then
+      (until "$B/fsctl" status --wait >/dev/null 2>&1; do sleep 0.02; done) &
+    fi
     until s=$("$B/fsctl" status --json 2>/dev/null) && [[ $s == *'"state":"ready"'* ]]; do sleep 0.02; done
     t1=$(now) r1=$(rss $P) c1=$(cpu $P)
     "$B/fsctl" du "$TREE" --top 20 >/dev/null
