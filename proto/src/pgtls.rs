@@ -23,13 +23,86 @@
 //! mode that verifies is refused with a message that says what to give.
 //! Client certificates (`sslcert`, `sslkey`) are refused by name, never
 //! ignored.
+//!
+//! The connector itself is built on first use, once a server has said yes
+//! to TLS: building one loads the system's CA bundle (OpenSSL reads and
+//! parses every certificate of it, about 25 ms of CPU, even where the
+//! mode checks nothing), which a one-shot `fsctl fleet search` against a
+//! server without TLS would pay for nothing. `sslrootcert` is read when
+//! the URL is parsed, so a missing or unreadable file is still an error
+//! before any connection.
 
+use std::error::Error;
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
 
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_postgres::config::SslMode;
+use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
 
-/// A connector that speaks TLS as the URL's `sslmode` asks.
-pub type Tls = postgres_native_tls::MakeTlsConnector;
+/// A connector that speaks TLS as the URL's `sslmode` asks, built the
+/// first time a server accepts TLS and shared by every connection after.
+#[derive(Clone)]
+pub struct Tls(Arc<LazyTls>);
+
+struct LazyTls {
+    mode: Mode,
+    /// `sslrootcert`'s certificates, read when the URL was parsed.
+    certs: Vec<native_tls::Certificate>,
+    built: OnceLock<Result<native_tls::TlsConnector, String>>,
+}
+
+impl LazyTls {
+    fn connector(&self) -> Result<native_tls::TlsConnector, String> {
+        self.built
+            .get_or_init(|| connector(&self.mode, &self.certs))
+            .clone()
+    }
+}
+
+impl<S> MakeTlsConnect<S> for Tls
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    type Stream = postgres_native_tls::TlsStream<S>;
+    type TlsConnect = Connect;
+    type Error = Box<dyn Error + Send + Sync>;
+
+    fn make_tls_connect(&mut self, domain: &str) -> Result<Connect, Self::Error> {
+        Ok(Connect {
+            tls: self.0.clone(),
+            domain: domain.to_owned(),
+        })
+    }
+}
+
+/// One connection's TLS handshake, to `domain`.
+pub struct Connect {
+    tls: Arc<LazyTls>,
+    domain: String,
+}
+
+impl<S> TlsConnect<S> for Connect
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    type Stream = postgres_native_tls::TlsStream<S>;
+    type Error = Box<dyn Error + Send + Sync>;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Stream, Self::Error>> + Send>>;
+
+    fn connect(self, stream: S) -> Self::Future {
+        match self.tls.connector() {
+            Ok(c) => {
+                let handshake =
+                    postgres_native_tls::TlsConnector::new(c, &self.domain).connect(stream);
+                Box::pin(async move { handshake.await.map_err(Into::into) })
+            }
+            Err(e) => Box::pin(std::future::ready(Err(e.into()))),
+        }
+    }
+}
 
 /// What the URL's TLS settings were, for messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,10 +193,17 @@ impl Database {
                 mode.as_str()
             ));
         }
-        let tls = connector(&mode, &roots)?;
+        let certs = match &roots {
+            Roots::File(f) if verifies_chain(&mode, &roots) => read_certificates(f)?,
+            _ => Vec::new(),
+        };
         Ok(Database {
             config,
-            tls: postgres_native_tls::MakeTlsConnector::new(tls),
+            tls: Tls(Arc::new(LazyTls {
+                mode: mode.clone(),
+                certs,
+                built: OnceLock::new(),
+            })),
             mode,
             roots,
         })
@@ -151,23 +231,35 @@ fn default_root_file() -> Option<PathBuf> {
     f.is_file().then_some(f)
 }
 
-fn connector(mode: &Mode, roots: &Roots) -> Result<native_tls::TlsConnector, String> {
-    let mut b = native_tls::TlsConnector::builder();
-    let verify_chain = match mode {
+/// Whether the server's certificate chain is checked: libpq checks it in
+/// `require` too once `sslrootcert` names a file.
+fn verifies_chain(mode: &Mode, roots: &Roots) -> bool {
+    match mode {
         Mode::Disable | Mode::Prefer => false,
         Mode::Require => matches!(roots, Roots::File(_)),
         Mode::VerifyCa | Mode::VerifyFull => true,
-    };
+    }
+}
+
+/// The native-tls connector for `mode`; `certs` (the file's CAs, empty
+/// where the mode checks no chain or trusts the system's store) are the
+/// only CAs trusted when given.
+fn connector(
+    mode: &Mode,
+    certs: &[native_tls::Certificate],
+) -> Result<native_tls::TlsConnector, String> {
+    let mut b = native_tls::TlsConnector::builder();
+    let verify_chain = matches!(mode, Mode::VerifyCa | Mode::VerifyFull) || !certs.is_empty();
     if !verify_chain {
         b.danger_accept_invalid_certs(true);
     }
     if *mode != Mode::VerifyFull {
         b.danger_accept_invalid_hostnames(true);
     }
-    if verify_chain && let Roots::File(f) = roots {
+    if !certs.is_empty() {
         b.disable_built_in_roots(true);
-        for c in read_certificates(f)? {
-            b.add_root_certificate(c);
+        for c in certs {
+            b.add_root_certificate(c.clone());
         }
     }
     b.build()

@@ -672,6 +672,21 @@ fn fleet_link_failures_never_stop_the_daemon() {
     let out = fleet(&ok_host.inst, &pg, &["search", "size:>>1mb"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("bad size"), "{}", text(&out));
+    // The query is parsed while the connection is made: its mistake is
+    // what the user sees, even when no database answers.
+    let out = ok_host.inst.fsctl(&[
+        "fleet",
+        "search",
+        "size:>>1mb",
+        "--database",
+        "postgresql://fsindex@127.0.0.1:1/nowhere",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("bad size") && !text(&out).contains("fleet database"),
+        "{}",
+        text(&out)
+    );
     let out = fleet(&ok_host.inst, &pg, &["du", "good:/no/such/folder"]);
     assert!(text(&out).contains("is not in the fleet"), "{}", text(&out));
 

@@ -63,10 +63,21 @@ enum Command {
 }
 
 pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
-    let mut client = connect(&a.db).await?;
+    // A search's query is parsed while the connection is made; a mistake
+    // in it is reported before a connection's failure.
+    let terms = match &a.command {
+        Command::Search(s) => Some(query::Terms::start(s)?),
+        _ => None,
+    };
+    let client = connect(&a.db).await;
+    let terms = terms.map(query::Terms::finish).transpose()?;
+    let mut client = client?;
     match &a.command {
         Command::Init => init::run(g, client).await,
-        Command::Search(s) => query::search(g, &client, s).await,
+        Command::Search(s) => {
+            let terms = terms.expect("started for every search");
+            query::search(g, &client, s, terms).await
+        }
         Command::Du(d) => query::du(g, &client, d).await,
         Command::Dupes(d) => query::dupes(g, &client, d).await,
         Command::Hosts => query::hosts(g, &client).await,

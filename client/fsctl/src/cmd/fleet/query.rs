@@ -63,26 +63,47 @@ pub struct SearchArgs {
 /// daemon's own parser: `fsindexd --fleet-query` (fsctl does not link the
 /// daemon crate), so that a fleet search and each host's own search read a
 /// query alike. A filter the shipped rows cannot answer is refused there,
-/// by name.
-fn fleet_terms(query: &str) -> anyhow::Result<String> {
-    let daemon = fsindex_client::find_daemon().ok_or_else(|| {
-        anyhow::anyhow!(
-            "fsindexd is neither beside fsctl nor on PATH: fleet search parses queries with it"
-        )
-    })?;
-    let out = std::process::Command::new(&daemon)
-        .arg(format!("--fleet-query={query}"))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| anyhow::anyhow!("running {}: {e}", daemon.display()))?;
-    if !out.status.success() {
-        bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+/// by name. The child runs while the connection is made (about 10 ms each).
+pub struct Terms(std::process::Child, std::path::PathBuf);
+
+impl Terms {
+    pub fn start(a: &SearchArgs) -> anyhow::Result<Terms> {
+        let query = crate::cmd::search::query_of(&a.terms, a.ignore_accents);
+        let daemon = fsindex_client::find_daemon().ok_or_else(|| {
+            anyhow::anyhow!(
+                "fsindexd is neither beside fsctl nor on PATH: fleet search parses queries with it"
+            )
+        })?;
+        let child = std::process::Command::new(&daemon)
+            .arg(format!("--fleet-query={query}"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("running {}: {e}", daemon.display()))?;
+        Ok(Terms(child, daemon))
     }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+
+    /// The folded query, or the parser's own message.
+    pub fn finish(self) -> anyhow::Result<String> {
+        let out = self
+            .0
+            .wait_with_output()
+            .map_err(|e| anyhow::anyhow!("running {}: {e}", self.1.display()))?;
+        if !out.status.success() {
+            bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
 }
 
-pub async fn search(g: &Global, client: &Client, a: &SearchArgs) -> anyhow::Result<ExitCode> {
-    let terms = fleet_terms(&crate::cmd::search::query_of(&a.terms, a.ignore_accents))?;
+/// `terms`: the folded query, from [`Terms::finish`].
+pub async fn search(
+    g: &Global,
+    client: &Client,
+    a: &SearchArgs,
+    terms: String,
+) -> anyhow::Result<ExitCode> {
     // One call of `fsindex.search`, which applies who-sees-what itself (it
     // runs as the schema's owner): under row-level security a LIKE may not
     // use the trigram index (PostgreSQL evaluates no function that is not
