@@ -40,9 +40,22 @@ ready() {
         sleep 0.02
     done
 }
+# Until the index is on disk too (issue 36: a first index is ready before its
+# rows are in SQLite); a build without the field is persisted at ready.
+persisted() {
+    local ctl=$1 t0=$SECONDS
+    while :; do
+        s=$("$ctl" status --json 2>/dev/null) && [[ $s != *'"persisted":false'* ]] && return
+        ((SECONDS - t0 > 300)) && die "fsindexd did not persist"
+        sleep 0.02
+    done
+}
 rows() { "$1" status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["entries"], d["rows_written"], d["rss_bytes"] >> 20)'; }
+cpu_s() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$1/stat"; }
+rss_mib() { awk '/^VmRSS/ {print int($2 / 1024)}' "/proc/$1/status"; }
 
-# One daemon start on an instance until ready: prints "ms entries rows rss".
+# One daemon start on an instance until ready: prints "ms entries rows rss
+# persisted-ms cpu-at-ready cpu-at-persisted rss-at-ready load".
 start() {
     local bin=$1 home=$2
     export FSINDEX_HOME=$home FSINDEX_NO_SPAWN=1
@@ -50,7 +63,12 @@ start() {
     "$bin/fsindexd" --root "$TREE" >/dev/null 2>"$home.stderr" & P=$!
     ready "$bin/fsctl" "$home.stderr"
     local ms; ms=$(ms_since "$t0")
-    local figures; figures=$(rows "$bin/fsctl")
+    local cpu_ready rss_ready; cpu_ready=$(cpu_s "$P"); rss_ready=$(rss_mib "$P")
+    persisted "$bin/fsctl"
+    local pms; pms=$(ms_since "$t0")
+    local cpu_persisted; cpu_persisted=$(cpu_s "$P")
+    local load; load=$(cut -d' ' -f1 /proc/loadavg)
+    local figures; figures="$(rows "$bin/fsctl") $pms $cpu_ready $cpu_persisted $rss_ready $load"
     kill "$P"; wait "$P" 2>/dev/null || true; P=
     # Until no daemon of this run is left (the next start needs the lock);
     # only then the answer, which the caller waits for.
@@ -66,9 +84,11 @@ for run in $(seq "$RUNS"); do
     for v in A B; do
         bin=${!v}
         rm -rf "$WORK/$v"; mkdir -p "$WORK/$v"
-        read -r ms n w rss < <(start "$bin" "$WORK/$v")
+        read -r ms n w rss pms cr cp rr load < <(start "$bin" "$WORK/$v")
         T[$v,init]+="$ms "; T[$v,entries]=$n; T[$v,rss_init]+="$rss "
-        read -r ms n w rss < <(start "$bin" "$WORK/$v")
+        T[$v,persisted]+="$pms "; T[$v,cpu_ready]+="$cr "; T[$v,cpu_persisted]+="$cp "
+        T[$v,rss_ready]+="$rr "; T[load]+="$load "
+        read -r ms n w rss _ < <(start "$bin" "$WORK/$v")
         T[$v,restart]+="$ms "; T[$v,written]+="$w "; T[$v,rss_restart]+="$rss "
         log "run $run $v: restart $ms ms (initial index: ${T[$v,init]})"
     done
@@ -87,9 +107,12 @@ Peers in the same runs: \`updatedb -l 0\` $(m updatedb) ms, \`fd -HI\` walk $(m 
 | figure | A | B | B / A | B vs peer |
 |---|---|---|---|---|
 | initial index until ready | $(m A,init) | $(m B,init) | $(ratio "$(m B,init)" "$(m A,init)") | $(ratio "$(m B,init)" "$(m updatedb)") of updatedb |
+| initial index until persisted (on disk) | $(m A,persisted) | $(m B,persisted) | $(ratio "$(m B,persisted)" "$(m A,persisted)") | $(ratio "$(m B,persisted)" "$(m updatedb)") of updatedb |
+| daemon CPU s at ready / at persisted | $(m A,cpu_ready) / $(m A,cpu_persisted) | $(m B,cpu_ready) / $(m B,cpu_persisted) | | |
+| RSS at ready (MiB) | $(m A,rss_ready) | $(m B,rss_ready) | | |
 | unchanged restart until ready | $(m A,restart) | $(m B,restart) | $(ratio "$(m B,restart)" "$(m A,restart)") | $(ratio "$(m B,restart)" "$(m fd)") of the fd walk |
 | rows written by the restart | ${T[A,written]} | ${T[B,written]} | | |
 | RSS after initial index / restart (MiB) | $(m A,rss_init) / $(m A,rss_restart) | $(m B,rss_init) / $(m B,rss_restart) | | |
 
-All runs (ms): A initial ${T[A,init]}, restart ${T[A,restart]}; B initial ${T[B,init]}, restart ${T[B,restart]}; updatedb ${T[updatedb]}; fd ${T[fd]}.
+All runs (ms): A initial ${T[A,init]}(persisted ${T[A,persisted]}), restart ${T[A,restart]}; B initial ${T[B,init]}(persisted ${T[B,persisted]}), restart ${T[B,restart]}; updatedb ${T[updatedb]}; fd ${T[fd]}. Load average (1 min) at each initial index's persisted: ${T[load]}.
 EOF

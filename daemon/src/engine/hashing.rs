@@ -290,7 +290,8 @@ impl Engine {
             let last = w.stats().last_event_ms.load(Ordering::Relaxed);
             last > 0 && crate::ingest::watch::now_ms() - last < 2_000
         });
-        scanning || recent
+        // A first index still being written to SQLite counts as a scan.
+        scanning || recent || !self.store.backlog.persisted()
     }
     /// Background hashing: while the daemon is idle, hashes the same-size
     /// files of `background` roots at the lowest CPU and I/O priority, so

@@ -158,6 +158,7 @@ impl Engine {
         progress: &mut dyn FnMut(ManifestProgress) -> bool,
     ) -> Result<Manifest, Error> {
         self.note_activity();
+        self.store.backlog.wait();
         let base = seen_path(&mut view, &args.path)?;
         let (top, closed) = self.store.read(|c| {
             let (_, id) = crate::store::resolve(c, &base)?;

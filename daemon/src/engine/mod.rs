@@ -31,6 +31,7 @@ mod content;
 mod file_tags;
 pub mod fleet;
 mod hashing;
+mod held;
 mod labels;
 mod mailbox;
 mod manifest;
@@ -529,6 +530,9 @@ mod tests {
         loop {
             let views = engine.root_views().unwrap();
             if views.iter().all(|v| v.state == RootState::Ready) {
+                // These tests read SQLite itself: a first index is ready
+                // (searchable) before its rows are persisted.
+                engine.store.backlog.wait();
                 return;
             }
             assert!(Instant::now() < deadline, "not ready: {views:?}");

@@ -122,6 +122,7 @@ impl Engine {
     /// parents before the projects nested in them, siblings by name.
     pub fn projects(&self, path: &[u8], mut view: Option<View>) -> Result<Vec<Project>, Error> {
         self.note_activity();
+        self.store.backlog.wait();
         let tops: Vec<(Vec<u8>, i64)> = if path.is_empty() {
             let roots = self.store.read(crate::store::roots)?;
             roots

@@ -460,11 +460,7 @@ impl Engine {
             .flatten()
             .any(|i| matches!(i, Item::In(_) | Item::Not(_)))
         {
-            query.resolve_in(|p| {
-                self.store
-                    .read(|c| crate::store::resolve(c, p))
-                    .map(|(_, id)| id)
-            })?;
+            query.resolve_in(|p| self.resolve_in(p))?;
         }
         if args.sync {
             self.sync(SYNC_WAIT)?;
@@ -673,11 +669,31 @@ impl Engine {
         Ok(())
     }
 
+    /// An `in:` folder's entry: SQLite's, or while a first index is held
+    /// back from SQLite ([`crate::store::backlog`]), the name index's.
+    fn resolve_in(&self, p: &Path) -> Result<i64, Error> {
+        match self.store.read(|c| crate::store::resolve(c, p)) {
+            Err(Error::NotFound(why)) if !self.store.backlog.persisted() => {
+                let snapshot = crate::index::read_loaded(&self.snapshot);
+                super::held::held_path(&snapshot, crate::platform::bytes::of(p))
+                    .map(i64::from)
+                    .ok_or(Error::NotFound(why))
+            }
+            found => found.map(|(_, id)| id),
+        }
+    }
+
     /// Disk usage of a path and its children, as GNU du counts (DiskUsage
     /// RPC). A filtered caller sees no figures from inside folders it may
     /// not enter.
     pub fn disk_usage(&self, args: UsageArgs, mut view: Option<View>) -> Result<du::Report, Error> {
         self.note_activity();
+        // The folders' aggregates are SQLite's: inside a first index not yet
+        // written, from the name index and the held tree, or after it.
+        if let Some(report) = self.held_usage(&args, &view)? {
+            return Ok(report);
+        }
+        self.store.backlog.wait();
         let path = seen_path(&mut view, &args.path)?;
         if args.sync {
             self.sync(SYNC_WAIT)?;
@@ -720,7 +736,13 @@ impl Engine {
     ) -> Result<Vec<Listed>, Error> {
         self.note_activity();
         let path = seen_path(&mut view, path)?;
-        let mut rows = self.store.read(|c| browse::list(c, &path))?;
+        let mut rows = match self.held_list(&path) {
+            Some(rows) => rows,
+            None => {
+                self.store.backlog.wait();
+                self.store.read(|c| browse::list(c, &path))?
+            }
+        };
         if let Some(v) = &view
             && crate::platform::fs::is_dir(&path)
             && !v.opens(&path)
@@ -779,6 +801,7 @@ impl Engine {
         mut view: Option<View>,
     ) -> Result<browse::Node, Error> {
         self.note_activity();
+        self.store.backlog.wait();
         let p = seen_path(&mut view, path)?;
         self.store.read(|c| {
             let mut root = browse::tree(c, &p, depth, max_children)?;
@@ -800,6 +823,7 @@ impl Engine {
         mut view: Option<View>,
     ) -> Result<fsmap::Map, Error> {
         self.note_activity();
+        self.store.backlog.wait();
         let p = seen_path(&mut view, path)?;
         self.store.read(|c| {
             let closed = match &view {
@@ -824,6 +848,7 @@ impl Engine {
         path: &[u8],
         mut view: Option<View>,
     ) -> Result<(PathBuf, browse::Info), Error> {
+        self.store.backlog.wait();
         let p = seen_path(&mut view, path)?;
         let mut info = self.stat_path(&p)?;
         if let Some(v) = &view {
@@ -875,6 +900,7 @@ impl Engine {
         mut view: Option<View>,
     ) -> Result<Duplicates, Error> {
         self.note_activity();
+        self.store.backlog.wait();
         let path = seen_optional(&mut view, path)?;
         let mut report =
             self.find_duplicates(path.as_deref(), min_size, include_empty, false, progress)?;

@@ -56,6 +56,9 @@ impl Engine {
             // Noted at the job's start and end (when it drops), for the
             // trimmer.
             let _active = self.activity_span();
+            // Watch batches and scans read the index's rows: a first index
+            // held back from SQLite is written first (events wait, in order).
+            self.store.backlog.wait();
             let job = match job {
                 Job::Scan(job) => job,
                 Job::Apply(batch) => {
@@ -102,6 +105,18 @@ impl Engine {
                 },
                 Result::is_err,
             );
+            if let Ok(o) = &result
+                && o.held
+            {
+                // A first index: searchable now, from the name index; what
+                // reads SQLite (tags, content, the next job) waits until its
+                // rows are persisted.
+                if let Some(rt) = self.roots.lock_ok().get_mut(&job.root_id) {
+                    (rt.state, rt.errors, rt.error) = (RootState::Ready, o.errors, None);
+                }
+                tracing::info!("first index searchable; writing it to disk");
+                self.store.backlog.wait();
+            }
             if result.is_ok() {
                 let top = match &job.path {
                     Some(p) => Some(p.clone()),
@@ -517,11 +532,14 @@ impl Engine {
     pub fn root_views(&self) -> Result<Vec<RootView>, Error> {
         let rows = self.store.read(crate::store::roots)?;
         let runtime = self.roots.lock_ok();
+        let held = self.store.backlog.held();
         let mut out = Vec::new();
         for r in rows {
             let rt = runtime.get(&r.id);
             let entries = match r.entry_id {
                 Some(id) => self.store.read(|c| du::entry_count(c, id))?,
+                // A first index not yet in SQLite: the name index has them.
+                None if held.root_id == Some(r.id) => held.entries,
                 None => 0,
             };
             out.push(RootView {

@@ -29,6 +29,10 @@ pub struct Status {
     pub cpu_percent: f64,
     pub cpu_time_ms: u64,
     pub rows_written: u64,
+    /// Everything is in SQLite: no first index held back
+    /// ([`crate::store::backlog`]); else the operations still to write.
+    pub persisted: bool,
+    pub pending_rows: u64,
     pub notices: Vec<String>,
     pub uptime_secs: u64,
     pub hashing: HashFigures,
@@ -135,6 +139,7 @@ impl Engine {
         let stats = &self.hashing.stats;
         let watch = self.watcher.as_ref().map(|w| w.figures());
         let memory = self.memory_figures();
+        let held = self.store.backlog.held();
         Ok(Status {
             memory,
             fleet: self.fleet_figures(),
@@ -150,6 +155,8 @@ impl Engine {
             cpu_percent,
             cpu_time_ms,
             rows_written: self.store.rows_written.load(Ordering::Relaxed),
+            persisted: held.root_id.is_none(),
+            pending_rows: held.pending,
             notices: self.store.notices.lock_ok().clone(),
             uptime_secs: self.started.elapsed().as_secs(),
             hashing: HashFigures {

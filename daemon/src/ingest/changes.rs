@@ -352,7 +352,8 @@ fn apply_names(
         watcher,
     } = scope;
     let progress = Progress::default();
-    let sink = WriteSink::new(store, writer, &progress);
+    // Never a root's first index: the root id is not needed.
+    let sink = WriteSink::new(store, writer, &progress, 0);
     let noted = Links::new(true);
     let mut found = Vec::new();
     let mut new_dirs = Vec::new();

@@ -7,6 +7,8 @@
 //! `apparent_bytes` equals `du -s -b`. Each child's figures are what
 //! `du -s CHILD` would print on its own.
 
+pub mod held;
+
 use std::collections::{HashMap, HashSet};
 
 use rusqlite::Connection;

@@ -281,6 +281,8 @@ impl pb::index_server::Index for IndexService {
                 .map(|r| r.path().as_os_str().as_encoded_bytes().to_vec())
                 .unwrap_or_default(),
             rows_written: s.rows_written,
+            persisted: s.persisted,
+            pending_rows: s.pending_rows,
             notices: s.notices,
             pid: std::process::id(),
             db_path: s.db_path.into_os_string().into_encoded_bytes(),

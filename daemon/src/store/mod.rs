@@ -5,6 +5,8 @@
 //! - [`model`]: the row and operation types ([`EntryRow`], [`Op`], ...);
 //! - [`open`]: opening, corruption recovery and migrations;
 //! - [`writer`]: the single writer thread, which applies batches of [`Op`]s;
+//! - [`backlog`]: a first index's rows, in the name index before SQLite
+//!   (`packed`: the compact form they wait in);
 //! - [`tree`]: the per-folder aggregates (`dir_totals`, `unlisted`) and the
 //!   writer's changes to the tree's shape;
 //! - [`entries`]: typed reads of `entries` for the rest of the daemon;
@@ -35,16 +37,19 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::{Critical, Error};
 
+pub mod backlog;
 pub mod content;
 pub mod entries;
 pub mod fleet_text;
 pub mod hashes;
+pub mod held;
 pub mod journal;
 pub mod labels;
 pub mod lookup;
 pub mod media;
 pub mod model;
 pub mod open;
+mod packed;
 pub mod scan_reads;
 pub mod searches;
 pub mod stem;
@@ -81,6 +86,8 @@ pub struct Store {
     /// still to come), with the refreshes tried so far: tried again with
     /// the next ones.
     pub relink: Mutex<HashMap<(u64, u64), u8>>,
+    /// A first index's rows held back from SQLite ([`backlog`]).
+    pub backlog: backlog::Backlog,
 }
 
 impl std::fmt::Debug for Store {
@@ -123,6 +130,7 @@ impl Store {
             next_id: AtomicI64::new(max_id + 1),
             rows_written: AtomicU64::new(0),
             relink: Mutex::new(Default::default()),
+            backlog: Default::default(),
             notices: Mutex::new(notice.into_iter().collect()),
         });
         let writer = writer::start(conn, store.clone(), mirror, journal)?;
@@ -135,6 +143,12 @@ impl Store {
 
     /// A fresh, unused entry id. Ids are allocated in walk order, so a
     /// folder's id is always smaller than its children's.
+    /// The id [`Self::alloc_id`] gives next (a first index's walk takes
+    /// every id from it on).
+    pub fn next_id(&self) -> i64 {
+        self.next_id.load(Ordering::Relaxed)
+    }
+
     pub fn alloc_id(&self) -> i64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }

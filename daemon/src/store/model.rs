@@ -260,8 +260,18 @@ pub enum Op {
     /// folder in its place): its entries leave the index and the root
     /// stays configured, to be scanned afresh when its folder is back.
     RootGone { root_id: i64 },
-    /// Acknowledged once everything sent before it is committed.
+    /// Acknowledged once everything sent before it is committed (inside a
+    /// first index's window, once it is in the name index: see
+    /// [`Op::HoldBegin`]).
     Barrier(mpsc::Sender<()>),
+    /// A root's first index starts (it has no rows yet): until
+    /// [`Op::HoldEnd`], inserted rows go to the mirror at once and are
+    /// held back from SQLite ([`super::backlog`]).
+    /// `first_id`: no id the walk takes is below it.
+    HoldBegin { root_id: i64, first_id: i64 },
+    /// The first index's walk is over: what was held back is committed
+    /// now, in order, before anything sent after it.
+    HoldEnd,
     /// Commit what came before, checkpoint the WAL and stop.
     Shutdown,
     /// Content hashes computed for duplicate finding (cached per inode).

@@ -8,7 +8,14 @@
 //! never drifts from SQLite. The mirror runs on a thread of its own, in
 //! commit order, at most three commits behind; a flush returns once
 //! what it waited for is committed and mirrored.
+//!
+//! One exception to "commit, then mirror": during a root's first index
+//! ([`Op::HoldBegin`] .. [`Op::HoldEnd`]) inserted rows go to the mirror
+//! first and are committed after the walk, in order, with everything sent
+//! behind them ([`super::backlog`]); a flush inside that window returns
+//! once the name index has what it waited for.
 
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
 
@@ -17,7 +24,9 @@ use rusqlite::{Connection, params};
 use crate::Error;
 
 use super::entries::load_row;
+use super::held::HeldTree;
 use super::model::{Change, Kind, Mirror, Op, Totals, pack_links};
+use super::packed::PackedRows;
 use super::tree::{
     Aggregates, delete_subtree, dir_totals, drop_root_entries, drop_unclaimed_roots, move_entry,
     unlisted_of,
@@ -145,16 +154,65 @@ fn writer_loop(
             return;
         }
     };
-    while let Ok(first) = rx.recv() {
-        // Merge whatever else is already queued into the same transaction,
-        // up to a bound, so bursts commit in few, large transactions.
-        let mut batch = first;
-        while batch.len() < 50_000 {
-            match rx.try_recv() {
-                Ok(more) => batch.extend(more),
-                Err(_) => break,
+    // A first index's rows held back from SQLite, and what came behind
+    // them, in order; each batch says whether its inserts are already in
+    // the name index ([`super::backlog`]).
+    let mut holding = false;
+    let mut queue: VecDeque<Queued> = VecDeque::new();
+    // A batch taken while merging that opens a first index: it starts the
+    // next round instead.
+    let mut stash: Option<Vec<Op>> = None;
+    loop {
+        let from_queue = !holding && !queue.is_empty();
+        let (batch, mirrored) = if from_queue {
+            // Whatever came meanwhile waits its turn behind the held rows.
+            while let Ok(more) = rx.try_recv() {
+                store.backlog.hold(more.len() as u64, 0);
+                queue.push_back(Queued::Ops(more, false));
             }
-        }
+            let Some(front) = queue.pop_front() else {
+                continue;
+            };
+            let (mut batch, mirrored) = front.into_batch();
+            while batch.len() < 50_000 && queue.front().is_some_and(|q| q.mirrored() == mirrored) {
+                if let Some(more) = queue.pop_front() {
+                    batch.extend(more.into_batch().0);
+                }
+            }
+            (batch, mirrored)
+        } else {
+            let first = match stash.take() {
+                Some(b) => b,
+                None => match rx.recv() {
+                    Ok(b) => b,
+                    Err(_) => break,
+                },
+            };
+            if holding || opens_hold(&first) {
+                let ctx = (&mut conn, journal);
+                if !hold(first, &mut holding, &mut queue, &to_mirror, &store, ctx) {
+                    tracing::error!("the name index thread stopped");
+                    break;
+                }
+                continue;
+            }
+            // Merge whatever else is already queued into the same
+            // transaction, up to a bound, so bursts commit in few, large
+            // transactions.
+            let mut batch = first;
+            while batch.len() < 50_000 {
+                match rx.try_recv() {
+                    Ok(more) if opens_hold(&more) => {
+                        stash = Some(more);
+                        break;
+                    }
+                    Ok(more) => batch.extend(more),
+                    Err(_) => break,
+                }
+            }
+            (batch, false)
+        };
+        let ops = batch.len() as u64;
         let mut acks = Vec::new();
         let stop = batch.iter().any(|op| matches!(op, Op::Shutdown));
         let idle = batch.iter().any(|op| matches!(op, Op::Idle));
@@ -177,7 +235,7 @@ fn writer_loop(
             )
         });
         let mut changes = Vec::new();
-        match apply_batch(&mut conn, batch, &mut acks, &mut changes, journal) {
+        match apply_batch(&mut conn, batch, &mut acks, &mut changes, journal, mirrored) {
             Ok(written) => {
                 store.rows_written.fetch_add(written, Ordering::Relaxed);
             }
@@ -185,6 +243,16 @@ fn writer_loop(
                 tracing::error!("index write failed, batch dropped: {e}");
                 super::labels::forget();
                 changes.clear();
+            }
+        }
+        if from_queue {
+            store.backlog.committed(ops);
+            if queue.is_empty() && !holding {
+                store.backlog.end();
+                tracing::info!("first index persisted");
+            } else if let Some(pause) = persist_pause() {
+                // Tests stop the daemon between two of these commits.
+                std::thread::sleep(pause);
             }
         }
         if (!changes.is_empty() || !acks.is_empty())
@@ -207,6 +275,9 @@ fn writer_loop(
             let _ = to_mirror.send(ToMirror::Idle);
         }
     }
+    // Whoever waits for the held rows must not wait forever on a writer
+    // that stopped; the next start's scan finishes what is missing.
+    store.backlog.end();
     // Asked to stop, or every sender is gone: shut down cleanly.
     drop(to_mirror);
     let _ = mirror_thread.join();
@@ -214,6 +285,164 @@ fn writer_loop(
         tracing::warn!("WAL checkpoint at shutdown failed: {e}");
     }
     tracing::info!("writer stopped");
+}
+
+/// `FSINDEX_PERSIST_PAUSE_MS`: a pause after each commit of a held first
+/// index but the last, so that a test can kill the daemon between *ready*
+/// and *persisted* with part of the rows in SQLite. Unset: none.
+fn persist_pause() -> Option<std::time::Duration> {
+    static PAUSE: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+    *PAUSE.get_or_init(|| {
+        std::env::var("FSINDEX_PERSIST_PAUSE_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(std::time::Duration::from_millis)
+    })
+}
+
+/// Inserted rows packed into one piece of the held queue at most: a
+/// commit's worth, so the queue is given back piece by piece as it is
+/// written.
+const PACKED_CHUNK: usize = 50_000;
+
+/// One piece of what waits for SQLite during and after a first index's
+/// walk, in order.
+enum Queued {
+    /// A batch as it came, and whether its inserts are in the name index.
+    Ops(Vec<Op>, bool),
+    /// The first index's inserted rows, packed; in the name index already.
+    Rows(PackedRows),
+}
+
+impl Queued {
+    fn mirrored(&self) -> bool {
+        match self {
+            Queued::Ops(_, m) => *m,
+            Queued::Rows(_) => true,
+        }
+    }
+
+    fn into_batch(self) -> (Vec<Op>, bool) {
+        match self {
+            Queued::Ops(ops, m) => (ops, m),
+            Queued::Rows(rows) => (rows.into_ops(), true),
+        }
+    }
+}
+
+/// Whether a batch opens a first index's window ([`Op::HoldBegin`]).
+fn opens_hold(batch: &[Op]) -> bool {
+    batch.iter().any(|op| matches!(op, Op::HoldBegin { .. }))
+}
+
+/// Takes one batch while a first index's rows are held back (or opens the
+/// window): inserted rows go to the name index now, barriers are answered
+/// once it has them, and the batch joins the queue for SQLite, in order.
+/// False when the name index's thread is gone.
+fn hold(
+    batch: Vec<Op>,
+    holding: &mut bool,
+    queue: &mut VecDeque<Queued>,
+    to_mirror: &mpsc::SyncSender<ToMirror>,
+    store: &Store,
+    (conn, journal): (&mut Connection, bool),
+) -> bool {
+    let mirrored = *holding;
+    let mut changes = Vec::new();
+    let mut acks = Vec::new();
+    let mut kept = Vec::new();
+    // A user's search history and saved searches touch no entry: written
+    // now, so a client recording a search does not wait for the held rows.
+    let mut now = Vec::new();
+    let mut entries = 0u64;
+    let mut ops = 0u64;
+    for op in batch {
+        match op {
+            Op::HoldBegin { root_id, first_id } => {
+                store.backlog.begin(root_id, first_id);
+                *holding = true;
+            }
+            Op::HoldEnd | Op::Shutdown => {
+                store.backlog.walked();
+                // Shutting down: what is held is committed before it stops.
+                *holding = false;
+                if matches!(op, Op::Shutdown) {
+                    kept.push(op);
+                }
+            }
+            Op::Barrier(ack) if mirrored => acks.push(ack),
+            op @ Op::Searches { .. } if mirrored => now.push(op),
+            Op::Insert(row) if mirrored => {
+                // Packed for SQLite, and the row itself to the name index.
+                if !kept.is_empty() {
+                    ops += kept.len() as u64;
+                    queue.push_back(Queued::Ops(std::mem::take(&mut kept), true));
+                }
+                match queue.back_mut() {
+                    Some(Queued::Rows(rows)) if rows.len() < PACKED_CHUNK => rows.push(&row),
+                    _ => {
+                        let mut rows = PackedRows::default();
+                        rows.push(&row);
+                        if let Some(Queued::Rows(full)) = queue.back_mut() {
+                            full.shrink();
+                        }
+                        queue.push_back(Queued::Rows(rows));
+                    }
+                }
+                store.backlog.tree(|t| t.insert(&row));
+                changes.push(Change::Upsert(row));
+                entries += 1;
+                ops += 1;
+            }
+            Op::SetUnlisted { dir, rows } if mirrored => {
+                store.backlog.tree(|t| t.set_unlisted(dir, &rows));
+                kept.push(Op::SetUnlisted { dir, rows });
+            }
+            op @ (Op::RootScanned { .. } | Op::Idle) => kept.push(op),
+            other => {
+                if mirrored {
+                    // Not a first index's walk: `du` waits for SQLite.
+                    store.backlog.tree(HeldTree::lose);
+                }
+                kept.push(other)
+            }
+        }
+    }
+    if !now.is_empty()
+        && let Err(e) = apply_batch(conn, now, &mut Vec::new(), &mut Vec::new(), journal, false)
+    {
+        tracing::error!("index write failed, batch dropped: {e}");
+    }
+    // The walk's threads take ids one by one as they list their folders,
+    // so one batch holds several folders' runs of ids interleaved. The
+    // name index takes an id past its end at the end of its arrays, but an
+    // id below (a hole left for it) only in a side table, name copied, until
+    // it is compacted: in id order (parents before children, as ever),
+    // nearly every row lands in place.
+    changes.sort_by_key(|c| match c {
+        Change::Upsert(row) => row.id,
+        _ => i64::MAX,
+    });
+    if (!changes.is_empty() || !acks.is_empty())
+        && to_mirror.send(ToMirror::Commit(changes, acks)).is_err()
+    {
+        return false;
+    }
+    // The walk is over: the name index grew by doubling its arrays as the
+    // rows came; they are cut to size now, not after persisted (14 MiB at
+    // 1M entries, at ready), and what the walk freed is given back.
+    if mirrored && !*holding && to_mirror.send(ToMirror::Idle).is_err() {
+        return false;
+    }
+    if !kept.is_empty() {
+        ops += kept.len() as u64;
+        queue.push_back(Queued::Ops(kept, mirrored));
+    }
+    store.backlog.hold(ops, entries);
+    if !*holding && queue.is_empty() {
+        store.backlog.end();
+    }
+    true
 }
 
 /// Applies each commit to the mirror in commit order, then answers the
@@ -246,6 +475,7 @@ fn apply_batch(
     acks: &mut Vec<mpsc::Sender<()>>,
     changes: &mut Vec<Change>,
     journal: bool,
+    mirrored: bool,
 ) -> Result<u64, Error> {
     let tx = conn.transaction()?;
     let mut written = 0u64;
@@ -302,7 +532,15 @@ fn apply_batch(
                     }
                     super::labels::arrived(&tx, &row)?;
                     written += 1;
-                    changes.push(Change::Upsert(row));
+                    if mirrored {
+                        // In the name index already (a first index's row
+                        // held back): only the fleet's journal is told.
+                        if journal {
+                            agg.touched.push(row.id);
+                        }
+                    } else {
+                        changes.push(Change::Upsert(row));
+                    }
                 }
                 Op::Update(mut row) => {
                     let Some(old) = load_row(&tx, row.id)? else {
@@ -462,7 +700,7 @@ fn apply_batch(
                 Op::Searches { edit, reply } => {
                     searched.push((reply, super::searches::apply(&tx, edit)?));
                 }
-                Op::Shutdown | Op::Idle => {}
+                Op::Shutdown | Op::Idle | Op::HoldBegin { .. } | Op::HoldEnd => {}
             }
         }
         agg.apply(&tx)?;

@@ -23,6 +23,7 @@ mod fleet_content;
 mod fleet_tls;
 mod fleet_visibility;
 mod fuzz;
+mod held;
 mod labels;
 mod manifest;
 mod map;

@@ -248,12 +248,17 @@ fn status_wait_gives_up_after_its_timeout_and_says_so() {
     inst.stop();
 }
 
+/// A first scan killed halfway through its walk: its rows were held back
+/// from SQLite (issue 36: the name index gets them first, SQLite after the
+/// walk), so the next start walks again, and the index holds each path
+/// once. (Killed after the walk, with part of the rows written, the next
+/// start goes on from them: `restart::killed_between_ready_and_persisted_*`.)
 #[test]
-fn a_first_scan_killed_halfway_goes_on_from_what_it_wrote_without_a_second_tree() {
+fn a_first_scan_killed_halfway_leaves_no_second_tree() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("tree");
-    // Enough entries for the scan to commit a batch (8,192 rows) before
-    // its end.
+    // Enough entries for more than one batch (8,192 rows) before the
+    // walk's end.
     let mut want = Vec::new();
     for d in 0..60 {
         let dir = format!("d{d:02}");
@@ -271,8 +276,8 @@ fn a_first_scan_killed_halfway_goes_on_from_what_it_wrote_without_a_second_tree(
         .push(("FSINDEX_TEST_FOLDER_PAUSE_MS".into(), "50".into()));
     inst.spawn();
     inst.wait_listening();
-    // Once the first scan has committed rows (the root's scan not
-    // recorded yet), the daemon is killed.
+    // Once the first scan has walked more than a batch (the root's scan
+    // not recorded yet), the daemon is killed.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let v = inst.status();
@@ -280,7 +285,7 @@ fn a_first_scan_killed_halfway_goes_on_from_what_it_wrote_without_a_second_tree(
             v["state"], "scanning",
             "killed too late to test anything: {v}"
         );
-        if v["rows_written"].as_u64().unwrap_or(0) > 0 {
+        if v["roots"][0]["scanned"].as_u64().unwrap_or(0) > 8_192 {
             break;
         }
         assert!(Instant::now() < deadline, "the scan never wrote: {v}");

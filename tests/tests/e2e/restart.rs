@@ -501,3 +501,134 @@ fn sigterm_ends_open_streams_and_the_index_stays_exact() {
     inst.start();
     crate::util::verify_clean(&inst);
 }
+
+/// Every indexed entry as `fsctl search --json` tells it: path, type and
+/// size.
+pub(crate) fn indexed(inst: &Instance) -> BTreeSet<(Vec<u8>, String, u64)> {
+    let out = inst.fsctl(&["search", "--json", "--limit", "0", "*"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["path"].as_str().unwrap().as_bytes().to_vec(),
+                v["type"].as_str().unwrap().to_owned(),
+                v["size"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The same from GNU find: every entry below `tree`, its type and size
+/// (`lstat`'s, as the index keeps them).
+pub(crate) fn found(runner: &Runner, tree: &std::path::Path) -> BTreeSet<(Vec<u8>, String, u64)> {
+    let out = runner
+        .command("find")
+        .arg(tree)
+        .args(["-mindepth", "1", "-printf", "%p\\t%y\\t%s\\n"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut f = l.split('\t');
+            let (p, y, s) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
+            let kind = match y {
+                "d" => "dir",
+                "l" => "symlink",
+                _ => "file",
+            };
+            (p.as_bytes().to_vec(), kind.to_owned(), s.parse().unwrap())
+        })
+        .collect()
+}
+
+/// Issue 36: a first index answers searches as soon as its walk ends
+/// (`state: ready`, `persisted: false`), before its rows are in SQLite.
+/// Killed with SIGKILL in that window, with part of the rows committed,
+/// the next start finishes the job: the index then equals the tree, entry
+/// for entry (GNU find), and du equals GNU du. Another first index shows
+/// du, asked in the window, answering exactly.
+#[test]
+fn killed_between_ready_and_persisted_the_next_start_finishes_the_first_index() {
+    use crate::util::{eventually, wide_tree};
+    use std::time::Duration;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    // 60,121 entries: more than one commit of held rows (50,000 at most).
+    wide_tree(&tree, 60, 1000);
+    std::fs::write(tree.join("sized.bin"), vec![7u8; 123_457]).unwrap();
+    std::os::unix::fs::symlink("d0001", tree.join("link")).unwrap();
+    let runner = Runner::current();
+    let oracle = found(&runner, &tree);
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner.clone());
+    // Each commit of the held rows but the last is followed by this pause.
+    inst.env
+        .push(("FSINDEX_PERSIST_PAUSE_MS".into(), "3000".into()));
+    inst.spawn();
+    inst.wait_searchable();
+    let status = inst.status();
+    assert_eq!(status["persisted"], false, "{status}");
+    assert!(status["pending_rows"].as_u64().unwrap() > 0, "{status}");
+    assert_eq!(status["entries"].as_u64(), Some(oracle.len() as u64 + 1));
+    // Ready means searchable: the whole tree, from the name index alone.
+    let got = indexed(&inst);
+    assert_eq!(got.len(), oracle.len(), "searchable at ready");
+    assert_eq!(got, oracle, "searchable at ready, entry for entry");
+    // Kill once part of the rows, not all, are in SQLite.
+    eventually(
+        Duration::from_secs(60),
+        "a first commit of held rows",
+        || inst.status()["rows_written"].as_u64().unwrap() > 0,
+    );
+    let status = inst.status();
+    assert_eq!(status["persisted"], false, "killed too late: {status}");
+    inst.kill9();
+
+    // The next start sees the first index unfinished and finishes it.
+    inst.env.clear();
+    inst.start();
+    let status = inst.status();
+    assert_eq!(status["persisted"], true, "{status}");
+    assert_eq!(status["notices"].as_array().unwrap().len(), 0, "{status}");
+    assert_eq!(status["entries"].as_u64(), Some(oracle.len() as u64 + 1));
+    let got = indexed(&inst);
+    assert_eq!(got, oracle, "after the restart, entry for entry");
+    let v = inst.json(&["du", tree.to_str().unwrap()]);
+    let (blocks, apparent) = gnu_du(&runner, &tree);
+    assert_eq!(
+        (v["bytes"].as_u64(), v["apparent_bytes"].as_u64()),
+        (Some(blocks), Some(apparent))
+    );
+    assert_eq!(v["files"].as_u64(), Some(60_002));
+    inst.stop();
+
+    // A fresh first index: du asked before the rows are persisted answers
+    // exactly (from the name index and the writer's held tree; `held.rs`
+    // tests that in detail).
+    std::fs::remove_file(inst.db()).unwrap();
+    for side in ["index.db-wal", "index.db-shm"] {
+        let _ = std::fs::remove_file(inst.home.join(side));
+    }
+    inst.env
+        .push(("FSINDEX_PERSIST_PAUSE_MS".into(), "1000".into()));
+    inst.spawn();
+    inst.wait_searchable();
+    assert_eq!(inst.status()["persisted"], false);
+    let v = inst.json(&["du", tree.to_str().unwrap()]);
+    assert_eq!(
+        (v["bytes"].as_u64(), v["apparent_bytes"].as_u64()),
+        (Some(blocks), Some(apparent))
+    );
+    inst.wait_ready();
+    inst.stop();
+}

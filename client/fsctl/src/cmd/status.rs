@@ -86,6 +86,8 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
             "listen": if s.listen.is_empty() { None } else { Some(&s.listen) },
             "config_path": if s.config_path.is_empty() { None } else { Some(lossy(&s.config_path)) },
             "rows_written": s.rows_written,
+            "persisted": s.persisted,
+            "pending_rows": s.pending_rows,
             "notices": s.notices,
             "version": s.version,
             "pid": s.pid,
@@ -205,6 +207,12 @@ pub async fn run(g: &Global, a: &Args) -> anyhow::Result<ExitCode> {
         println!("listen   {} (bearer token required)", s.listen);
     }
     println!("written  {} entry rows since start", count(s.rows_written));
+    if !s.persisted {
+        println!(
+            "disk     not yet persisted: {} row operations to write (search, du and ls answer; info, map and dupes wait for them)",
+            count(s.pending_rows)
+        );
+    }
     for r in &s.roots {
         let progress = if state_name(r.state) == "scanning" {
             let priority = if r.priority.is_empty() {

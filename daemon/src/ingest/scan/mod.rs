@@ -96,6 +96,10 @@ pub struct Outcome {
     pub errors: u64,
     /// Changes sent to the writer (inserts, updates, subtree deletes).
     pub changes: u64,
+    /// A first index whose rows reached the name index before SQLite: the
+    /// scan returned at *ready*, and [`crate::store::backlog`] says when
+    /// they are persisted.
+    pub held: bool,
 }
 
 /// An entry the index already has under the folder being reconciled: its
@@ -171,6 +175,10 @@ pub(in crate::ingest) trait Sink: Sync {
     fn reads_may_lag(&self) -> bool {
         false
     }
+    /// The walk is a root's first index (the index has nothing of it).
+    fn first_index(&self) -> Result<(), Error> {
+        Ok(())
+    }
 }
 
 /// Rows per batch sent to the writer: one transaction commits many
@@ -181,6 +189,10 @@ const BATCH: usize = 8192;
 /// folders were reconciled, and counts them.
 pub(in crate::ingest) struct WriteSink<'a> {
     store: &'a Store,
+    /// The root walked, and whether its first index's rows are held back
+    /// from SQLite until the walk ends (see [`crate::store::backlog`]).
+    root_id: i64,
+    held: AtomicBool,
     writer: &'a WriteHandle,
     progress: &'a Progress,
     /// Changes not sent yet. Shared by the walk's threads, and sent while
@@ -193,9 +205,12 @@ impl<'a> WriteSink<'a> {
         store: &'a Store,
         writer: &'a WriteHandle,
         progress: &'a Progress,
+        root_id: i64,
     ) -> Self {
         WriteSink {
             store,
+            root_id,
+            held: AtomicBool::new(false),
             writer,
             progress,
             pending: Mutex::new(Vec::new()),
@@ -221,6 +236,14 @@ impl Sink for WriteSink<'_> {
     }
     fn reads_may_lag(&self) -> bool {
         true
+    }
+    fn first_index(&self) -> Result<(), Error> {
+        self.writer.send(vec![Op::HoldBegin {
+            root_id: self.root_id,
+            first_id: self.store.next_id(),
+        }])?;
+        self.held.store(true, Ordering::Relaxed);
+        Ok(())
     }
     fn emit(&self, found: Vec<Found>) -> Result<(), Error> {
         if found.is_empty() {
@@ -254,7 +277,9 @@ pub fn scan(
     watcher: Option<&Arc<Watcher>>,
 ) -> Result<Outcome, Error> {
     let started = std::time::Instant::now();
-    let sink = WriteSink::new(store, writer, progress);
+    // A first index still being written would read as missing rows.
+    store.backlog.wait();
+    let sink = WriteSink::new(store, writer, progress, target.root_id);
     let links = Links::new(!target.is_root);
     let result = reconcile(store, target, progress, cancel, watcher, &sink, &links);
     sink.finish()?;
@@ -268,8 +293,13 @@ pub fn scan(
         }])?;
     }
     // What was sent is committed even when cancelled; the next start's
-    // reconcile finishes the job.
+    // reconcile finishes the job. For a first index, this is when the name
+    // index has it all (ready); SQLite follows (persisted).
     writer.flush()?;
+    let held = sink.held.load(Ordering::Relaxed);
+    if held {
+        writer.send(vec![Op::HoldEnd])?;
+    }
     let start_id = result?;
     // A folder scanned on its own (new, moved in, or recrawled) may hold
     // hard links to files elsewhere: their link counts changed too.
@@ -279,6 +309,7 @@ pub fn scan(
         scanned: progress.scanned.load(Ordering::Relaxed),
         errors: progress.errors.load(Ordering::Relaxed),
         changes: progress.changes.load(Ordering::Relaxed) + refreshed,
+        held,
     };
     tracing::info!(
         path = %target.start.display(),
@@ -298,6 +329,7 @@ pub fn verify(
     target: &ScanTarget,
     progress: &Progress,
 ) -> Result<Vec<Difference>, Error> {
+    store.backlog.wait();
     let sink = VerifySink::default();
     reconcile(
         store,

@@ -154,7 +154,13 @@ pub(super) fn reconcile(
             // A first scan of this root that stopped before its end left
             // its folder's row (and what it had walked): go on from it.
             Some(id) if target.is_root => (id, None, load_row(&conn, id)?),
-            _ => (sink.new_id(), None, None),
+            _ => {
+                if target.is_root {
+                    // Nothing of this root in the index: its first index.
+                    sink.first_index()?;
+                }
+                (sink.new_id(), None, None)
+            }
         },
     };
     let has_unlisted = scan_reads::folders_with_unlisted(&conn)?;

@@ -284,8 +284,20 @@ impl Instance {
         self.json(&["status"])
     }
 
-    /// Polls status until every root is scanned (no sleeps on a guess).
+    /// Polls status until every root is scanned and written to disk (no
+    /// sleeps on a guess): what most tests look at next (`rows_written`,
+    /// tags, content) comes after a first index is persisted.
     pub fn wait_ready(&mut self) {
+        self.wait_state(true);
+    }
+
+    /// Polls status until every root is searchable (`state: ready`), its
+    /// first index perhaps not yet persisted.
+    pub fn wait_searchable(&mut self) {
+        self.wait_state(false);
+    }
+
+    fn wait_state(&mut self, persisted: bool) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Some(child) = self.daemon.as_mut()
@@ -301,7 +313,7 @@ impl Instance {
             let out = self.fsctl(&["status", "--json"]);
             let last = if out.status.success() {
                 let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-                if v["state"] == "ready" {
+                if v["state"] == "ready" && (!persisted || v["persisted"] != false) {
                     return;
                 }
                 v.to_string()
