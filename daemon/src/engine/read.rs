@@ -398,27 +398,6 @@ impl Engine {
         }
     }
 
-    /// Works out the first pages of the other lone letters and digits in
-    /// the background (see `queries::search::lone`), one thread at a time
-    /// in the process, at background priority: someone is typing queries.
-    fn warm_lone_pages(&self, bare: bool) {
-        static WARMING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        if WARMING.swap(true, std::sync::atomic::Ordering::AcqRel) {
-            return;
-        }
-        let snapshot = self.snapshot.clone();
-        let spawned = std::thread::Builder::new()
-            .name("fsindex-warm".into())
-            .spawn(move || {
-                crate::platform::process::lower_thread_priority();
-                crate::queries::search::warm_lone_pages(&snapshot, bare);
-                WARMING.store(false, std::sync::atomic::Ordering::Release);
-            });
-        if spawned.is_err() {
-            WARMING.store(false, std::sync::atomic::Ordering::Release);
-        }
-    }
-
     /// Searches names (Search RPC). A filtered caller gets only entries in
     /// folders it may enter, and `total` counts only those.
     pub fn search(&self, args: SearchArgs, view: Option<View>) -> Result<SearchPage, Error> {
@@ -511,7 +490,7 @@ impl Engine {
         let mut snapshot = crate::index::read_loaded(&self.snapshot);
         let (total, mut ids) = order(&snapshot, args.offset, args.limit);
         if warm {
-            self.warm_lone_pages(query.ignore_accents);
+            self.typed_lone(query.ignore_accents);
         }
         let mut ordered = SearchHead {
             total: total as u64,

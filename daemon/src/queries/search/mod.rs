@@ -20,7 +20,7 @@ use eval::*;
 use rank::*;
 
 pub use crate::index::{ChangeEvent, ChangeKind, read_loaded};
-pub use lone::{is_lone, warm_lone_pages};
+pub use lone::{is_lone, lone_pages_current, warm_lone_pages};
 
 /// How results are ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,132 @@
+//! The first pages of lone characters, worked out ahead in the background
+//! (`queries::search::lone` keeps them with the name index): the first key
+//! of every query typed in fsgui is one letter, which matches most of a
+//! home, and costs a mark of half the names and a ranking of hundreds of
+//! thousands when nothing is kept for it (50-95 ms at a million entries).
+//!
+//! One thread per engine, at background priority, waiting on the name
+//! index's commits (`index::quiet`), works them out:
+//! - once the index is first ready after a start (both accents modes: the
+//!   first key after a start is then answered at once, whichever mode the
+//!   client types in);
+//! - as soon as someone types a lone character (the other letters and
+//!   digits, in the mode typed);
+//! - after a change, once the index has been quiet for [`QUIET`], in the
+//!   modes someone typed in within [`TYPING`]: at most once per quiet
+//!   period, and spaced so that this work takes at most a fifth of a core
+//!   under a steady trickle of changes ([`SPACING`]).
+//!
+//! It never holds a change back: a commit waiting for the index stops it
+//! within milliseconds, and it starts again once the index is quiet.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use crate::index::quiet::Commits;
+use crate::queries::search::{lone_pages_current, read_loaded, warm_lone_pages};
+use crate::{LockOk, RwLockOk};
+
+use super::Engine;
+
+/// How long the index must stay unchanged after a commit before the kept
+/// pages are worked out again.
+pub(super) const QUIET: Duration = Duration::from_millis(300);
+
+/// After a change, only the accents modes someone typed a lone character
+/// in this recently are worked out again (a daemon nobody types into does
+/// none of this work after its start).
+const TYPING: Duration = Duration::from_secs(600);
+
+/// A pass that took `d` is followed by at least `SPACING × d` before the
+/// next one a change starts (a nudge, someone typing, does not wait).
+const SPACING: u32 = 4;
+
+/// How often the thread looks whether its engine is still there when
+/// nothing happens.
+const TICK: Duration = Duration::from_secs(5);
+
+/// When a lone character was last typed, per accents mode (exact, ignored).
+#[derive(Debug, Default)]
+pub(super) struct LoneTyped(std::sync::Mutex<[Option<Instant>; 2]>);
+
+impl Engine {
+    /// Someone typed a lone character (`bare`: accents ignored): the other
+    /// letters and digits are worked out at once in the background.
+    pub(super) fn typed_lone(&self, bare: bool) {
+        self.lone_typed.0.lock_ok()[bare as usize] = Some(Instant::now());
+        self.snapshot.read_ok().commits().nudge();
+    }
+
+    /// Starts the engine's thread that works lone characters out ahead.
+    pub(super) fn start_warming(engine: &Arc<Engine>) -> std::io::Result<()> {
+        let commits = engine.snapshot.read_ok().commits();
+        let weak = Arc::downgrade(engine);
+        std::thread::Builder::new()
+            .name("fsindex-warm".into())
+            .spawn(move || Engine::warm_loop(weak, commits))?;
+        Ok(())
+    }
+
+    fn warm_loop(engine: Weak<Engine>, commits: Arc<Commits>) {
+        crate::platform::process::lower_thread_priority();
+        let mut since = commits.seen();
+        // Both modes once after a start, when the index is first ready.
+        let mut started = false;
+        let mut not_before = Instant::now();
+        loop {
+            let wait = QUIET.max(not_before.saturating_duration_since(Instant::now()));
+            // Until the start's pass is done, look often whether the index
+            // is ready (an unchanged restart commits nothing at its end).
+            let tick = if started { TICK } else { QUIET };
+            let seen = commits.wait_quiet(since, wait, tick);
+            let Some(e) = engine.upgrade() else { return };
+            if e.cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let nudged = seen.nudged != since.nudged;
+            since = seen;
+            if !nudged && Instant::now() < not_before {
+                continue;
+            }
+            let typed = *e.lone_typed.0.lock_ok();
+            let start = !started && e.index_ready();
+            let modes: Vec<bool> = [false, true]
+                .into_iter()
+                .filter(|&bare| start || typed[bare as usize].is_some_and(|t| t.elapsed() < TYPING))
+                .collect();
+            let snapshot = e.snapshot.clone();
+            drop(e);
+            let t = Instant::now();
+            let (mut worked, mut whole) = (false, true);
+            for bare in modes {
+                if lone_pages_current(&read_loaded(&snapshot), bare) {
+                    continue;
+                }
+                worked = true;
+                whole &= warm_lone_pages(&snapshot, bare);
+            }
+            if start && whole {
+                started = true;
+            }
+            if worked {
+                not_before = Instant::now() + t.elapsed() * SPACING;
+                tracing::debug!(
+                    ms = t.elapsed().as_millis() as u64,
+                    whole,
+                    "lone characters worked out ahead"
+                );
+            }
+        }
+    }
+
+    /// Every root scanned and the name index loaded (`status`'s `ready`).
+    fn index_ready(&self) -> bool {
+        self.snapshot.read_ok().is_loaded()
+            && self.root_views().is_ok_and(|roots| {
+                roots
+                    .iter()
+                    .all(|r| r.state == super::RootState::Ready || r.gone)
+            })
+    }
+}
