@@ -531,12 +531,14 @@ impl Engine {
             // Results sent before `ids[0]`, and the next to send.
             let (mut base, mut at) = (args.offset, 0usize);
             let mut held: Option<Vec<Listed>> = None;
+            // Each folder's path built once for the whole answer.
+            let mut paths = crate::queries::search::Paths::new();
             while at < ids.len() {
                 let end = (at + CHUNK).min(ids.len());
                 let part = held.take().unwrap_or_else(|| {
                     ids[at..end]
                         .iter()
-                        .map(|&i| listed(snapshot.found(i), String::new()))
+                        .map(|&i| listed(paths.found(&snapshot, i), String::new()))
                         .collect()
                 });
                 match sink.offer(ordered, part) {

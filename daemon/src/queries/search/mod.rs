@@ -5,6 +5,7 @@
 mod bare;
 mod eval;
 mod lone;
+mod paths;
 mod rank;
 #[cfg(test)]
 mod tests;
@@ -21,6 +22,7 @@ use rank::*;
 
 pub use crate::index::{ChangeEvent, ChangeKind, read_loaded};
 pub use lone::{is_lone, lone_pages_current, warm_lone_pages};
+pub use paths::Paths;
 
 /// How results are ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
