@@ -182,4 +182,53 @@ mod tests {
         );
         check(&s, &mut paths);
     }
+
+    /// Whole answers of more results than one thread keys (ranked in two
+    /// halves and merged) are the order worked out name by name, from the
+    /// top, from an offset, reversed, and in pages of a quarter and more.
+    #[test]
+    fn whole_answers_ranked_in_two_halves_equal_a_name_by_name_order() {
+        use crate::queries::query::Query;
+        use crate::queries::search::within::tests::{oracle, pages_equal};
+        let row = |id: i64, parent: Option<i64>, name: &str, kind, mtime| {
+            Change::Upsert(EntryRow {
+                mtime_ns: mtime,
+                ..EntryRow::for_test(id, parent, name.as_bytes(), kind)
+            })
+        };
+        let mut rows = vec![row(1, None, "/r", Kind::Dir, 0)];
+        let dirs = ["bar", "x", "Car", "zz", "ar", "radar q"];
+        for (k, d) in dirs.iter().enumerate() {
+            rows.push(row(2 + k as i64, Some(1), d, Kind::Dir, 0));
+        }
+        let names = ["ar", "bar.txt", "x ar y", "zz", "Ärger", "q", "far"];
+        let mut id = 10i64;
+        for k in 0..(super::super::rank::PARALLEL_KEYS + 6_000) {
+            let dir = 2 + (k * 7 % dirs.len()) as i64;
+            let name = format!("{}{}", names[k % names.len()], k % 13);
+            rows.push(row(id, Some(dir), &name, Kind::File, (k % 17) as i64));
+            id += 1;
+        }
+        let mut s = Snapshot::default();
+        s.apply(rows, None);
+        let live: Vec<u32> = (0..s.id_bound() as u32)
+            .filter(|&i| s.entry_kind(i).is_some() && s.entry_parent(i).is_some())
+            .collect();
+        let want = oracle(&s, &live, &["ar"], false);
+        assert!(
+            want.len() > super::super::rank::PARALLEL_KEYS,
+            "{}",
+            want.len()
+        );
+        let n = want.len();
+        let query = Query::parse("ar").unwrap();
+        let pages = [
+            (0, n, false),
+            (0, n, true),
+            (1000, n - 1000, false),
+            (500, n / 3, true),
+            (0, n / 3, false),
+        ];
+        pages_equal(&s, &query, &want, &pages, "ar");
+    }
 }
