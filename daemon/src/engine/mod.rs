@@ -826,13 +826,13 @@ mod tests {
 
     /// The first pages of lone characters are worked out in the background
     /// once the index is ready after a start (both accents modes), and
-    /// again after live changes once the index is quiet (in the mode typed):
-    /// the answer to a lone letter then comes from what was kept for the
+    /// again after live changes once the index is quiet (the letters typed, in
+    /// the mode typed): the answer to a lone letter then comes from what was kept for the
     /// index as it is, with the count of the test's own walk and the first
     /// rows of the whole answer worked out afresh.
     #[test]
     fn lone_letters_are_worked_out_again_after_live_changes() {
-        use crate::queries::search::{Sort, lone_pages_current};
+        use crate::queries::search::{ALL_WARMED, Sort, lone_pages_current_of, warmed_set};
         let tmp = tempfile::tempdir().unwrap();
         let tree = tmp.path().join("tree");
         for d in 0..12 {
@@ -847,16 +847,16 @@ mod tests {
         }
         let tree = std::fs::canonicalize(&tree).unwrap();
         let (engine, _writer) = start_engine(tmp.path(), &tree, rules(&[]));
-        let current = |bare| lone_pages_current(&engine.snapshot.read_ok(), bare);
-        let wait_current = |what: &str, both: bool| {
+        let current = |bare, set| lone_pages_current_of(&engine.snapshot.read_ok(), bare, set);
+        let wait_current = |what: &str, set: u64, both: bool| {
             let deadline = Instant::now() + Duration::from_secs(60);
-            while !(current(false) && (!both || current(true))) {
+            while !(current(false, set) && (!both || current(true, set))) {
                 assert!(Instant::now() < deadline, "{what}: never worked out");
                 std::thread::sleep(Duration::from_millis(10));
             }
         };
         // Both modes after a start.
-        wait_current("after the start", true);
+        wait_current("after the start", ALL_WARMED, true);
         let search = |limit| {
             let args = SearchArgs {
                 query: "a".into(),
@@ -915,9 +915,10 @@ mod tests {
         std::fs::rename(tree.join("tax"), tree.join("t-x")).unwrap();
         engine.sync(Duration::from_secs(30)).unwrap();
         assert_ne!(engine.snapshot.read_ok().generation(), before);
-        wait_current("after the changes", false);
+        // The letter typed, in the mode typed, is worked out again.
+        wait_current("after the changes", warmed_set(b'a'), false);
         assert!(
-            !current(true),
+            !current(true, warmed_set(b'a')),
             "nobody typed without accents: not worked out again"
         );
         check("after the changes");

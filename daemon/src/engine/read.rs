@@ -467,7 +467,7 @@ impl Engine {
         }
         let reader = view.as_ref().map(|v| v.caller.clone());
         // Someone typing: the other lone characters are worked out ahead.
-        let warm = view.is_none() && crate::queries::search::is_lone(&query);
+        let warm = crate::queries::search::lone_byte(&query).filter(|_| view.is_none());
         let rules = self.rules();
         let t = Instant::now();
         let (sort, reverse) = (args.sort, args.reverse);
@@ -489,8 +489,8 @@ impl Engine {
             };
         let mut snapshot = crate::index::read_loaded(&self.snapshot);
         let (total, mut ids) = order(&snapshot, args.offset, args.limit);
-        if warm {
-            self.typed_lone(query.ignore_accents);
+        if let Some(byte) = warm {
+            self.typed_lone(query.ignore_accents, byte);
         }
         let mut ordered = SearchHead {
             total: total as u64,

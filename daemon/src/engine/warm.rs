@@ -11,10 +11,12 @@
 //!   client types in);
 //! - as soon as someone types a lone character (the other letters and
 //!   digits, in the mode typed);
-//! - after a change, once the index has been quiet for [`QUIET`], in the
-//!   modes someone typed in within [`TYPING`]: at most once per quiet
-//!   period, and spaced so that this work takes at most a fifth of a core
-//!   under a steady trickle of changes ([`SPACING`]).
+//! - after a change, once the index has been quiet for [`QUIET`], the
+//!   characters someone typed alone within [`TYPING`], in the modes typed
+//!   (first keys of queries are few: a pass of five letters costs a seventh
+//!   of all 36): at most once per quiet period, and spaced so that this
+//!   work takes at most a fifth of a core under a steady trickle of changes
+//!   ([`SPACING`]).
 //!
 //! It never holds a change back: a commit waiting for the index stops it
 //! within milliseconds, and it starts again once the index is quiet.
@@ -24,7 +26,9 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use crate::index::quiet::Commits;
-use crate::queries::search::{lone_pages_current, read_loaded, warm_lone_pages};
+use crate::queries::search::{
+    ALL_WARMED, lone_pages_current_of, read_loaded, warm_lone_pages_of, warmed_set,
+};
 use crate::{LockOk, RwLockOk};
 
 use super::Engine;
@@ -46,15 +50,25 @@ const SPACING: u32 = 4;
 /// nothing happens.
 const TICK: Duration = Duration::from_secs(5);
 
-/// When a lone character was last typed, per accents mode (exact, ignored).
+/// When a lone character was last typed, and which were typed since the
+/// mode was last unused for [`TYPING`] (a `warmed_set`), per accents mode
+/// (exact, ignored).
 #[derive(Debug, Default)]
-pub(super) struct LoneTyped(std::sync::Mutex<[Option<Instant>; 2]>);
+pub(super) struct LoneTyped(std::sync::Mutex<[(Option<Instant>, u64); 2]>);
 
 impl Engine {
     /// Someone typed a lone character (`bare`: accents ignored): the other
     /// letters and digits are worked out at once in the background.
-    pub(super) fn typed_lone(&self, bare: bool) {
-        self.lone_typed.0.lock_ok()[bare as usize] = Some(Instant::now());
+    pub(super) fn typed_lone(&self, bare: bool, byte: u8) {
+        {
+            let mut typed = self.lone_typed.0.lock_ok();
+            let (at, set) = &mut typed[bare as usize];
+            if at.is_none_or(|t| t.elapsed() >= TYPING) {
+                *set = 0;
+            }
+            *at = Some(Instant::now());
+            *set |= warmed_set(byte);
+        }
         self.snapshot.read_ok().commits().nudge();
     }
 
@@ -91,20 +105,28 @@ impl Engine {
             }
             let typed = *e.lone_typed.0.lock_ok();
             let start = !started && e.index_ready();
-            let modes: Vec<bool> = [false, true]
+            // Each mode and the characters to work out in it: all of them
+            // after a start or when someone types; after a change, those
+            // typed.
+            let modes: Vec<(bool, u64)> = [false, true]
                 .into_iter()
-                .filter(|&bare| start || typed[bare as usize].is_some_and(|t| t.elapsed() < TYPING))
+                .filter_map(|bare| match typed[bare as usize] {
+                    _ if start => Some((bare, ALL_WARMED)),
+                    (Some(t), _) if nudged && t.elapsed() < TYPING => Some((bare, ALL_WARMED)),
+                    (Some(t), set) if t.elapsed() < TYPING => Some((bare, set)),
+                    _ => None,
+                })
                 .collect();
             let snapshot = e.snapshot.clone();
             drop(e);
             let t = Instant::now();
             let (mut worked, mut whole) = (false, true);
-            for bare in modes {
-                if lone_pages_current(&read_loaded(&snapshot), bare) {
+            for (bare, set) in modes {
+                if lone_pages_current_of(&read_loaded(&snapshot), bare, set) {
                     continue;
                 }
                 worked = true;
-                whole &= warm_lone_pages(&snapshot, bare);
+                whole &= warm_lone_pages_of(&snapshot, bare, set);
             }
             if start && whole {
                 started = true;

@@ -101,6 +101,11 @@ pub fn is_lone(query: &Query) -> bool {
     lone_term(query).is_some()
 }
 
+/// The character of a lone-character query (see [`is_lone`]).
+pub fn lone_byte(query: &Query) -> Option<u8> {
+    lone_term(query).map(|(b, _)| b)
+}
+
 /// Works out the first page of each lone letter and digit (accents ignored
 /// when `bare`, as the query typed asked) that the snapshot in `lock` has
 /// not kept yet, taking its read lock for one character at a time, and
@@ -111,12 +116,31 @@ pub fn is_lone(query: &Query) -> bool {
 /// a lone character, and again once the index is quiet after a change
 /// (`engine::warm`), so the first key of the next queries answers at once.
 pub fn warm_lone_pages(lock: &RwLock<Snapshot>, bare: bool) -> bool {
+    warm_lone_pages_of(lock, bare, ALL_WARMED)
+}
+
+/// Every character [`warm_lone_pages`] works out, as a set for
+/// [`warm_lone_pages_of`].
+pub const ALL_WARMED: u64 = (1 << WARMED.len()) - 1;
+
+/// The set of [`warm_lone_pages_of`] that holds `byte` (none for a
+/// character not worked out ahead).
+pub fn warmed_set(byte: u8) -> u64 {
+    WARMED.iter().position(|&b| b == byte).map_or(0, |k| 1 << k)
+}
+
+/// [`warm_lone_pages`] for the characters in `set` only (see
+/// [`warmed_set`]).
+pub fn warm_lone_pages_of(lock: &RwLock<Snapshot>, bare: bool, set: u64) -> bool {
     let (generation, commits) = {
         let s = read_loaded(lock);
         (s.generation, s.commits())
     };
     let stop = cancel::Cancel::watching(commits.writing());
-    for &byte in WARMED {
+    for (k, &byte) in WARMED.iter().enumerate() {
+        if set & (1 << k) == 0 {
+            continue;
+        }
         let s = read_loaded(lock);
         if s.generation != generation || stop.is_cancelled() {
             return false;
@@ -151,11 +175,20 @@ pub fn warm_lone_pages(lock: &RwLock<Snapshot>, bare: bool) -> bool {
 /// Whether every lone letter and digit is kept for the index as it is
 /// (accents ignored when `bare`).
 pub fn lone_pages_current(s: &Snapshot, bare: bool) -> bool {
+    lone_pages_current_of(s, bare, ALL_WARMED)
+}
+
+/// [`lone_pages_current`] for the characters in `set` only.
+pub fn lone_pages_current_of(s: &Snapshot, bare: bool, set: u64) -> bool {
     let memo = s.memo.lock_ok();
-    WARMED.iter().all(|&b| {
-        memo.iter()
-            .any(|m| (m.0, m.1, m.2) == (b, bare, s.generation))
-    })
+    WARMED
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| set & (1 << k) != 0)
+        .all(|(_, &b)| {
+            memo.iter()
+                .any(|m| (m.0, m.1, m.2) == (b, bare, s.generation))
+        })
 }
 
 #[cfg(test)]
