@@ -105,34 +105,49 @@ impl Engine {
             }
             let typed = *e.lone_typed.0.lock_ok();
             let start = !started && e.index_ready();
-            // Each mode and the characters to work out in it: all of them
-            // after a start or when someone types; after a change, those
-            // typed.
-            let modes: Vec<(bool, u64)> = [false, true]
+            // The characters typed alone lately, per mode: worked out first
+            // whatever woke the thread (they are few, and what the next
+            // query most likely starts with); then every character, after a
+            // start (both modes) or when someone just typed (the modes
+            // typed in).
+            let recent = |bare: bool| match typed[bare as usize] {
+                (Some(t), set) if t.elapsed() < TYPING => Some(set),
+                _ => None,
+            };
+            let first: Vec<(bool, u64)> = [false, true]
                 .into_iter()
-                .filter_map(|bare| match typed[bare as usize] {
-                    _ if start => Some((bare, ALL_WARMED)),
-                    (Some(t), _) if nudged && t.elapsed() < TYPING => Some((bare, ALL_WARMED)),
-                    (Some(t), set) if t.elapsed() < TYPING => Some((bare, set)),
-                    _ => None,
-                })
+                .filter_map(|bare| recent(bare).map(|set| (bare, set)))
+                .collect();
+            let then: Vec<(bool, u64)> = [false, true]
+                .into_iter()
+                .filter(|&bare| start || (nudged && recent(bare).is_some()))
+                .map(|bare| (bare, ALL_WARMED))
                 .collect();
             let snapshot = e.snapshot.clone();
             drop(e);
-            let t = Instant::now();
-            let (mut worked, mut whole) = (false, true);
-            for (bare, set) in modes {
-                if lone_pages_current_of(&read_loaded(&snapshot), bare, set) {
-                    continue;
+            let pass = |modes: &[(bool, u64)]| {
+                let (mut worked, mut whole) = (false, true);
+                for &(bare, set) in modes {
+                    if lone_pages_current_of(&read_loaded(&snapshot), bare, set) {
+                        continue;
+                    }
+                    worked = true;
+                    whole &= warm_lone_pages_of(&snapshot, bare, set);
                 }
-                worked = true;
-                whole &= warm_lone_pages_of(&snapshot, bare, set);
+                (worked, whole)
+            };
+            let t = Instant::now();
+            let (worked, _) = pass(&first);
+            // Spaced by what the typed characters cost (the whole set is
+            // worked out only at a start or a key, never for a change).
+            if worked {
+                not_before = Instant::now() + t.elapsed() * SPACING;
             }
+            let (_, whole) = pass(&then);
             if start && whole {
                 started = true;
             }
-            if worked {
-                not_before = Instant::now() + t.elapsed() * SPACING;
+            if worked || !then.is_empty() {
                 tracing::debug!(
                     ms = t.elapsed().as_millis() as u64,
                     whole,
