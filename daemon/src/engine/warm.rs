@@ -16,7 +16,11 @@
 //!   (first keys of queries are few: a pass of five letters costs a seventh
 //!   of all 36): at most once per quiet period, and spaced so that this
 //!   work takes at most a fifth of a core under a steady trickle of changes
-//!   ([`SPACING`]).
+//!   ([`SPACING`]; a change that comes sooner is worked out at the next
+//!   quiet period after the spacing, or the next [`TICK`]).
+//!
+//! Whatever woke it, the characters typed alone lately come first, so a key
+//! that starts the whole set never leaves them stale behind a long pass.
 //!
 //! It never holds a change back: a commit waiting for the index stops it
 //! within milliseconds, and it starts again once the index is quiet.

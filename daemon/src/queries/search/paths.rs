@@ -202,12 +202,16 @@ mod tests {
             rows.push(row(2 + k as i64, Some(1), d, Kind::Dir, 0));
         }
         let names = ["ar", "bar.txt", "x ar y", "zz", "Ärger", "q", "far"];
-        let mut id = 10i64;
         for k in 0..(super::super::rank::PARALLEL_KEYS + 6_000) {
             let dir = 2 + (k * 7 % dirs.len()) as i64;
             let name = format!("{}{}", names[k % names.len()], k % 13);
-            rows.push(row(id, Some(dir), &name, Kind::File, (k % 17) as i64));
-            id += 1;
+            rows.push(row(
+                10 + k as i64,
+                Some(dir),
+                &name,
+                Kind::File,
+                (k % 17) as i64,
+            ));
         }
         let mut s = Snapshot::default();
         s.apply(rows, None);
