@@ -48,6 +48,7 @@ mod sync;
 mod text;
 mod visibility;
 mod wake;
+mod warm;
 
 pub use content::{ContentFigures, ContentRuntime, ContentSettings};
 pub use file_tags::FileTagRuntime;
@@ -245,6 +246,8 @@ pub struct Engine {
     permissions: visibility::Permissions,
     /// The fleet link, when `[fleet]` is configured.
     fleet: Mutex<Option<Arc<fleet::FleetLink>>>,
+    /// When lone characters were last typed (see [`warm`]).
+    lone_typed: warm::LoneTyped,
 }
 
 impl std::fmt::Debug for Engine {
@@ -314,6 +317,7 @@ impl Engine {
             file_tags: FileTagRuntime::default(),
             permissions: Default::default(),
             fleet: Mutex::new(None),
+            lone_typed: Default::default(),
             watcher,
             watch,
             events,
@@ -375,6 +379,7 @@ impl Engine {
         std::thread::Builder::new()
             .name("fsindex-trim".into())
             .spawn(move || Engine::trim_loop(e))?;
+        Engine::start_warming(&engine)?;
         Ok(engine)
     }
 
@@ -821,5 +826,105 @@ mod tests {
             engine.stat(b"relative/path", None),
             Err(Error::InvalidArgument(_))
         ));
+    }
+
+    /// The first pages of lone characters are worked out in the background
+    /// once the index is ready after a start (both accents modes), and
+    /// again after live changes once the index is quiet (the letters typed, in
+    /// the mode typed): the answer to a lone letter then comes from what was kept for the
+    /// index as it is, with the count of the test's own walk and the first
+    /// rows of the whole answer worked out afresh.
+    #[test]
+    fn lone_letters_are_worked_out_again_after_live_changes() {
+        use crate::queries::search::{ALL_WARMED, Sort, lone_pages_current_of, warmed_set};
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = tmp.path().join("tree");
+        for d in 0..12 {
+            let dir = tree
+                .join(["notes", "tax", "photos", "misc"][d % 4])
+                .join(format!("d{d}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            for f in 0..40 {
+                let name = ["a", "report", "bb", "xyz"][f % 4];
+                std::fs::write(dir.join(format!("{name}{f}.txt")), b"x").unwrap();
+            }
+        }
+        let tree = std::fs::canonicalize(&tree).unwrap();
+        let (engine, _writer) = start_engine(tmp.path(), &tree, rules(&[]));
+        let current = |bare, set| lone_pages_current_of(&engine.snapshot.read_ok(), bare, set);
+        let wait_current = |what: &str, set: u64, both: bool| {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !(current(false, set) && (!both || current(true, set))) {
+                assert!(Instant::now() < deadline, "{what}: never worked out");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        };
+        // Both modes after a start.
+        wait_current("after the start", ALL_WARMED, true);
+        let search = |limit| {
+            let args = SearchArgs {
+                query: "a".into(),
+                sort: Sort::Relevance,
+                reverse: false,
+                offset: 0,
+                limit,
+                sync: false,
+                snippets: 0,
+            };
+            let page = engine.search(args, None).unwrap();
+            let paths: Vec<Vec<u8>> = page.entries.into_iter().map(|e| e.path).collect();
+            (page.total as usize, paths)
+        };
+        let walked = || {
+            let mut n = 0;
+            let mut stack = vec![tree.clone()];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).unwrap() {
+                    let p = e.unwrap().path();
+                    let rel = p
+                        .strip_prefix(&tree)
+                        .unwrap()
+                        .to_string_lossy()
+                        .to_lowercase();
+                    n += rel.contains('a') as usize;
+                    if p.is_dir() {
+                        stack.push(p);
+                    }
+                }
+            }
+            n
+        };
+        let check = |what: &str| {
+            let (total, page) = search(400);
+            let (all, whole) = search(usize::MAX);
+            assert_eq!(total, walked(), "{what}: the count");
+            assert_eq!(all, total, "{what}");
+            assert_eq!(
+                page,
+                whole[..400.min(whole.len())],
+                "{what}: the first rows"
+            );
+        };
+        check("as started");
+        let before = engine.snapshot.read_ok().generation();
+        // Live changes: files holding the letter made, renamed, removed; a
+        // folder renamed so its files no longer match through it.
+        let dir = tree.join("notes/d0");
+        for f in 0..30 {
+            std::fs::write(dir.join(format!("new a {f}")), b"y").unwrap();
+        }
+        std::fs::rename(dir.join("report1.txt"), dir.join("zzz1")).unwrap();
+        std::fs::rename(dir.join("xyz3.txt"), dir.join("xyz a 3")).unwrap();
+        std::fs::remove_file(dir.join("a0.txt")).unwrap();
+        std::fs::rename(tree.join("tax"), tree.join("t-x")).unwrap();
+        engine.sync(Duration::from_secs(30)).unwrap();
+        assert_ne!(engine.snapshot.read_ok().generation(), before);
+        // The letter typed, in the mode typed, is worked out again.
+        wait_current("after the changes", warmed_set(b'a'), false);
+        assert!(
+            !current(true, warmed_set(b'a')),
+            "nobody typed without accents: not worked out again"
+        );
+        check("after the changes");
     }
 }

@@ -398,27 +398,6 @@ impl Engine {
         }
     }
 
-    /// Works out the first pages of the other lone letters and digits in
-    /// the background (see `queries::search::lone`), one thread at a time
-    /// in the process, at background priority: someone is typing queries.
-    fn warm_lone_pages(&self, bare: bool) {
-        static WARMING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        if WARMING.swap(true, std::sync::atomic::Ordering::AcqRel) {
-            return;
-        }
-        let snapshot = self.snapshot.clone();
-        let spawned = std::thread::Builder::new()
-            .name("fsindex-warm".into())
-            .spawn(move || {
-                crate::platform::process::lower_thread_priority();
-                crate::queries::search::warm_lone_pages(&snapshot, bare);
-                WARMING.store(false, std::sync::atomic::Ordering::Release);
-            });
-        if spawned.is_err() {
-            WARMING.store(false, std::sync::atomic::Ordering::Release);
-        }
-    }
-
     /// Searches names (Search RPC). A filtered caller gets only entries in
     /// folders it may enter, and `total` counts only those.
     pub fn search(&self, args: SearchArgs, view: Option<View>) -> Result<SearchPage, Error> {
@@ -484,7 +463,7 @@ impl Engine {
         }
         let reader = view.as_ref().map(|v| v.caller.clone());
         // Someone typing: the other lone characters are worked out ahead.
-        let warm = view.is_none() && crate::queries::search::is_lone(&query);
+        let warm = crate::queries::search::lone_byte(&query).filter(|_| view.is_none());
         let rules = self.rules();
         let t = Instant::now();
         let (sort, reverse) = (args.sort, args.reverse);
@@ -506,8 +485,8 @@ impl Engine {
             };
         let mut snapshot = crate::index::read_loaded(&self.snapshot);
         let (total, mut ids) = order(&snapshot, args.offset, args.limit);
-        if warm {
-            self.warm_lone_pages(query.ignore_accents);
+        if let Some(byte) = warm {
+            self.typed_lone(query.ignore_accents, byte);
         }
         let mut ordered = SearchHead {
             total: total as u64,
@@ -548,12 +527,14 @@ impl Engine {
             // Results sent before `ids[0]`, and the next to send.
             let (mut base, mut at) = (args.offset, 0usize);
             let mut held: Option<Vec<Listed>> = None;
+            // Each folder's path built once for the whole answer.
+            let mut paths = crate::queries::search::Paths::new();
             while at < ids.len() {
                 let end = (at + CHUNK).min(ids.len());
                 let part = held.take().unwrap_or_else(|| {
                     ids[at..end]
                         .iter()
-                        .map(|&i| listed(snapshot.found(i), String::new()))
+                        .map(|&i| listed(paths.found(&snapshot, i), String::new()))
                         .collect()
                 });
                 match sink.offer(ordered, part) {

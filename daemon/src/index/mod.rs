@@ -18,6 +18,7 @@
 //! - [`grams`]: the trigram filter over the name arena;
 //! - [`slots`]: compact columns (sparse slots, name offsets, parents);
 //! - [`events`]: the change events subscribers are told of;
+//! - [`quiet`]: commits counted, for work done ahead once they stop;
 //! - [`fold`], [`kinds`], [`ext`]: how names are folded, classed by kind
 //!   and keyed by extension.
 
@@ -32,6 +33,7 @@ pub(crate) mod ext;
 pub mod fold;
 pub(crate) mod grams;
 pub mod kinds;
+pub mod quiet;
 pub(crate) mod slots;
 pub mod snapshot;
 
@@ -49,7 +51,7 @@ pub struct SnapshotMirror {
 impl Mirror for SnapshotMirror {
     fn load(&mut self, conn: &rusqlite::Connection) -> Result<(), Error> {
         let t = Instant::now();
-        let loaded = match Snapshot::load(conn) {
+        let mut loaded = match Snapshot::load(conn) {
             Ok(s) => s,
             Err(e) => {
                 // Answered from as it is (empty, then kept current by every
@@ -64,20 +66,30 @@ impl Mirror for SnapshotMirror {
             ms = t.elapsed().as_millis() as u64,
             "search snapshot loaded"
         );
-        *self.snapshot.write_ok() = loaded;
+        let commits = self.snapshot.read_ok().commits.clone();
+        commits.applying(|| {
+            let mut snapshot = self.snapshot.write_ok();
+            loaded.commits = snapshot.commits.clone();
+            *snapshot = loaded;
+        });
         crate::platform::process::release_memory();
         Ok(())
     }
 
     fn apply(&mut self, changes: Vec<Change>) {
-        let mut snapshot = self.snapshot.write_ok();
-        if self.events.receiver_count() == 0 {
-            snapshot.apply(changes, None);
-            return;
-        }
-        let mut events = Vec::new();
-        snapshot.apply(changes, Some(&mut events));
-        drop(snapshot);
+        // Work done ahead under a read lock lets go when it sees the flag
+        // (see `quiet`): the change is searchable without waiting for it.
+        let commits = self.snapshot.read_ok().commits.clone();
+        let events = commits.applying(|| {
+            let mut snapshot = self.snapshot.write_ok();
+            if self.events.receiver_count() == 0 {
+                snapshot.apply(changes, None);
+                return Vec::new();
+            }
+            let mut events = Vec::new();
+            snapshot.apply(changes, Some(&mut events));
+            events
+        });
         for e in events {
             let _ = self.events.send(e);
         }

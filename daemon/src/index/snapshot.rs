@@ -175,6 +175,9 @@ pub struct Snapshot {
     /// [`generation`](Self::generation) it was worked out at (the search
     /// keeps them: `queries::search::lone`).
     pub(crate) memo: Memo,
+    /// Commits applied and whether one waits (see [`super::quiet`]): one
+    /// for the daemon's life, carried over when the snapshot is loaded.
+    pub(crate) commits: std::sync::Arc<super::quiet::Commits>,
 }
 
 /// [`Snapshot::memo`]: (the term's byte, accents ignored, generation,
@@ -218,6 +221,7 @@ impl Default for Snapshot {
             loaded: false,
             layout: next_layout(),
             memo: Memo::default(),
+            commits: Default::default(),
         }
     }
 }
@@ -278,6 +282,7 @@ impl Snapshot {
             loaded: false,
             layout: next_layout(),
             memo: Memo::default(),
+            commits: Default::default(),
         };
         let mut next = 0usize;
         crate::store::entries::each_by_id(conn, |r| {
@@ -885,6 +890,11 @@ impl Snapshot {
     #[inline]
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// The commits applied to this index (see [`super::quiet`]).
+    pub fn commits(&self) -> std::sync::Arc<super::quiet::Commits> {
+        self.commits.clone()
     }
 
     /// See the field: equal values mean the same folders at the same places.

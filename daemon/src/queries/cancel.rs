@@ -36,6 +36,12 @@ impl Cancel {
         Cancel::default()
     }
 
+    /// A flag raised from elsewhere: work done ahead stops when a commit
+    /// waits for the index (`index::quiet::Commits::writing`).
+    pub fn watching(flag: Arc<AtomicBool>) -> Cancel {
+        Cancel(flag)
+    }
+
     /// Asks the search to stop.
     pub fn cancel(&self) {
         self.0.store(true, Ordering::Relaxed);

@@ -101,19 +101,49 @@ pub fn is_lone(query: &Query) -> bool {
     lone_term(query).is_some()
 }
 
+/// The character of a lone-character query (see [`is_lone`]).
+pub fn lone_byte(query: &Query) -> Option<u8> {
+    lone_term(query).map(|(b, _)| b)
+}
+
 /// Works out the first page of each lone letter and digit (accents ignored
 /// when `bare`, as the query typed asked) that the snapshot in `lock` has
-/// not kept yet, taking its
-/// read lock for one character at a time (the writer never waits on more
-/// than one), and stops as soon as the index changes. Run in the
-/// background once someone types a lone character, so the first key of
-/// the next queries answers at once.
-pub fn warm_lone_pages(lock: &RwLock<Snapshot>, bare: bool) {
-    let generation = read_loaded(lock).generation;
-    for &byte in WARMED {
+/// not kept yet, taking its read lock for one character at a time, and
+/// stops as soon as the index changes or a commit waits for it (the read
+/// is let go within a few milliseconds: see `index::quiet`, so a change is
+/// never held back by work done ahead). Returns whether every character is
+/// kept for the index as it is. Run in the background once someone types
+/// a lone character, and again once the index is quiet after a change
+/// (`engine::warm`), so the first key of the next queries answers at once.
+pub fn warm_lone_pages(lock: &RwLock<Snapshot>, bare: bool) -> bool {
+    warm_lone_pages_of(lock, bare, ALL_WARMED)
+}
+
+/// Every character [`warm_lone_pages`] works out, as a set for
+/// [`warm_lone_pages_of`].
+pub const ALL_WARMED: u64 = (1 << WARMED.len()) - 1;
+
+/// The set of [`warm_lone_pages_of`] that holds `byte` (none for a
+/// character not worked out ahead).
+pub fn warmed_set(byte: u8) -> u64 {
+    WARMED.iter().position(|&b| b == byte).map_or(0, |k| 1 << k)
+}
+
+/// [`warm_lone_pages`] for the characters in `set` only (see
+/// [`warmed_set`]).
+pub fn warm_lone_pages_of(lock: &RwLock<Snapshot>, bare: bool, set: u64) -> bool {
+    let (generation, commits) = {
         let s = read_loaded(lock);
-        if s.generation != generation {
-            return;
+        (s.generation, s.commits())
+    };
+    let stop = cancel::Cancel::watching(commits.writing());
+    for (k, &byte) in WARMED.iter().enumerate() {
+        if set & (1 << k) == 0 {
+            continue;
+        }
+        let s = read_loaded(lock);
+        if s.generation != generation || stop.is_cancelled() {
+            return false;
         }
         let kept = s
             .memo
@@ -130,9 +160,35 @@ pub fn warm_lone_pages(lock: &RwLock<Snapshot>, bare: bool) {
         let Ok(query) = Query::parse(&text) else {
             continue;
         };
-        let (total, ids) = s.order_afresh(&query, Sort::Relevance, 0, MEMO_ROWS, false, None);
+        let (total, ids) =
+            stop.scope(|| s.order_afresh(&query, Sort::Relevance, 0, MEMO_ROWS, false, None));
+        // Stopped half way (a commit waits): nothing to keep. The flag
+        // cannot fall again while this read is held.
+        if stop.is_cancelled() {
+            return false;
+        }
         s.keep_lone(byte, bare, total, ids);
     }
+    true
+}
+
+/// Whether every lone letter and digit is kept for the index as it is
+/// (accents ignored when `bare`).
+pub fn lone_pages_current(s: &Snapshot, bare: bool) -> bool {
+    lone_pages_current_of(s, bare, ALL_WARMED)
+}
+
+/// [`lone_pages_current`] for the characters in `set` only.
+pub fn lone_pages_current_of(s: &Snapshot, bare: bool, set: u64) -> bool {
+    let memo = s.memo.lock_ok();
+    WARMED
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| set & (1 << k) != 0)
+        .all(|(_, &b)| {
+            memo.iter()
+                .any(|m| (m.0, m.1, m.2) == (b, bare, s.generation))
+        })
 }
 
 #[cfg(test)]
@@ -275,5 +331,172 @@ mod tests {
         assert!(!is_lone(&Query::parse("ab").unwrap()));
         assert!(!is_lone(&Query::parse("a b").unwrap()));
         assert!(is_lone(&Query::parse("7").unwrap()));
+    }
+
+    /// Under live changes (files whose names hold the letter created,
+    /// renamed and removed, folders renamed, in bursts) with the pages
+    /// worked out again in the background whenever the index is quiet, as
+    /// the engine does: every answer to a lone character, from what was
+    /// kept or worked out afresh, has the count and first pages of the
+    /// order worked out here name by name, and once the index is quiet the
+    /// answer comes from what was kept for the index as it is. A page
+    /// worked out while a commit waited (stopped half way) is never kept.
+    #[test]
+    fn lone_characters_kept_current_in_the_background_under_live_changes() {
+        use crate::index::SnapshotMirror;
+        use crate::store::Mirror;
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::time::{Duration, Instant};
+
+        let lock = Arc::new(RwLock::new(Snapshot::default()));
+        let (events, _) = tokio::sync::broadcast::channel(16);
+        let mut mirror = SnapshotMirror {
+            snapshot: lock.clone(),
+            events,
+        };
+        let mut rows = vec![Change::Upsert(row(1, None, "/r", Kind::Dir, 0))];
+        for d in 0..30i64 {
+            let name = ["Taxes", "photos", "x", "notes", "café"][d as usize % 5];
+            rows.push(Change::Upsert(row(
+                2 + d,
+                Some(1),
+                &format!("{name}{d}"),
+                Kind::Dir,
+                0,
+            )));
+        }
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let words = ["a", "tax", "b_a", "zz", "ä", "e.txt", "ab c", "2025"];
+        let mut id = 40i64;
+        for _ in 0..3_000 {
+            let name = format!("{}{}", words[next(8) as usize], next(1000));
+            let dir = 2 + next(30) as i64;
+            rows.push(Change::Upsert(row(
+                id,
+                Some(dir),
+                &name,
+                Kind::File,
+                next(50) as i64,
+            )));
+            id += 1;
+        }
+        mirror.apply(rows);
+        lock.write().unwrap().mark_loaded();
+
+        // The background work, as `engine::warm` runs it: once the index is
+        // quiet, both accents modes.
+        let stop = Arc::new(AtomicBool::new(false));
+        let warm = {
+            let (lock, stop) = (lock.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let commits = lock.read().unwrap().commits();
+                let mut since = commits.seen();
+                while !stop.load(Ordering::Relaxed) {
+                    since = commits.wait_quiet(
+                        since,
+                        Duration::from_millis(15),
+                        Duration::from_millis(30),
+                    );
+                    warm_lone_pages(&lock, false);
+                    warm_lone_pages(&lock, true);
+                }
+            })
+        };
+
+        let check = |s: &Snapshot, when: &str| {
+            let live: Vec<u32> = (0..s.id_bound() as u32)
+                .filter(|&i| s.entry_kind(i).is_some() && s.entry_parent(i).is_some())
+                .collect();
+            for (q, bare) in [("a", false), ("a", true), ("e", false), ("2", true)] {
+                let want = oracle(s, &live, &[q], bare);
+                let text = if bare {
+                    format!("{q} accents:ignore")
+                } else {
+                    q.to_owned()
+                };
+                let query = Query::parse(&text).unwrap();
+                let pages = [(0, 400, false), (100, 300, false)];
+                pages_equal(s, &query, &want, &pages, &format!("{when}: {text}"));
+            }
+        };
+        let mut live_files: Vec<i64> = (40..id).collect();
+        for round in 0..40 {
+            // A burst: new files holding the letter, renames into and out
+            // of it, removals, a folder renamed (its files match through it
+            // or stop matching).
+            let mut burst = Vec::new();
+            for _ in 0..1 + next(3) {
+                let mut changes = Vec::new();
+                for _ in 0..20 {
+                    let name = format!("{}{}", words[next(8) as usize], next(1000));
+                    let dir = 2 + next(30) as i64;
+                    changes.push(Change::Upsert(row(
+                        id,
+                        Some(dir),
+                        &name,
+                        Kind::File,
+                        60 + round,
+                    )));
+                    live_files.push(id);
+                    id += 1;
+                }
+                for _ in 0..10 {
+                    let f = live_files[next(live_files.len() as u64) as usize];
+                    let name = format!("{}{}", words[next(8) as usize], next(1000));
+                    changes.push(Change::Moved {
+                        id: f,
+                        parent_id: 2 + next(30) as i64,
+                        name: name.into_bytes(),
+                        subtree: Vec::new(),
+                    });
+                }
+                let gone: Vec<i64> = (0..10)
+                    .map(|_| live_files.swap_remove(next(live_files.len() as u64) as usize))
+                    .collect();
+                changes.push(Change::Removed(gone));
+                let d = 2 + next(30) as i64;
+                changes.push(Change::Moved {
+                    id: d,
+                    parent_id: 1,
+                    name: format!("{}{d}", ["zz", "a folder", "Äbc", "q"][next(4) as usize])
+                        .into_bytes(),
+                    subtree: Vec::new(),
+                });
+                burst.push(changes);
+            }
+            for changes in burst {
+                mirror.apply(changes);
+                // Sometimes a pause long enough for the background work to
+                // start, and be stopped by the next commit.
+                if next(3) == 0 {
+                    std::thread::sleep(Duration::from_millis(next(25)));
+                }
+            }
+            check(
+                &lock.read().unwrap(),
+                &format!("round {round}, right after"),
+            );
+            if round % 8 == 7 {
+                // Quiet: the pages are worked out for the index as it is,
+                // and answered from there.
+                let deadline = Instant::now() + Duration::from_secs(60);
+                while !(lone_pages_current(&lock.read().unwrap(), false)
+                    && lone_pages_current(&lock.read().unwrap(), true))
+                {
+                    assert!(Instant::now() < deadline, "round {round}: never worked out");
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                check(&lock.read().unwrap(), &format!("round {round}, quiet"));
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        warm.join().unwrap();
     }
 }

@@ -5,6 +5,7 @@
 mod bare;
 mod eval;
 mod lone;
+mod paths;
 mod rank;
 #[cfg(test)]
 mod tests;
@@ -20,7 +21,11 @@ use eval::*;
 use rank::*;
 
 pub use crate::index::{ChangeEvent, ChangeKind, read_loaded};
-pub use lone::{is_lone, warm_lone_pages};
+pub use lone::{
+    ALL_WARMED, is_lone, lone_byte, lone_pages_current, lone_pages_current_of, warm_lone_pages,
+    warm_lone_pages_of, warmed_set,
+};
+pub use paths::Paths;
 
 /// How results are ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

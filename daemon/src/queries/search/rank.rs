@@ -34,12 +34,6 @@ impl Snapshot {
     /// without a content score, in one integer that orders the same: 16
     /// bytes to select from instead of 48. The id is its low 32 bits.
     #[inline]
-    pub(crate) fn rank_rest(&self, i: u32) -> u128 {
-        self.rank_rest_at(i, self.depth_of(i))
-    }
-
-    /// [`rank_rest`](Self::rank_rest) of entry i at `depth`.
-    #[inline]
     pub(crate) fn rank_rest_at(&self, i: u32, depth: u16) -> u128 {
         // Order-preserving as unsigned, then newer first.
         let newer = !((self.mtime[i as usize] as u64) ^ (1 << 63));
@@ -86,13 +80,34 @@ impl Snapshot {
             return Vec::new();
         }
         if k > hits.len() / 4 {
-            let mut names = NameFits::new(lists, fits, 0);
-            let mut keyed: Vec<u128> = hits
-                .iter()
-                .map(|&i| flip(names_key(names.of(i)) | self.rank_rest(i)))
-                .collect();
-            top_k(&mut keyed, from, k, u128::cmp);
-            return keyed[..k.min(keyed.len())].iter().map(|&x| id(x)).collect();
+            // Most of the results (a whole answer): every key, each half
+            // keyed and ordered on a thread of its own, then merged.
+            let sorted = |part: &[u32]| {
+                let mut names = NameFits::new(lists, fits, part.first().copied().unwrap_or(0));
+                let mut last = (NO_PARENT, 0);
+                let mut keyed: Vec<u128> = part
+                    .iter()
+                    .map(|&i| {
+                        let depth = self.depth_near(i, &mut last);
+                        flip(names_key(names.of(i)) | self.rank_rest_at(i, depth))
+                    })
+                    .collect();
+                let k = k.min(keyed.len());
+                top_k(&mut keyed, 0, k, u128::cmp);
+                keyed.truncate(k);
+                keyed
+            };
+            if hits.len() < PARALLEL_KEYS {
+                // The first `from` are dropped by the caller.
+                return sorted(hits).into_iter().map(id).collect();
+            }
+            let (a, b) = hits.split_at(hits.len() / 2);
+            let (a, b) = std::thread::scope(|s| {
+                let other = s.spawn(|| sorted(b));
+                (sorted(a), other.join())
+            });
+            let b = b.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            return merged(&a, &b, k).map(id).collect();
         }
         // A search nobody waits for stops (see queries::cancel): looked at
         // every CHECK_EVERY keys, on both threads.
@@ -154,6 +169,18 @@ impl Snapshot {
         top_k(&mut kept, from, k, u128::cmp);
         kept[..k.min(kept.len())].iter().map(|&x| id(x)).collect()
     }
+}
+
+/// The first `k` of two ascending lists of distinct keys, ascending.
+fn merged<'a>(a: &'a [u128], b: &'a [u128], k: usize) -> impl Iterator<Item = u128> + 'a {
+    let (mut x, mut y) = (a.iter().peekable(), b.iter().peekable());
+    std::iter::from_fn(move || match (x.peek(), y.peek()) {
+        (Some(&&p), Some(&&q)) if p < q => x.next().copied(),
+        (Some(_), Some(_)) => y.next().copied(),
+        (Some(_), None) => x.next().copied(),
+        (None, _) => y.next().copied(),
+    })
+    .take(k)
 }
 
 /// (own-name terms, best [`name_match`], whole words): how an entry's own

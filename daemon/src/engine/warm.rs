@@ -1,0 +1,173 @@
+//! The first pages of lone characters, worked out ahead in the background
+//! (`queries::search::lone` keeps them with the name index): the first key
+//! of every query typed in fsgui is one letter, which matches most of a
+//! home, and costs a mark of half the names and a ranking of hundreds of
+//! thousands when nothing is kept for it (50-95 ms at a million entries).
+//!
+//! One thread per engine, at background priority, waiting on the name
+//! index's commits (`index::quiet`), works them out:
+//! - once the index is first ready after a start (both accents modes: the
+//!   first key after a start is then answered at once, whichever mode the
+//!   client types in);
+//! - as soon as someone types a lone character (the other letters and
+//!   digits, in the mode typed);
+//! - after a change, once the index has been quiet for [`QUIET`], the
+//!   characters someone typed alone within [`TYPING`], in the modes typed
+//!   (first keys of queries are few: a pass of five letters costs a seventh
+//!   of all 36): at most once per quiet period, and spaced so that this
+//!   work takes at most a fifth of a core under a steady trickle of changes
+//!   ([`SPACING`]; a change that comes sooner is worked out at the next
+//!   quiet period after the spacing, or the next [`TICK`]).
+//!
+//! Whatever woke it, the characters typed alone lately come first, so a key
+//! that starts the whole set never leaves them stale behind a long pass.
+//!
+//! It never holds a change back: a commit waiting for the index stops it
+//! within milliseconds, and it starts again once the index is quiet.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use crate::index::quiet::Commits;
+use crate::queries::search::{
+    ALL_WARMED, lone_pages_current_of, read_loaded, warm_lone_pages_of, warmed_set,
+};
+use crate::{LockOk, RwLockOk};
+
+use super::Engine;
+
+/// How long the index must stay unchanged after a commit before the kept
+/// pages are worked out again.
+pub(super) const QUIET: Duration = Duration::from_millis(300);
+
+/// After a change, only the accents modes someone typed a lone character
+/// in this recently are worked out again (a daemon nobody types into does
+/// none of this work after its start).
+const TYPING: Duration = Duration::from_secs(600);
+
+/// A pass that took `d` is followed by at least `SPACING × d` before the
+/// next one a change starts (a nudge, someone typing, does not wait).
+const SPACING: u32 = 4;
+
+/// How often the thread looks whether its engine is still there when
+/// nothing happens.
+const TICK: Duration = Duration::from_secs(5);
+
+/// When a lone character was last typed, and which were typed since the
+/// mode was last unused for [`TYPING`] (a `warmed_set`), per accents mode
+/// (exact, ignored).
+#[derive(Debug, Default)]
+pub(super) struct LoneTyped(std::sync::Mutex<[(Option<Instant>, u64); 2]>);
+
+impl Engine {
+    /// Someone typed a lone character (`bare`: accents ignored): the other
+    /// letters and digits are worked out at once in the background.
+    pub(super) fn typed_lone(&self, bare: bool, byte: u8) {
+        {
+            let mut typed = self.lone_typed.0.lock_ok();
+            let (at, set) = &mut typed[bare as usize];
+            if at.is_none_or(|t| t.elapsed() >= TYPING) {
+                *set = 0;
+            }
+            *at = Some(Instant::now());
+            *set |= warmed_set(byte);
+        }
+        self.snapshot.read_ok().commits().nudge();
+    }
+
+    /// Starts the engine's thread that works lone characters out ahead.
+    pub(super) fn start_warming(engine: &Arc<Engine>) -> std::io::Result<()> {
+        let commits = engine.snapshot.read_ok().commits();
+        let weak = Arc::downgrade(engine);
+        std::thread::Builder::new()
+            .name("fsindex-warm".into())
+            .spawn(move || Engine::warm_loop(weak, commits))?;
+        Ok(())
+    }
+
+    fn warm_loop(engine: Weak<Engine>, commits: Arc<Commits>) {
+        crate::platform::process::lower_thread_priority();
+        let mut since = commits.seen();
+        // Both modes once after a start, when the index is first ready.
+        let mut started = false;
+        let mut not_before = Instant::now();
+        loop {
+            let wait = QUIET.max(not_before.saturating_duration_since(Instant::now()));
+            // Until the start's pass is done, look often whether the index
+            // is ready (an unchanged restart commits nothing at its end).
+            let tick = if started { TICK } else { QUIET };
+            let seen = commits.wait_quiet(since, wait, tick);
+            let Some(e) = engine.upgrade() else { return };
+            if e.cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let nudged = seen.nudged != since.nudged;
+            since = seen;
+            if !nudged && Instant::now() < not_before {
+                continue;
+            }
+            let typed = *e.lone_typed.0.lock_ok();
+            let start = !started && e.index_ready();
+            // The characters typed alone lately, per mode: worked out first
+            // whatever woke the thread (they are few, and what the next
+            // query most likely starts with); then every character, after a
+            // start (both modes) or when someone just typed (the modes
+            // typed in).
+            let recent = |bare: bool| match typed[bare as usize] {
+                (Some(t), set) if t.elapsed() < TYPING => Some(set),
+                _ => None,
+            };
+            let first: Vec<(bool, u64)> = [false, true]
+                .into_iter()
+                .filter_map(|bare| recent(bare).map(|set| (bare, set)))
+                .collect();
+            let then: Vec<(bool, u64)> = [false, true]
+                .into_iter()
+                .filter(|&bare| start || (nudged && recent(bare).is_some()))
+                .map(|bare| (bare, ALL_WARMED))
+                .collect();
+            let snapshot = e.snapshot.clone();
+            drop(e);
+            let pass = |modes: &[(bool, u64)]| {
+                let (mut worked, mut whole) = (false, true);
+                for &(bare, set) in modes {
+                    if lone_pages_current_of(&read_loaded(&snapshot), bare, set) {
+                        continue;
+                    }
+                    worked = true;
+                    whole &= warm_lone_pages_of(&snapshot, bare, set);
+                }
+                (worked, whole)
+            };
+            let t = Instant::now();
+            let (worked, _) = pass(&first);
+            // Spaced by what the typed characters cost (the whole set is
+            // worked out only at a start or a key, never for a change).
+            if worked {
+                not_before = Instant::now() + t.elapsed() * SPACING;
+            }
+            let (_, whole) = pass(&then);
+            if start && whole {
+                started = true;
+            }
+            if worked || !then.is_empty() {
+                tracing::debug!(
+                    ms = t.elapsed().as_millis() as u64,
+                    whole,
+                    "lone characters worked out ahead"
+                );
+            }
+        }
+    }
+
+    /// Every root scanned and the name index loaded (`status`'s `ready`).
+    fn index_ready(&self) -> bool {
+        self.snapshot.read_ok().is_loaded()
+            && self.root_views().is_ok_and(|roots| {
+                roots
+                    .iter()
+                    .all(|r| r.state == super::RootState::Ready || r.gone)
+            })
+    }
+}
