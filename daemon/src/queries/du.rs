@@ -181,19 +181,56 @@ pub fn entry_count(conn: &Connection, id: i64) -> Result<u64, Error> {
 /// One child of a folder (see [`entries::children_with_totals`]): id,
 /// name and usage (path and depth left empty; a folder's figures without
 /// its multi-link files).
-fn child_usage(c: ChildTotals) -> (i64, Vec<u8>, Usage) {
-    let usage = if c.kind == Kind::Dir {
-        let t = c.totals;
+impl Usage {
+    /// A folder's figures from its subtree's totals.
+    pub(crate) fn of_totals(t: crate::store::Totals) -> Usage {
         Usage {
-            kind: Some(c.kind),
             bytes: t.bytes as u64,
             apparent: t.apparent as u64,
             files: t.files as u64,
             dirs: t.dirs as u64,
-            incomplete: t.incomplete as u64 > 0,
+            incomplete: t.incomplete > 0,
+            ..Usage::default()
+        }
+    }
+}
+
+impl Report {
+    /// `children` largest first (allocated bytes, or with `apparent` the
+    /// apparent size; ties by path), the first `top` kept (0: all).
+    pub(crate) fn ranked(
+        total: Usage,
+        mut children: Vec<Usage>,
+        top: usize,
+        apparent: bool,
+    ) -> Report {
+        let key = |u: &Usage| {
+            if apparent {
+                (u.apparent, u.bytes)
+            } else {
+                (u.bytes, u.apparent)
+            }
+        };
+        children.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.path.cmp(&b.path)));
+        let children_total = children.len();
+        if top > 0 {
+            children.truncate(top);
+        }
+        Report {
+            total,
+            children,
+            children_total,
+        }
+    }
+}
+
+fn child_usage(c: ChildTotals) -> (i64, Vec<u8>, Usage) {
+    let usage = if c.kind == Kind::Dir {
+        Usage {
+            kind: Some(c.kind),
             excluded: c.measured_at.is_some(),
             measured_at: c.measured_at.unwrap_or(0),
-            ..Usage::default()
+            ..Usage::of_totals(c.totals)
         }
     } else {
         Usage {
@@ -304,23 +341,7 @@ pub fn disk_usage(
         }
         children.push(u);
     }
-    let key = |u: &Usage| {
-        if apparent {
-            (u.apparent, u.bytes)
-        } else {
-            (u.bytes, u.apparent)
-        }
-    };
-    children.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.path.cmp(&b.path)));
-    let children_total = children.len();
-    if top > 0 {
-        children.truncate(top);
-    }
-    Ok(Report {
-        total,
-        children,
-        children_total,
-    })
+    Ok(Report::ranked(total, children, top, apparent))
 }
 
 /// What a deep listing shows (`fsctl du --depth N`, `--all`).

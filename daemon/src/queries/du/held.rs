@@ -106,12 +106,7 @@ pub fn disk_usage(
     let mut total = Usage {
         path: path.clone(),
         kind: Some(Kind::Dir),
-        bytes: t.bytes as u64,
-        apparent: t.apparent as u64,
-        files: t.files as u64,
-        dirs: t.dirs as u64,
-        incomplete: t.incomplete > 0,
-        ..Usage::default()
+        ..Usage::of_totals(t)
     };
     linked_total.onto(&mut total);
 
@@ -126,14 +121,7 @@ pub fn disk_usage(
         };
         let cid = i64::from(c);
         let mut u = match tree.totals(cid) {
-            Some(t) if kind == Kind::Dir => Usage {
-                bytes: t.bytes as u64,
-                apparent: t.apparent as u64,
-                files: t.files as u64,
-                dirs: t.dirs as u64,
-                incomplete: t.incomplete > 0,
-                ..Usage::default()
-            },
+            Some(t) if kind == Kind::Dir => Usage::of_totals(t),
             _ => Usage {
                 bytes: tree.allocated(cid),
                 apparent: snap.entry_size(c),
@@ -158,38 +146,16 @@ pub fn disk_usage(
         if *dir != id || u.name.is_empty() {
             continue;
         }
-        let t = u.totals;
         children.push(Usage {
             path: crate::platform::bytes::child(&path, &u.name),
             kind: Some(Kind::Dir),
-            bytes: t.bytes as u64,
-            apparent: t.apparent as u64,
-            files: t.files as u64,
-            dirs: t.dirs as u64,
-            incomplete: t.incomplete > 0,
             excluded: true,
             measured_at: u.measured_at,
             depth: 1,
-            ..Usage::default()
+            ..Usage::of_totals(u.totals)
         });
     }
-    let key = |u: &Usage| {
-        if apparent {
-            (u.apparent, u.bytes)
-        } else {
-            (u.bytes, u.apparent)
-        }
-    };
-    children.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.path.cmp(&b.path)));
-    let children_total = children.len();
-    if top > 0 {
-        children.truncate(top);
-    }
-    Ok(Report {
-        total,
-        children,
-        children_total,
-    })
+    Ok(Report::ranked(total, children, top, apparent))
 }
 
 fn lossy(path: &[u8]) -> String {
