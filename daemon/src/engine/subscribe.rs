@@ -216,7 +216,10 @@ impl Filter {
         let now = match self.open_now(prefix) {
             Ok(now) => now,
             Err(e) => {
+                // Looked at again at the next chance: a look that failed
+                // must not stand for one that found nothing changed.
                 tracing::debug!("a subscriber's folders could not be looked at: {e}");
+                self.dirty = true;
                 return;
             }
         };
