@@ -100,18 +100,67 @@ impl LinkedSum {
     }
 }
 
-/// Finds, with memoisation, where folders sit relative to one target folder.
-struct Ancestry<'c> {
-    parents: Parents<'c>,
+/// Multi-link files under a target folder, summed for the target and for
+/// each child they are under.
+#[derive(Default)]
+struct ChildLinks {
+    total: LinkedSum,
+    per_child: HashMap<i64, LinkedSum>,
+}
+
+impl ChildLinks {
+    /// An unlisted row's links, in the folder at `at`.
+    fn unlisted(&mut self, at: Branch, links: &[Linked]) {
+        let child = match at {
+            Branch::Outside => return,
+            Branch::Target => None,
+            Branch::Child(c) => Some(c),
+        };
+        for l in links {
+            self.total.counted(l);
+            if let Some(c) = child {
+                self.per_child.entry(c).or_default().counted(l);
+            }
+        }
+    }
+
+    /// An indexed file `id` of several links, in the folder at `at`:
+    /// (dev, ino, allocated bytes, apparent bytes).
+    fn indexed(&mut self, at: Branch, id: i64, inode: (i64, i64, u64, u64)) {
+        let child = match at {
+            Branch::Outside => return,
+            Branch::Target => id,
+            Branch::Child(c) => c,
+        };
+        self.total.add(inode);
+        self.per_child.entry(child).or_default().add(inode);
+    }
+}
+
+/// Finds, with memoisation, where folders sit relative to one target
+/// folder, through `parent_of` (SQLite's rows, or a held first index's
+/// tree).
+struct Ancestry<F> {
+    parent_of: F,
     memo: HashMap<i64, Branch>,
 }
 
-impl<'c> Ancestry<'c> {
-    fn new(conn: &'c Connection, target: i64) -> Result<Self, Error> {
-        Ok(Ancestry {
-            parents: Parents::new(conn)?,
+/// [`Ancestry`] over SQLite's rows.
+fn sql_ancestry(conn: &Connection, target: i64) -> Result<Ancestry<impl ParentOf + '_>, Error> {
+    let mut parents = Parents::new(conn)?;
+    Ok(Ancestry::new(target, move |d| parents.of(d)))
+}
+
+/// A folder's parent folder (`None` above a root).
+trait ParentOf: FnMut(i64) -> Result<Option<i64>, Error> {}
+impl<F: FnMut(i64) -> Result<Option<i64>, Error>> ParentOf for F {}
+
+impl<F: ParentOf> Ancestry<F> {
+    fn new(target: i64, parent_of: F) -> Self {
+        Ancestry {
+            parent_of,
             memo: HashMap::from([(target, Branch::Target)]),
-        })
+        }
     }
 
     fn branch(&mut self, dir: i64) -> Result<Branch, Error> {
@@ -122,7 +171,7 @@ impl<'c> Ancestry<'c> {
                 break *b;
             }
             chain.push(cur);
-            match self.parents.of(cur)? {
+            match (self.parent_of)(cur)? {
                 Some(p) => cur = p,
                 None => break Branch::Outside,
             }
@@ -165,7 +214,7 @@ fn listed_above(
 /// Number of entries in the subtree of folder `id`, the folder included.
 pub fn entry_count(conn: &Connection, id: i64) -> Result<u64, Error> {
     let t = dir_totals(conn, id)?.unwrap_or_default();
-    let mut ancestry = Ancestry::new(conn, id)?;
+    let mut ancestry = sql_ancestry(conn, id)?;
     let mut linked = 0u64;
     entries::each_multilink(conn, |m| {
         if let Some(p) = m.parent_id
@@ -284,34 +333,16 @@ pub fn disk_usage(
     }
 
     // Multi-link files under the target, grouped by the child they are under.
-    let mut ancestry = Ancestry::new(tx, id)?;
-    let mut linked_total = LinkedSum::default();
-    let mut linked_per_child: HashMap<i64, LinkedSum> = HashMap::new();
+    let mut ancestry = sql_ancestry(tx, id)?;
+    let mut linked = ChildLinks::default();
     for (parent, links) in crate::store::tree::unlisted_links(tx)? {
-        let child = match ancestry.branch(parent)? {
-            Branch::Outside => continue,
-            Branch::Target => None,
-            Branch::Child(c) => Some(c),
-        };
-        for l in &links {
-            linked_total.counted(l);
-            if let Some(c) = child {
-                linked_per_child.entry(c).or_default().counted(l);
-            }
-        }
+        linked.unlisted(ancestry.branch(parent)?, &links);
     }
     entries::each_multilink(tx, |m| {
-        let Some(parent) = m.parent_id else {
-            return Ok(());
-        };
-        let child = match ancestry.branch(parent)? {
-            Branch::Outside => return Ok(()),
-            Branch::Target => m.id,
-            Branch::Child(c) => c,
-        };
-        let inode = (m.dev as i64, m.ino as i64, m.blocks * 512, m.size);
-        linked_total.add(inode);
-        linked_per_child.entry(child).or_default().add(inode);
+        if let Some(parent) = m.parent_id {
+            let inode = (m.dev as i64, m.ino as i64, m.blocks * 512, m.size);
+            linked.indexed(ancestry.branch(parent)?, m.id, inode);
+        }
         Ok(())
     })?;
 
@@ -327,7 +358,7 @@ pub fn disk_usage(
         depth: 0,
         ..Usage::default()
     };
-    linked_total.onto(&mut total);
+    linked.total.onto(&mut total);
 
     let mut children = Vec::new();
     for c in entries::children_with_totals(tx, id)? {
@@ -336,7 +367,7 @@ pub fn disk_usage(
         u.path = crate::platform::bytes::child(&path, &name);
         u.depth = 1;
         if u.kind == Some(Kind::Dir) && !u.excluded {
-            let extra = linked_per_child.remove(&cid).unwrap_or_default();
+            let extra = linked.per_child.remove(&cid).unwrap_or_default();
             extra.onto(&mut u);
         }
         children.push(u);
@@ -409,7 +440,7 @@ pub fn listing(conn: &Connection, id: i64, path: Vec<u8>, opts: Listing) -> Resu
     // Multi-link files count once per folder they are under, like the
     // total: add each inode to every listed folder above it.
     {
-        let mut ancestry = Ancestry::new(&tx, id)?;
+        let mut ancestry = sql_ancestry(&tx, id)?;
         let mut parents = Parents::new(&tx)?;
         let mut extra: HashMap<usize, LinkedSum> = HashMap::new();
         // Inodes counted in unlisted rows count in every listed folder

@@ -3,46 +3,11 @@
 //! sizes, the tree's shape) and the writer's held tree (folders' totals,
 //! allocated sizes, files of several links: [`crate::store::held`]).
 
-use std::collections::HashMap;
-
-use super::{Branch, LinkedSum, Report, Usage};
+use super::{Ancestry, ChildLinks, Report, Usage};
 use crate::Error;
 use crate::index::Snapshot;
 use crate::store::Kind;
 use crate::store::held::HeldTree;
-
-/// Where folders sit relative to the target folder, walking the held
-/// tree's folder parents (memoised).
-struct Ancestry<'t> {
-    tree: &'t HeldTree,
-    memo: HashMap<i64, Branch>,
-}
-
-impl Ancestry<'_> {
-    fn branch(&mut self, dir: i64) -> Branch {
-        let mut chain = Vec::new();
-        let mut cur = dir;
-        let found = loop {
-            if let Some(b) = self.memo.get(&cur) {
-                break *b;
-            }
-            chain.push(cur);
-            match self.tree.folder_parent(cur) {
-                Some(p) => cur = p,
-                None => break Branch::Outside,
-            }
-        };
-        let mut b = found;
-        for &d in chain.iter().rev() {
-            b = match b {
-                Branch::Target => Branch::Child(d),
-                other => other,
-            };
-            self.memo.insert(d, b);
-        }
-        b
-    }
-}
 
 /// Disk usage of entry `id` (at `path`) and of its children, `top` of them
 /// (0: all), as [`super::disk_usage`] answers once the rows are in SQLite.
@@ -72,34 +37,14 @@ pub fn disk_usage(
             children_total: 0,
         });
     }
-    let mut ancestry = Ancestry {
-        tree,
-        memo: HashMap::from([(id, Branch::Target)]),
-    };
-    let mut linked_total = LinkedSum::default();
-    let mut linked_per_child: HashMap<i64, LinkedSum> = HashMap::new();
+    let mut ancestry = Ancestry::new(id, |d| Ok(tree.folder_parent(d)));
+    let mut linked = ChildLinks::default();
     for (dir, u) in tree.unlisted() {
-        let child = match ancestry.branch(*dir) {
-            Branch::Outside => continue,
-            Branch::Target => None,
-            Branch::Child(c) => Some(c),
-        };
-        for l in &u.links {
-            linked_total.counted(l);
-            if let Some(c) = child {
-                linked_per_child.entry(c).or_default().counted(l);
-            }
-        }
+        linked.unlisted(ancestry.branch(*dir)?, &u.links);
     }
     for m in tree.links() {
-        let child = match ancestry.branch(m.parent) {
-            Branch::Outside => continue,
-            Branch::Target => m.id,
-            Branch::Child(c) => c,
-        };
         let inode = (m.dev as i64, m.ino as i64, m.bytes, m.apparent);
-        linked_total.add(inode);
-        linked_per_child.entry(child).or_default().add(inode);
+        linked.indexed(ancestry.branch(m.parent)?, m.id, inode);
     }
 
     let t = tree.totals(id).unwrap_or_default();
@@ -108,7 +53,7 @@ pub fn disk_usage(
         kind: Some(Kind::Dir),
         ..Usage::of_totals(t)
     };
-    linked_total.onto(&mut total);
+    linked.total.onto(&mut total);
 
     let mut children = Vec::new();
     // After a walk every entry's id is above its parent's.
@@ -134,7 +79,8 @@ pub fn disk_usage(
         u.path = crate::platform::bytes::child(&path, &snap.entry_name(c));
         u.depth = 1;
         if kind == Kind::Dir {
-            linked_per_child
+            linked
+                .per_child
                 .remove(&cid)
                 .unwrap_or_default()
                 .onto(&mut u);
