@@ -77,11 +77,7 @@ fn ls_json(inst: &Instance, path: &Path) -> Vec<serde_json::Value> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::util::json_lines(&out)
 }
 
 /// `ls PATH`'s names, types and sizes.

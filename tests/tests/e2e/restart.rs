@@ -511,11 +511,9 @@ pub(crate) fn indexed(inst: &Instance) -> BTreeSet<(Vec<u8>, String, u64)> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+    crate::util::json_lines(&out)
+        .iter()
+        .map(|v| {
             (
                 v["path"].as_str().unwrap().as_bytes().to_vec(),
                 v["type"].as_str().unwrap().to_owned(),
