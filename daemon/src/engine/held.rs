@@ -66,13 +66,12 @@ impl Engine {
                 if snap.entry_kind(at)? != Kind::Dir {
                     return Some(vec![row_of(&snap, tree, at)]);
                 }
-                Some(
-                    (at + 1..snap.id_bound() as u32)
-                        .filter(|&c| snap.entry_parent(c) == Some(at))
-                        .filter(|&c| snap.entry_kind(c).is_some())
-                        .map(|c| row_of(&snap, tree, c))
-                        .collect(),
-                )
+                let mut rows = Vec::new();
+                snap.walk_below(at, &mut |c, _| {
+                    rows.push(row_of(&snap, tree, c));
+                    false
+                });
+                Some(rows)
             })
             .flatten()
     }

@@ -56,11 +56,12 @@ pub fn disk_usage(
     linked.total.onto(&mut total);
 
     let mut children = Vec::new();
-    // After a walk every entry's id is above its parent's.
-    for c in at + 1..snap.id_bound() as u32 {
-        if snap.entry_parent(c) != Some(at) {
-            continue;
-        }
+    let mut ids = Vec::new();
+    snap.walk_below(at, &mut |c, _| {
+        ids.push(c);
+        false
+    });
+    for c in ids {
         let Some(kind) = snap.entry_kind(c) else {
             continue;
         };
