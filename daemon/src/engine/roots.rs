@@ -501,6 +501,11 @@ impl Engine {
         self.writer
             .send(vec![Op::RemoveRoot { root_id: root.id }])?;
         self.writer.flush()?;
+        // Inside a first index's window a flush returns once the name index
+        // has everything, and the removal queues behind the held rows:
+        // return once SQLite has it too, so the next `roots` does not list
+        // the root.
+        self.store.backlog.wait();
         self.roots.lock_ok().remove(&root.id);
         Ok(())
     }
