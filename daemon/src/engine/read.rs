@@ -462,8 +462,8 @@ impl Engine {
             query.resolve_tags(|key| self.tag_hits(key, &view))?;
         }
         let reader = view.as_ref().map(|v| v.caller.clone());
-        // Someone typing: the other lone characters are worked out ahead.
-        let warm = crate::queries::search::lone_byte(&query).filter(|_| view.is_none());
+        // Someone typing: the terms of the next keys are worked out ahead.
+        let warm = crate::queries::search::short_key(&query).filter(|_| view.is_none());
         let rules = self.rules();
         let t = Instant::now();
         let (sort, reverse) = (args.sort, args.reverse);
@@ -485,8 +485,8 @@ impl Engine {
             };
         let mut snapshot = crate::index::read_loaded(&self.snapshot);
         let (total, mut ids) = order(&snapshot, args.offset, args.limit);
-        if let Some(byte) = warm {
-            self.typed_lone(query.ignore_accents, byte);
+        if let Some(key) = warm {
+            self.typed_short(query.ignore_accents, key);
         }
         let mut ordered = SearchHead {
             total: total as u64,

@@ -1,26 +1,28 @@
-//! The first pages of lone characters, worked out ahead in the background
+//! The first pages of short terms, worked out ahead in the background
 //! (`queries::search::lone` keeps them with the name index): the first key
 //! of every query typed in fsgui is one letter, which matches most of a
 //! home, and costs a mark of half the names and a ranking of hundreds of
-//! thousands when nothing is kept for it (50-95 ms at a million entries).
+//! thousands when nothing is kept for it (50-95 ms at a million entries);
+//! the second key, a pair, has no trigram filter either (10-40 ms).
 //!
 //! One thread per engine, at background priority, waiting on the name
 //! index's commits (`index::quiet`), works them out:
-//! - once the index is first ready after a start (both accents modes: the
-//!   first key after a start is then answered at once, whichever mode the
-//!   client types in);
-//! - as soon as someone types a lone character (the other letters and
-//!   digits, in the mode typed);
+//! - once the index is first ready after a start, every lone letter and
+//!   digit (both accents modes: the first key after a start is then
+//!   answered at once, whichever mode the client types in);
+//! - as soon as someone types a lone character: the pairs it starts with a
+//!   letter or digit, the most frequent in the names first (the next key),
+//!   then the other letters and digits, in the mode typed;
 //! - after a change, once the index has been quiet for [`QUIET`], the
-//!   characters someone typed alone within [`TYPING`], in the modes typed
-//!   (first keys of queries are few: a pass of five letters costs a seventh
-//!   of all 36): at most once per quiet period, and spaced so that this
-//!   work takes at most a fifth of a core under a steady trickle of changes
-//!   ([`SPACING`]; a change that comes sooner is worked out at the next
-//!   quiet period after the spacing, or the next [`TICK`]).
+//!   characters and pairs someone typed within [`TYPING`], in the modes
+//!   typed (first keys of queries are few: a pass of five letters costs a
+//!   seventh of all 36): at most once per quiet period, and spaced so that
+//!   this work takes at most a fifth of a core under a steady trickle of
+//!   changes ([`SPACING`]; a change that comes sooner is worked out at the
+//!   next quiet period after the spacing, or the next [`TICK`]).
 //!
-//! Whatever woke it, the characters typed alone lately come first, so a key
-//! that starts the whole set never leaves them stale behind a long pass.
+//! Whatever woke it, the terms typed lately come first, so a key that
+//! starts the whole set never leaves them stale behind a long pass.
 //!
 //! It never holds a change back: a commit waiting for the index stops it
 //! within milliseconds, and it starts again once the index is quiet.
@@ -31,7 +33,8 @@ use std::time::{Duration, Instant};
 
 use crate::index::quiet::Commits;
 use crate::queries::search::{
-    ALL_WARMED, lone_pages_current_of, read_loaded, warm_lone_pages_of, warmed_set,
+    ALL_WARMED, ShortKey, follower_pairs, lone_of, read_loaded, set_keys, short_pages_current,
+    warm_short_pages, warmed_set,
 };
 use crate::{LockOk, RwLockOk};
 
@@ -41,10 +44,14 @@ use super::Engine;
 /// pages are worked out again.
 pub(super) const QUIET: Duration = Duration::from_millis(300);
 
-/// After a change, only the accents modes someone typed a lone character
-/// in this recently are worked out again (a daemon nobody types into does
+/// After a change, only the accents modes someone typed a short term in
+/// this recently are worked out again (a daemon nobody types into does
 /// none of this work after its start).
 const TYPING: Duration = Duration::from_secs(600);
+
+/// Pairs typed lately that are worked out again after a change, at most
+/// (the newest kept).
+const TYPED_PAIRS: usize = 36;
 
 /// A pass that took `d` is followed by at least `SPACING × d` before the
 /// next one a change starts (a nudge, someone typing, does not wait).
@@ -54,29 +61,59 @@ const SPACING: u32 = 4;
 /// nothing happens.
 const TICK: Duration = Duration::from_secs(5);
 
-/// When a lone character was last typed, and which were typed since the
-/// mode was last unused for [`TYPING`] (a `warmed_set`), per accents mode
-/// (exact, ignored).
+/// What was typed lately in one accents mode.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Typed {
+    /// When a short term was last typed.
+    at: Option<Instant>,
+    /// The lone characters typed since the mode was last unused for
+    /// [`TYPING`] (a `warmed_set`).
+    set: u64,
+    /// The pairs typed since then, the newest last, at most
+    /// [`TYPED_PAIRS`].
+    pairs: Vec<ShortKey>,
+    /// The lone character just typed, whose pairs are worked out next
+    /// (taken by the thread).
+    follow: Option<u8>,
+}
+
+/// What was typed lately, per accents mode (exact, ignored).
 #[derive(Debug, Default)]
-pub(super) struct LoneTyped(std::sync::Mutex<[(Option<Instant>, u64); 2]>);
+pub(super) struct LoneTyped(std::sync::Mutex<[Typed; 2]>);
 
 impl Engine {
-    /// Someone typed a lone character (`bare`: accents ignored): the other
-    /// letters and digits are worked out at once in the background.
-    pub(super) fn typed_lone(&self, bare: bool, byte: u8) {
+    /// Someone typed a short term (`bare`: accents ignored). After a lone
+    /// character, the pairs it starts, then the other letters and digits,
+    /// are worked out at once in the background; a pair is kept worked out
+    /// after changes while the mode is in use.
+    pub(super) fn typed_short(&self, bare: bool, key: ShortKey) {
         {
             let mut typed = self.lone_typed.0.lock_ok();
-            let (at, set) = &mut typed[bare as usize];
-            if at.is_none_or(|t| t.elapsed() >= TYPING) {
-                *set = 0;
+            let t = &mut typed[bare as usize];
+            if t.at.is_none_or(|at| at.elapsed() >= TYPING) {
+                t.set = 0;
+                t.pairs.clear();
             }
-            *at = Some(Instant::now());
-            *set |= warmed_set(byte);
+            t.at = Some(Instant::now());
+            match lone_of(key) {
+                Some(byte) => {
+                    t.set |= warmed_set(byte);
+                    t.follow = Some(byte);
+                }
+                None => {
+                    t.pairs.retain(|&p| p != key);
+                    t.pairs.push(key);
+                    if t.pairs.len() > TYPED_PAIRS {
+                        t.pairs.remove(0);
+                    }
+                    return;
+                }
+            }
         }
         self.snapshot.read_ok().commits().nudge();
     }
 
-    /// Starts the engine's thread that works lone characters out ahead.
+    /// Starts the engine's thread that works short terms out ahead.
     pub(super) fn start_warming(engine: &Arc<Engine>) -> std::io::Result<()> {
         let commits = engine.snapshot.read_ok().commits();
         let weak = Arc::downgrade(engine);
@@ -107,55 +144,74 @@ impl Engine {
             if !nudged && Instant::now() < not_before {
                 continue;
             }
-            let typed = *e.lone_typed.0.lock_ok();
-            let start = !started && e.index_ready();
-            // The characters typed alone lately, per mode: worked out first
-            // whatever woke the thread (they are few, and what the next
-            // query most likely starts with); then every character, after a
-            // start (both modes) or when someone just typed (the modes
-            // typed in).
-            let recent = |bare: bool| match typed[bare as usize] {
-                (Some(t), set) if t.elapsed() < TYPING => Some(set),
-                _ => None,
+            let (typed, follow) = {
+                let mut typed = e.lone_typed.0.lock_ok();
+                let follow = [typed[0].follow.take(), typed[1].follow.take()];
+                (typed.clone(), follow)
             };
-            let first: Vec<(bool, u64)> = [false, true]
+            let start = !started && e.index_ready();
+            // The short terms typed lately, per mode: worked out first
+            // whatever woke the thread (they are few, and what the next
+            // query most likely starts with); then the pairs of a lone
+            // character just typed (the next key); then every character,
+            // after a start (both modes) or when someone just typed (the
+            // modes typed in).
+            let recent = |bare: bool| {
+                let t = &typed[bare as usize];
+                t.at.filter(|at| at.elapsed() < TYPING).map(|_| t)
+            };
+            let first: Vec<(bool, Vec<ShortKey>)> = [false, true]
                 .into_iter()
-                .filter_map(|bare| recent(bare).map(|set| (bare, set)))
+                .filter_map(|bare| {
+                    recent(bare).map(|t| {
+                        let mut keys = set_keys(t.set);
+                        keys.extend(t.pairs.iter().rev());
+                        (bare, keys)
+                    })
+                })
                 .collect();
-            let then: Vec<(bool, u64)> = [false, true]
+            let then: Vec<(bool, Vec<ShortKey>)> = [false, true]
                 .into_iter()
                 .filter(|&bare| start || (nudged && recent(bare).is_some()))
-                .map(|bare| (bare, ALL_WARMED))
+                .map(|bare| (bare, set_keys(ALL_WARMED)))
                 .collect();
             let snapshot = e.snapshot.clone();
             drop(e);
-            let pass = |modes: &[(bool, u64)]| {
+            let pass = |modes: &[(bool, Vec<ShortKey>)]| {
                 let (mut worked, mut whole) = (false, true);
-                for &(bare, set) in modes {
-                    if lone_pages_current_of(&read_loaded(&snapshot), bare, set) {
+                for (bare, keys) in modes {
+                    if short_pages_current(&read_loaded(&snapshot), *bare, keys) {
                         continue;
                     }
                     worked = true;
-                    whole &= warm_lone_pages_of(&snapshot, bare, set);
+                    whole &= warm_short_pages(&snapshot, *bare, keys);
                 }
                 (worked, whole)
             };
             let t = Instant::now();
             let (worked, _) = pass(&first);
-            // Spaced by what the typed characters cost (the whole set is
-            // worked out only at a start or a key, never for a change).
+            // Spaced by what the typed terms cost (the whole set is worked
+            // out only at a start or a key, never for a change).
             if worked {
                 not_before = Instant::now() + t.elapsed() * SPACING;
             }
+            let follows: Vec<(bool, Vec<ShortKey>)> = [false, true]
+                .into_iter()
+                .filter_map(|bare| {
+                    let byte = follow[bare as usize]?;
+                    Some((bare, follower_pairs(&read_loaded(&snapshot), byte)))
+                })
+                .collect();
+            pass(&follows);
             let (_, whole) = pass(&then);
             if start && whole {
                 started = true;
             }
-            if worked || !then.is_empty() {
+            if worked || !follows.is_empty() || !then.is_empty() {
                 tracing::debug!(
                     ms = t.elapsed().as_millis() as u64,
                     whole,
-                    "lone characters worked out ahead"
+                    "short terms worked out ahead"
                 );
             }
         }

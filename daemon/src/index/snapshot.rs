@@ -171,18 +171,18 @@ pub struct Snapshot {
     /// Changes whenever a folder is added, removed, renamed or moved (or
     /// the snapshot is loaded afresh); never goes back, across snapshots.
     pub(crate) layout: u64,
-    /// First pages of queries of one lone character, each for the
-    /// [`generation`](Self::generation) it was worked out at (the search
-    /// keeps them: `queries::search::lone`).
+    /// First pages of queries of one short term (a lone character or a
+    /// pair), each for the [`generation`](Self::generation) it was worked
+    /// out at (the search keeps them: `queries::search::lone`).
     pub(crate) memo: Memo,
     /// Commits applied and whether one waits (see [`super::quiet`]): one
     /// for the daemon's life, carried over when the snapshot is loaded.
     pub(crate) commits: std::sync::Arc<super::quiet::Commits>,
 }
 
-/// [`Snapshot::memo`]: (the term's byte, accents ignored, generation,
-/// number of results, the first ids in order).
-pub(crate) type Memo = std::sync::Mutex<Vec<(u8, bool, u64, usize, Vec<u32>)>>;
+/// [`Snapshot::memo`]: (the term's bytes as a `queries::search::ShortKey`,
+/// accents ignored, generation, number of results, the first ids in order).
+pub(crate) type Memo = std::sync::Mutex<Vec<(u16, bool, u64, usize, Vec<u32>)>>;
 
 /// The last [`Snapshot::layout`] handed out.
 pub(crate) static LAYOUT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

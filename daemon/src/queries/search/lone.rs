@@ -2,13 +2,15 @@
 //! fsgui) matches most of a home's paths, and its first page costs a mark
 //! of every name holding it, a spread through their folders and a ranking
 //! of hundreds of thousands: 20-40 ms of CPU at a million entries, several
-//! times that on a busy machine. The first [`MEMO_ROWS`] of such a query,
-//! and its count, are kept with the snapshot for the generation they were
-//! worked out at, so the next time the same key is typed over an unchanged
-//! index answers at once ([`warm_lone_pages`] works out the other
-//! letters and digits ahead, in the background, once one is typed). A change to the index makes every
-//! kept page stale: it is then worked out again, so an answer is always
-//! the one the names give.
+//! times that on a busy machine. A pair (`re`, `ta`: the second key) has no
+//! trigram filter either and costs about half that. The first
+//! [`MEMO_ROWS`] of such a query, and its count, are kept with the snapshot
+//! for the generation they were worked out at, so the next time the same
+//! keys are typed over an unchanged index they answer at once
+//! ([`warm_lone_pages`] works out the letters and digits ahead, in the
+//! background, and [`follower_pairs`] the pairs a typed character starts).
+//! A change to the index makes every kept page stale: it is then worked
+//! out again, so an answer is always the one the names give.
 
 use std::sync::RwLock;
 
@@ -20,33 +22,55 @@ use crate::queries::query::{Item, Query};
 
 use super::Sort;
 
-/// Results kept per lone character: two of fsgui's pages and more.
+/// Results kept per short term: two of fsgui's pages and more.
 pub(crate) const MEMO_ROWS: usize = 512;
+
+/// Pages of pairs kept at most (each up to 2 KiB): the oldest goes first.
+/// Four characters' followers in both accents modes.
+const MEMO_PAIRS: usize = 4 * 2 * 36;
 
 /// The characters worked out ahead: letters and digits.
 const WARMED: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
 
-/// The byte of a query that is one plain one-byte term (and whether it
-/// ignores accents); `None` for any other query.
-fn lone_term(query: &Query) -> Option<(u8, bool)> {
+/// A short term as a key of the memo: one byte `b` is `b`, two bytes
+/// `a b` are `a | b << 8` (a name holds no NUL, so no pair's second byte
+/// is 0).
+pub type ShortKey = u16;
+
+/// The bytes of a [`ShortKey`].
+fn key_bytes(key: ShortKey) -> Vec<u8> {
+    let [a, b] = key.to_le_bytes();
+    if b == 0 { vec![a] } else { vec![a, b] }
+}
+
+/// Whether a [`ShortKey`] is a pair.
+fn is_pair(key: ShortKey) -> bool {
+    key >> 8 != 0
+}
+
+/// The key of a query that is one plain term of one or two bytes (and
+/// whether it ignores accents); `None` for any other query.
+fn short_term(query: &Query) -> Option<(ShortKey, bool)> {
     let [group] = query.groups.as_slice() else {
         return None;
     };
     let [Item::Term(t)] = group.as_slice() else {
         return None;
     };
-    match t.as_bytes() {
-        [b] if *b != SEP => Some((*b, query.ignore_accents)),
-        _ => None,
-    }
+    let key = match t.as_bytes() {
+        [b] if *b != SEP => *b as u16,
+        [a, b] if ![*a, *b].contains(&SEP) && *b != 0 => u16::from_le_bytes([*a, *b]),
+        _ => return None,
+    };
+    Some((key, query.ignore_accents))
 }
 
 impl Snapshot {
-    /// The answer to a lone-character query in relevance order from the
-    /// top, every result kept (`search_order` asks only then), within the
-    /// first [`MEMO_ROWS`]: from the memo when it holds this generation's,
-    /// else worked out (the first [`MEMO_ROWS`]) and kept. `None` for any
-    /// other query or page.
+    /// The answer to a short-term query in relevance order from the top,
+    /// every result kept (`search_order` asks only then), within the first
+    /// [`MEMO_ROWS`]: from the memo when it holds this generation's, else
+    /// worked out (the first [`MEMO_ROWS`]) and kept. `None` for any other
+    /// query or page.
     pub(crate) fn lone_page(
         &self,
         query: &Query,
@@ -62,7 +86,7 @@ impl Snapshot {
         {
             return None;
         }
-        let (byte, bare) = lone_term(query)?;
+        let (key, bare) = short_term(query)?;
         if cancel::requested() {
             // A search nobody waits for answers nothing, kept or not.
             return Some((0, Vec::new()));
@@ -75,35 +99,56 @@ impl Snapshot {
             .memo
             .lock_ok()
             .iter()
-            .find(|m| (m.0, m.1, m.2) == (byte, bare, self.generation))
+            .find(|m| (m.0, m.1, m.2) == (key, bare, self.generation))
         {
             return Some(page(kept.3, &kept.4));
         }
         let (total, ids) = self.order_afresh(query, sort, 0, MEMO_ROWS, false, None);
         // A search stopped half way answers nothing: not kept.
         if !cancel::requested() {
-            self.keep_lone(byte, bare, total, ids.clone());
+            self.keep_lone(key, bare, total, ids.clone());
         }
         Some(page(total, &ids))
     }
 
-    /// Keeps a lone character's first page for this generation, dropping
-    /// what older generations left.
-    fn keep_lone(&self, byte: u8, bare: bool, total: usize, ids: Vec<u32>) {
+    /// Keeps a short term's first page for this generation, dropping what
+    /// older generations left, and the oldest pair's past [`MEMO_PAIRS`].
+    fn keep_lone(&self, key: ShortKey, bare: bool, total: usize, ids: Vec<u32>) {
         let mut memo = self.memo.lock_ok();
-        memo.retain(|m| m.2 == self.generation && (m.0, m.1) != (byte, bare));
-        memo.push((byte, bare, self.generation, total, ids));
+        memo.retain(|m| m.2 == self.generation && (m.0, m.1) != (key, bare));
+        if is_pair(key) {
+            let pairs = memo.iter().filter(|m| is_pair(m.0)).count();
+            if pairs >= MEMO_PAIRS
+                && let Some(oldest) = memo.iter().position(|m| is_pair(m.0))
+            {
+                memo.remove(oldest);
+            }
+        }
+        memo.push((key, bare, self.generation, total, ids));
+    }
+
+    /// Whether this generation's page of `key` is kept.
+    fn kept(&self, key: ShortKey, bare: bool) -> bool {
+        self.memo
+            .lock_ok()
+            .iter()
+            .any(|m| (m.0, m.1, m.2) == (key, bare, self.generation))
     }
 }
 
 /// Whether `query` is one lone character (see [`Snapshot::lone_page`]).
 pub fn is_lone(query: &Query) -> bool {
-    lone_term(query).is_some()
+    short_term(query).is_some_and(|(k, _)| !is_pair(k))
 }
 
-/// The character of a lone-character query (see [`is_lone`]).
-pub fn lone_byte(query: &Query) -> Option<u8> {
-    lone_term(query).map(|(b, _)| b)
+/// The key of a query of one short term (see [`Snapshot::lone_page`]).
+pub fn short_key(query: &Query) -> Option<ShortKey> {
+    short_term(query).map(|(k, _)| k)
+}
+
+/// The character of a lone-character key; `None` for a pair.
+pub fn lone_of(key: ShortKey) -> Option<u8> {
+    (!is_pair(key)).then_some(key as u8)
 }
 
 /// Works out the first page of each lone letter and digit (accents ignored
@@ -129,37 +174,51 @@ pub fn warmed_set(byte: u8) -> u64 {
     WARMED.iter().position(|&b| b == byte).map_or(0, |k| 1 << k)
 }
 
+/// The keys of the characters in a [`warmed_set`].
+pub fn set_keys(set: u64) -> Vec<ShortKey> {
+    WARMED
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| set & (1 << k) != 0)
+        .map(|(_, &b)| b as u16)
+        .collect()
+}
+
 /// [`warm_lone_pages`] for the characters in `set` only (see
 /// [`warmed_set`]).
 pub fn warm_lone_pages_of(lock: &RwLock<Snapshot>, bare: bool, set: u64) -> bool {
+    warm_short_pages(lock, bare, &set_keys(set))
+}
+
+/// [`warm_lone_pages`] for any short terms, in the order given.
+pub fn warm_short_pages(lock: &RwLock<Snapshot>, bare: bool, keys: &[ShortKey]) -> bool {
     let (generation, commits) = {
         let s = read_loaded(lock);
         (s.generation, s.commits())
     };
     let stop = cancel::Cancel::watching(commits.writing());
-    for (k, &byte) in WARMED.iter().enumerate() {
-        if set & (1 << k) == 0 {
-            continue;
-        }
+    for &key in keys {
         let s = read_loaded(lock);
         if s.generation != generation || stop.is_cancelled() {
             return false;
         }
-        let kept = s
-            .memo
-            .lock_ok()
-            .iter()
-            .any(|m| (m.0, m.1, m.2) == (byte, bare, generation));
-        if kept {
+        if s.kept(key, bare) {
             continue;
         }
-        let mut text = String::from(byte as char);
+        let Ok(mut text) = String::from_utf8(key_bytes(key)) else {
+            continue;
+        };
         if bare {
             text.push_str(" accents:ignore");
         }
+        // What a query typed as these keys parses to, or nothing to keep
+        // (a key the language reads otherwise).
         let Ok(query) = Query::parse(&text) else {
             continue;
         };
+        if short_term(&query) != Some((key, bare)) {
+            continue;
+        }
         let (total, ids) =
             stop.scope(|| s.order_afresh(&query, Sort::Relevance, 0, MEMO_ROWS, false, None));
         // Stopped half way (a commit waits): nothing to keep. The flag
@@ -167,9 +226,32 @@ pub fn warm_lone_pages_of(lock: &RwLock<Snapshot>, bare: bool, set: u64) -> bool
         if stop.is_cancelled() {
             return false;
         }
-        s.keep_lone(byte, bare, total, ids);
+        s.keep_lone(key, bare, total, ids);
     }
     true
+}
+
+/// The pairs `first` starts with a letter or digit after it, the most
+/// frequent in the names first (the likeliest next key), those no name
+/// holds left out: what [`warm_short_pages`] works out after someone types
+/// `first` alone. One pass over the names (a few milliseconds at 1M).
+pub fn follower_pairs(s: &Snapshot, first: u8) -> Vec<ShortKey> {
+    let mut count = [0u32; 256];
+    for at in memchr::memchr_iter(first, &s.folded) {
+        if let Some(&next) = s.folded.get(at + 1) {
+            count[next as usize] += 1;
+        }
+    }
+    let mut pairs: Vec<(u32, u8)> = WARMED
+        .iter()
+        .map(|&b| (count[b as usize], b))
+        .filter(|&(n, _)| n > 0)
+        .collect();
+    pairs.sort_by_key(|&(n, b)| (std::cmp::Reverse(n), b));
+    pairs
+        .into_iter()
+        .map(|(_, b)| u16::from_le_bytes([first, b]))
+        .collect()
 }
 
 /// Whether every lone letter and digit is kept for the index as it is
@@ -180,15 +262,12 @@ pub fn lone_pages_current(s: &Snapshot, bare: bool) -> bool {
 
 /// [`lone_pages_current`] for the characters in `set` only.
 pub fn lone_pages_current_of(s: &Snapshot, bare: bool, set: u64) -> bool {
-    let memo = s.memo.lock_ok();
-    WARMED
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| set & (1 << k) != 0)
-        .all(|(_, &b)| {
-            memo.iter()
-                .any(|m| (m.0, m.1, m.2) == (b, bare, s.generation))
-        })
+    short_pages_current(s, bare, &set_keys(set))
+}
+
+/// [`lone_pages_current`] for any short terms.
+pub fn short_pages_current(s: &Snapshot, bare: bool, keys: &[ShortKey]) -> bool {
+    keys.iter().all(|&k| s.kept(k, bare))
 }
 
 #[cfg(test)]
@@ -264,7 +343,7 @@ mod tests {
             let live: Vec<u32> = (0..s.id_bound() as u32)
                 .filter(|&i| s.entry_kind(i).is_some() && s.entry_parent(i).is_some())
                 .collect();
-            for (q, bare) in ["a", "2", "x", "z", "é", "q"]
+            for (q, bare) in ["a", "2", "x", "z", "é", "q", "ta", "a2", "x.", "zz", "9a"]
                 .into_iter()
                 .flat_map(|q| [(q, false), (q, true)])
             {
@@ -328,6 +407,51 @@ mod tests {
             assert_eq!(kept, 2 * WARMED.len());
         }
         check(&lock.read().unwrap(), "worked out ahead");
+
+        // The pairs a character starts, worked out ahead: every letter or
+        // digit that follows it in a name the test reads itself, and
+        // answered from what was kept as a name-by-name order says.
+        for first in [b'a', b'2', b'x'] {
+            let s = lock.read().unwrap();
+            let pairs = follower_pairs(&s, first);
+            drop(s);
+            let s = lock.read().unwrap();
+            for i in 0..s.id_bound() {
+                if s.entry_kind(i as u32).is_none() {
+                    continue;
+                }
+                for w in s.folded_name(i).windows(2) {
+                    if w[0] == first && WARMED.contains(&w[1]) {
+                        let key = u16::from_le_bytes([w[0], w[1]]);
+                        assert!(pairs.contains(&key), "{:?} missing", w);
+                    }
+                }
+            }
+            drop(s);
+            assert!(warm_short_pages(&lock, false, &pairs));
+            let s = lock.read().unwrap();
+            assert!(short_pages_current(&s, false, &pairs));
+            assert!(pairs.iter().all(|&k| is_pair(k) && s.kept(k, false)));
+        }
+        check(&lock.read().unwrap(), "pairs worked out ahead");
+        {
+            // At most MEMO_PAIRS pairs are kept, the oldest let go.
+            let s = lock.read().unwrap();
+            for a in WARMED.iter().take(12) {
+                for b in WARMED {
+                    let q = Query::parse(&format!("{}{}", *a as char, *b as char)).unwrap();
+                    s.lone_page(&q, Sort::Relevance, 0, 10, false).unwrap();
+                }
+            }
+            let pairs = s.memo.lock_ok().iter().filter(|m| is_pair(m.0)).count();
+            assert_eq!(pairs, MEMO_PAIRS);
+            assert!(s.kept(u16::from_le_bytes([b'l', b'9']), false));
+            assert!(!s.kept(u16::from_le_bytes([b'a', b'a']), false));
+        }
+        check(&lock.read().unwrap(), "pairs let go");
+        assert_eq!(short_key(&Query::parse("ta").unwrap()), Some(0x6174));
+        assert_eq!(short_key(&Query::parse("tax").unwrap()), None);
+        assert_eq!(short_key(&Query::parse("t/").unwrap()), None);
         assert!(!is_lone(&Query::parse("ab").unwrap()));
         assert!(!is_lone(&Query::parse("a b").unwrap()));
         assert!(is_lone(&Query::parse("7").unwrap()));
