@@ -142,10 +142,11 @@ impl Snapshot {
                 .groups
                 .iter()
                 .all(|g| g.len() == 1 && matches!(g[0], Item::Term(_)));
-        // Short terms (no trigram filter: a scan of every name) are looked
-        // for only among what the others matched (see `within`).
+        // Short terms (no trigram filter: a scan of every name) and common
+        // ones (the filter passes most names) are looked for only among
+        // what the others matched (see `within`).
         let wait = if only_terms && self.ordered {
-            within::deferred(&terms)
+            within::deferred(&terms, self.grams.len(), |t| self.scan_blocks(t.as_bytes()))
         } else {
             vec![false; terms.len()]
         };

@@ -5,7 +5,10 @@
 //! entries the others already matched can be results, and whether one of
 //! them holds the short term through its own name or a folder above it is
 //! known from those names alone: so the short term is looked for in the
-//! matched entries and their folders, not in the whole arena.
+//! matched entries and their folders, not in the whole arena. So is a
+//! longer term the filter barely narrows (`tax 202`: `202` is in every
+//! date of the last years, and one trigram passes a third of the blocks by
+//! chance) when another term is narrower.
 //!
 //! The marks and fits found so are exact for every entry looked at, which
 //! is all that narrowing and ranking the matched entries ever ask about.
@@ -17,6 +20,7 @@ use memchr::memmem;
 
 use crate::index::Snapshot;
 use crate::index::fold::strip_accents_bytes;
+use crate::index::grams::GRAM_BLOCK;
 use crate::index::snapshot::{HOLE, NO_PARENT, SEP};
 
 use super::eval::{has, ones};
@@ -34,13 +38,33 @@ pub(crate) fn is_short(term: &str) -> bool {
     term.len() < 3 && !term.as_bytes().contains(&SEP)
 }
 
+/// A term of three bytes or more waits too when the trigram filter leaves
+/// more than one in `COMMON_SHARE` of the index's blocks to scan (`202`,
+/// `tax`: one trigram, which a block of 64 names holds by chance about a
+/// third of the time) and another term leaves fewer.
+pub(crate) const COMMON_SHARE: usize = 8;
+
 /// Which of a query's plain terms wait for the others' matches: the short
-/// ones, but for the longest term when every term is short (one term must
-/// be marked over the arena; a longer term marks fewer names).
-pub(crate) fn deferred(terms: &[&str]) -> Vec<bool> {
-    let mut wait: Vec<bool> = terms.iter().map(|t| is_short(t)).collect();
+/// ones, and the common ones (`scan`: the blocks of the `blocks` a term's
+/// scan would read, see [`COMMON_SHARE`]), but for the one the filter
+/// narrows most when every term would wait (the longest among equals: one
+/// term must be marked over the arena; a longer term marks fewer names).
+/// A term with `/` never waits (it is matched over paths apart).
+pub(crate) fn deferred(terms: &[&str], blocks: usize, scan: impl Fn(&str) -> usize) -> Vec<bool> {
+    let cost: Vec<usize> = terms
+        .iter()
+        .map(|t| match t {
+            t if is_short(t) => usize::MAX,
+            t if t.as_bytes().contains(&SEP) => 0,
+            t => scan(t),
+        })
+        .collect();
+    let mut wait: Vec<bool> = cost
+        .iter()
+        .map(|&c| c.saturating_mul(COMMON_SHARE) > blocks)
+        .collect();
     if wait.iter().all(|&w| w)
-        && let Some(keep) = (0..terms.len()).max_by_key(|&t| (terms[t].len(), Reverse(t)))
+        && let Some(keep) = (0..terms.len()).min_by_key(|&t| (cost[t], Reverse(terms[t].len()), t))
     {
         wait[keep] = false;
     }
@@ -48,6 +72,16 @@ pub(crate) fn deferred(terms: &[&str]) -> Vec<bool> {
 }
 
 impl Snapshot {
+    /// How many of the trigram filter's blocks a scan for `term` (three
+    /// bytes or more, no `/`) reads (see [`deferred`]).
+    pub(crate) fn scan_blocks(&self, term: &[u8]) -> usize {
+        if self.grams.len() * GRAM_BLOCK < self.parent.len() {
+            // No filter yet: every name.
+            return self.grams.len().max(1);
+        }
+        self.grams.candidates(term).len()
+    }
+
     /// `set` (a bit set over ids) and every folder above its entries.
     pub(crate) fn with_ancestors(&self, set: &[u64]) -> Vec<u64> {
         let mut out = set.to_vec();
@@ -415,6 +449,11 @@ pub(super) mod tests {
 
         let queries = [
             "tax 2",
+            "tax 202",
+            "2025 tax",
+            "img tax",
+            "tax img_1 a",
+            "report img",
             "tax 20",
             "2 tax",
             "report f",
@@ -474,9 +513,36 @@ pub(super) mod tests {
             "tax is rare enough"
         );
         assert!(count(&s, "tax 2") > 0);
-        assert_eq!(deferred(&["tax", "2"]), [false, true]);
-        assert_eq!(deferred(&["a", "20", "x"]), [true, false, true]);
-        assert_eq!(deferred(&["a", "2"]), [false, true]);
+        let rare = |_: &str| 1;
+        assert_eq!(deferred(&["tax", "2"], 100, rare), [false, true]);
+        assert_eq!(deferred(&["a", "20", "x"], 100, rare), [true, false, true]);
+        assert_eq!(deferred(&["a", "2"], 100, rare), [false, true]);
+        // Long terms the filter leaves most blocks of: the narrowest is
+        // marked, the others wait; a term with `/` never waits.
+        let share = |t: &str| match t {
+            "tax" => 30,
+            "202" => 60,
+            "report" => 5,
+            _ => 12,
+        };
+        assert_eq!(deferred(&["202", "tax"], 100, share), [true, false]);
+        assert_eq!(
+            deferred(&["tax", "202", "2"], 100, share),
+            [false, true, true]
+        );
+        assert_eq!(deferred(&["report", "final"], 100, share), [false, false]);
+        assert_eq!(deferred(&["report", "202"], 100, share), [false, true]);
+        assert_eq!(deferred(&["202", "a/tax"], 100, share), [true, false]);
+        assert_eq!(deferred(&["2", "ab"], 100, share), [true, false]);
+        // In this tree, common terms among the queries below wait.
+        let scan = |t: &str| s.scan_blocks(t.as_bytes());
+        assert!(
+            deferred(&["tax", "img"], s.grams.len(), scan).contains(&true),
+            "a common long term waits: {} blocks, tax {}, img {}",
+            s.grams.len(),
+            scan("tax"),
+            scan("img")
+        );
         check(&s, "as loaded");
 
         // Files added (ids after every other), renamed (their names kept
