@@ -18,7 +18,9 @@
 # MATCH_ACCENTS=1 (fsgui's ä=a toggle off: plain queries, as an fsindexd
 # without `accents:ignore` takes them), KEEP=DIR (copies the raw figures and
 # fsgui's FSGUI_TRACE log there), FSGUI_ENV (variables for fsgui, e.g.
-# `LP_NUM_THREADS=1`).
+# `LP_NUM_THREADS=1`), SETTLE=1 (type once the daemon's work after the
+# first index is done: persisted, media metadata read; by default the keys
+# come a few seconds after ready, while that work runs).
 # Prints each round's p50/p99/max and the pooled figures, settled and
 # first rows (the region's first change after the key), then each key's
 # way split into its parts from fsgui's trace (FSGUI_TRACE=1, the same
@@ -69,6 +71,21 @@ log "indexing $TREE"
 until "$BIN/fsctl" status --wait >/dev/null 2>&1; do sleep 0.5; done
 entries=$("$BIN/fsctl" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["entries"])')
 log "ready: $entries entries"
+if [[ ${SETTLE:-0} == 1 ]]; then
+    # A daemon in its steady state: the first index persisted and the
+    # background work after it (media metadata, the lone characters) done.
+    settled=0
+    for _ in $(seq 600); do
+        if "$BIN/fsctl" status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["persisted"] and not d["media"]["busy"] else 1)'; then
+            settled=$((settled + 1))
+            ((settled >= 5)) && break
+        else
+            settled=0
+        fi
+        sleep 1
+    done
+    log "background work done"
+fi
 
 Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$WORK/display" 2>/dev/null &
 XVFB_PID=$!

@@ -15,6 +15,15 @@ use crate::dupes::DupesModel;
 use crate::search::SearchModel;
 use crate::settings::Settings;
 
+/// How long the frame that reads a typed key waits for the answer's first
+/// page before it draws. An answer in time is drawn with the key, in one
+/// frame instead of two: with software GL a frame costs about 10 ms of
+/// both cores, which the daemon's search would otherwise share (the key's
+/// echo and the old rows drawn while it searches), and a second frame then
+/// draws the rows. A slower answer is drawn when it comes, as before, the
+/// key's echo this much later.
+pub const SAME_FRAME: Duration = Duration::from_millis(25);
+
 /// The three views.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum View {
@@ -488,7 +497,41 @@ impl App {
 
     pub fn type_query(&mut self, query: &str) {
         let r = self.search.set_query(query);
+        let asked = r.iter().find_map(|r| match r {
+            Request::Search { generation, .. } => Some(*generation),
+            _ => None,
+        });
         self.send(r);
+        if let Some(generation) = asked {
+            self.await_first_page(generation, SAME_FRAME);
+        }
+    }
+
+    /// Waits up to `within` for the answer to the search just sent, applying
+    /// every reply that comes meanwhile, so that an answer in time is drawn
+    /// by the frame that read the key (see [`SAME_FRAME`]).
+    fn await_first_page(&mut self, generation: u64, within: Duration) {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some(reply) = self
+                .backend
+                .as_ref()
+                .filter(|_| !left.is_zero())
+                .and_then(|b| b.recv_timeout(left))
+            else {
+                return;
+            };
+            let answered = matches!(
+                &reply,
+                Reply::Rows { generation: g, .. } | Reply::SearchFailed { generation: g, .. }
+                    if *g == generation
+            );
+            self.apply(reply);
+            if answered {
+                return;
+            }
+        }
     }
 
     pub(crate) fn say(&mut self, text: impl Into<String>) {

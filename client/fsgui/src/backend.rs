@@ -540,6 +540,11 @@ impl Backend {
     pub fn try_recv(&self) -> Option<Reply> {
         self.rx.try_recv().ok()
     }
+
+    /// The next reply, waiting up to `within` for one.
+    pub fn recv_timeout(&self, within: Duration) -> Option<Reply> {
+        self.rx.recv_timeout(within).ok()
+    }
 }
 
 /// Connects, serves requests until the connection is lost, and connects
