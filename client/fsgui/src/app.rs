@@ -151,6 +151,9 @@ pub struct App {
     backend: Option<Backend>,
     /// Requests made without a backend (unit tests read them).
     pub outbox: Vec<Request>,
+    /// How long the frame of a typed key waits for its first page
+    /// ([`SAME_FRAME`]; tests set it).
+    pub same_frame: Duration,
     /// Actions done, newest last (what dry-run mode records).
     pub actions: Vec<(Action, Vec<Vec<u8>>)>,
     dry_run: bool,
@@ -252,6 +255,7 @@ impl App {
             details: Default::default(),
             backend: None,
             outbox: Vec::new(),
+            same_frame: SAME_FRAME,
             actions: Vec::new(),
             dry_run: options.dry_run,
             done: Arc::default(),
@@ -503,7 +507,7 @@ impl App {
         });
         self.send(r);
         if let Some(generation) = asked {
-            self.await_first_page(generation, SAME_FRAME);
+            self.await_first_page(generation, self.same_frame);
         }
     }
 

@@ -28,6 +28,35 @@ fn json_paths(inst: &Instance, args: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// The frame that reads a typed key waits for the first page (up to
+/// `same_frame`) and draws it: one frame after the key, the rows and the
+/// count are those fsctl prints, with no second frame. Given a window long
+/// enough for any machine here; the default is 25 ms.
+#[test]
+fn a_typed_key_and_its_rows_are_drawn_in_one_frame() {
+    let inst = Instance::start(sample_tree);
+    let mut h = inst.window(View::Search);
+    settle(&mut h, "connected", |a| a.status.is_some());
+    h.state_mut().same_frame = std::time::Duration::from_secs(20);
+    let query = h.get_by_label("Search");
+    query.focus();
+    query.type_text("report");
+    h.step();
+    let want = json_paths(&inst, &["search", "report"]);
+    assert!(want.len() >= 5, "{want:?}");
+    assert_eq!(h.state().search.results.params.query, "report");
+    assert_eq!(shown_paths(h.state()), want, "rows after one frame");
+    for path in &want {
+        let name = path.rsplit('/').next().unwrap();
+        assert!(
+            h.query_all_by_label(name).next().is_some(),
+            "no row labelled {name:?} in the key's frame"
+        );
+    }
+    let count = format!("{} matches", want.len());
+    assert!(h.query_by_label(&count).is_some(), "no {count:?} line");
+}
+
 #[test]
 fn typed_query_shows_the_rows_fsctl_finds_in_each_order() {
     let inst = Instance::start(sample_tree);
