@@ -836,7 +836,10 @@ mod tests {
     /// rows of the whole answer worked out afresh.
     #[test]
     fn lone_letters_are_worked_out_again_after_live_changes() {
-        use crate::queries::search::{ALL_WARMED, Sort, lone_pages_current_of, warmed_set};
+        use crate::queries::search::{
+            ALL_WARMED, Sort, follower_pairs, lone_pages_current_of, short_pages_current,
+            warmed_set,
+        };
         let tmp = tempfile::tempdir().unwrap();
         let tree = tmp.path().join("tree");
         for d in 0..12 {
@@ -861,9 +864,9 @@ mod tests {
         };
         // Both modes after a start.
         wait_current("after the start", ALL_WARMED, true);
-        let search = |limit| {
+        let search_for = |query: &str, limit| {
             let args = SearchArgs {
-                query: "a".into(),
+                query: query.into(),
                 sort: Sort::Relevance,
                 reverse: false,
                 offset: 0,
@@ -875,7 +878,8 @@ mod tests {
             let paths: Vec<Vec<u8>> = page.entries.into_iter().map(|e| e.path).collect();
             (page.total as usize, paths)
         };
-        let walked = || {
+        let search = |limit| search_for("a", limit);
+        let walked_with = |term: &str| {
             let mut n = 0;
             let mut stack = vec![tree.clone()];
             while let Some(d) = stack.pop() {
@@ -886,7 +890,7 @@ mod tests {
                         .unwrap()
                         .to_string_lossy()
                         .to_lowercase();
-                    n += rel.contains('a') as usize;
+                    n += rel.contains(term) as usize;
                     if p.is_dir() {
                         stack.push(p);
                     }
@@ -894,6 +898,7 @@ mod tests {
             }
             n
         };
+        let walked = || walked_with("a");
         let check = |what: &str| {
             let (total, page) = search(400);
             let (all, whole) = search(usize::MAX);
@@ -906,6 +911,23 @@ mod tests {
             );
         };
         check("as started");
+        // `a` typed: the pairs it starts are worked out next, each answered
+        // as the walk counts.
+        let pairs = follower_pairs(&engine.snapshot.read_ok(), b'a');
+        let ax = u16::from_le_bytes(*b"ax");
+        assert!(pairs.contains(&ax), "{pairs:x?}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !short_pages_current(&engine.snapshot.read_ok(), false, &pairs) {
+            assert!(
+                Instant::now() < deadline,
+                "the pairs of `a`: never worked out"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(search_for("ax", 400).0, walked_with("ax"), "ax");
+        // A pair typed is kept current after changes.
+        let ta = u16::from_le_bytes(*b"ta");
+        assert_eq!(search_for("ta", 400).0, walked_with("ta"), "ta");
         let before = engine.snapshot.read_ok().generation();
         // Live changes: files holding the letter made, renamed, removed; a
         // folder renamed so its files no longer match through it.
@@ -926,5 +948,11 @@ mod tests {
             "nobody typed without accents: not worked out again"
         );
         check("after the changes");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !short_pages_current(&engine.snapshot.read_ok(), false, &[ta]) {
+            assert!(Instant::now() < deadline, "`ta`: never worked out again");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(search_for("ta", 400).0, walked_with("ta"), "ta after");
     }
 }
