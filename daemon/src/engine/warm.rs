@@ -22,7 +22,9 @@
 //!   next quiet period after the spacing, or the next [`TICK`]).
 //!
 //! Whatever woke it, the terms typed lately come first, so a key that
-//! starts the whole set never leaves them stale behind a long pass.
+//! starts the whole set never leaves them stale behind a long pass; and a
+//! key typed during a pass stops it, so that key's pairs are worked out
+//! next (the start's pass of 72 pages takes seconds at nice 19).
 //!
 //! It never holds a change back: a commit waiting for the index stops it
 //! within milliseconds, and it starts again once the index is quiet.
@@ -177,16 +179,24 @@ impl Engine {
                 .collect();
             let snapshot = e.snapshot.clone();
             drop(e);
+            // A pass stops at a change, or when a key was typed since this
+            // one began (a nudge): that key's pairs come first, in the next.
             let pass = |modes: &[(bool, Vec<ShortKey>)]| {
-                let (mut worked, mut whole) = (false, true);
+                let mut worked = false;
                 for (bare, keys) in modes {
                     if short_pages_current(&read_loaded(&snapshot), *bare, keys) {
                         continue;
                     }
                     worked = true;
-                    whole &= warm_short_pages(&snapshot, *bare, keys);
+                    for key in keys {
+                        if commits.seen().nudged != since.nudged
+                            || !warm_short_pages(&snapshot, *bare, std::slice::from_ref(key))
+                        {
+                            return (worked, false);
+                        }
+                    }
                 }
-                (worked, whole)
+                (worked, true)
             };
             let t = Instant::now();
             let (worked, _) = pass(&first);
