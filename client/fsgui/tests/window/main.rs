@@ -46,15 +46,24 @@ fn a_typed_key_and_its_rows_are_drawn_in_one_frame() {
     assert!(want.len() >= 5, "{want:?}");
     assert_eq!(h.state().search.results.params.query, "report");
     assert_eq!(shown_paths(h.state()), want, "rows after one frame");
-    for path in &want {
+    assert_drawn(&h, &want, "in the key's frame");
+}
+
+/// Every row of `want` is in the table, by name, and the count line says
+/// how many.
+fn assert_drawn(h: &egui_kittest::Harness<'static, fsgui::App>, want: &[String], when: &str) {
+    for path in want {
         let name = path.rsplit('/').next().unwrap();
         assert!(
             h.query_all_by_label(name).next().is_some(),
-            "no row labelled {name:?} in the key's frame"
+            "no row labelled {name:?} {when}"
         );
     }
     let count = format!("{} matches", want.len());
-    assert!(h.query_by_label(&count).is_some(), "no {count:?} line");
+    assert!(
+        h.query_by_label(&count).is_some(),
+        "no {count:?} line {when}"
+    );
 }
 
 #[test]
@@ -71,16 +80,7 @@ fn typed_query_shows_the_rows_fsctl_finds_in_each_order() {
     let want = json_paths(&inst, &["search", "report"]);
     assert!(want.len() >= 5, "{want:?}");
     assert_eq!(shown_paths(h.state()), want, "relevance order");
-    // Every row is in the table, by name.
-    for path in &want {
-        let name = path.rsplit('/').next().unwrap();
-        assert!(
-            h.query_all_by_label(name).next().is_some(),
-            "no row labelled {name:?}"
-        );
-    }
-    let count = format!("{} matches", want.len());
-    assert!(h.query_by_label(&count).is_some(), "no {count:?} line");
+    assert_drawn(&h, &want, "once settled");
 
     // Column headers sort through the daemon; a second click reverses.
     for (header, sort) in [("Name", "name"), ("Folder", "path"), ("Size", "size")] {
