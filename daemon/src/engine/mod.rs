@@ -837,8 +837,7 @@ mod tests {
     #[test]
     fn lone_letters_are_worked_out_again_after_live_changes() {
         use crate::queries::search::{
-            ALL_WARMED, Sort, follower_pairs, lone_pages_current_of, short_pages_current,
-            warmed_set,
+            ALL_WARMED, Sort, follower_pairs, set_keys, short_pages_current, warmed_set,
         };
         let tmp = tempfile::tempdir().unwrap();
         let tree = tmp.path().join("tree");
@@ -854,7 +853,8 @@ mod tests {
         }
         let tree = std::fs::canonicalize(&tree).unwrap();
         let (engine, _writer) = start_engine(tmp.path(), &tree, rules(&[]));
-        let current = |bare, set| lone_pages_current_of(&engine.snapshot.read_ok(), bare, set);
+        let current =
+            |bare, set| short_pages_current(&engine.snapshot.read_ok(), bare, &set_keys(set));
         let wait_current = |what: &str, set: u64, both: bool| {
             let deadline = Instant::now() + Duration::from_secs(60);
             while !(current(false, set) && (!both || current(true, set))) {

@@ -15,12 +15,12 @@
 use std::sync::RwLock;
 
 use crate::LockOk;
-use crate::index::snapshot::SEP;
 use crate::index::{Snapshot, read_loaded};
 use crate::queries::cancel;
 use crate::queries::query::{Item, Query};
 
 use super::Sort;
+use super::within::is_short;
 
 /// Results kept per short term: two of fsgui's pages and more.
 pub(crate) const MEMO_ROWS: usize = 512;
@@ -57,9 +57,12 @@ fn short_term(query: &Query) -> Option<(ShortKey, bool)> {
     let [Item::Term(t)] = group.as_slice() else {
         return None;
     };
+    if !is_short(t) {
+        return None;
+    }
     let key = match t.as_bytes() {
-        [b] if *b != SEP => *b as u16,
-        [a, b] if ![*a, *b].contains(&SEP) && *b != 0 => u16::from_le_bytes([*a, *b]),
+        [b] => *b as u16,
+        [a, b] if *b != 0 => u16::from_le_bytes([*a, *b]),
         _ => return None,
     };
     Some((key, query.ignore_accents))
@@ -137,7 +140,8 @@ impl Snapshot {
 }
 
 /// Whether `query` is one lone character (see [`Snapshot::lone_page`]).
-pub fn is_lone(query: &Query) -> bool {
+#[cfg(test)]
+fn is_lone(query: &Query) -> bool {
     short_term(query).is_some_and(|(k, _)| !is_pair(k))
 }
 
@@ -160,8 +164,9 @@ pub fn lone_of(key: ShortKey) -> Option<u8> {
 /// kept for the index as it is. Run in the background once someone types
 /// a lone character, and again once the index is quiet after a change
 /// (`engine::warm`), so the first key of the next queries answers at once.
-pub fn warm_lone_pages(lock: &RwLock<Snapshot>, bare: bool) -> bool {
-    warm_lone_pages_of(lock, bare, ALL_WARMED)
+#[cfg(test)]
+fn warm_lone_pages(lock: &RwLock<Snapshot>, bare: bool) -> bool {
+    warm_short_pages(lock, bare, &set_keys(ALL_WARMED))
 }
 
 /// Every character [`warm_lone_pages`] works out, as a set for
@@ -182,12 +187,6 @@ pub fn set_keys(set: u64) -> Vec<ShortKey> {
         .filter(|(k, _)| set & (1 << k) != 0)
         .map(|(_, &b)| b as u16)
         .collect()
-}
-
-/// [`warm_lone_pages`] for the characters in `set` only (see
-/// [`warmed_set`]).
-pub fn warm_lone_pages_of(lock: &RwLock<Snapshot>, bare: bool, set: u64) -> bool {
-    warm_short_pages(lock, bare, &set_keys(set))
 }
 
 /// [`warm_lone_pages`] for any short terms, in the order given.
@@ -256,16 +255,13 @@ pub fn follower_pairs(s: &Snapshot, first: u8) -> Vec<ShortKey> {
 
 /// Whether every lone letter and digit is kept for the index as it is
 /// (accents ignored when `bare`).
-pub fn lone_pages_current(s: &Snapshot, bare: bool) -> bool {
-    lone_pages_current_of(s, bare, ALL_WARMED)
+#[cfg(test)]
+fn lone_pages_current(s: &Snapshot, bare: bool) -> bool {
+    short_pages_current(s, bare, &set_keys(ALL_WARMED))
 }
 
-/// [`lone_pages_current`] for the characters in `set` only.
-pub fn lone_pages_current_of(s: &Snapshot, bare: bool, set: u64) -> bool {
-    short_pages_current(s, bare, &set_keys(set))
-}
-
-/// [`lone_pages_current`] for any short terms.
+/// Whether the pages of `keys` are kept for the index as it is (accents
+/// ignored when `bare`).
 pub fn short_pages_current(s: &Snapshot, bare: bool, keys: &[ShortKey]) -> bool {
     keys.iter().all(|&k| s.kept(k, bare))
 }

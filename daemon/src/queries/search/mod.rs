@@ -22,9 +22,8 @@ use rank::*;
 
 pub use crate::index::{ChangeEvent, ChangeKind, read_loaded};
 pub use lone::{
-    ALL_WARMED, ShortKey, follower_pairs, is_lone, lone_of, lone_pages_current,
-    lone_pages_current_of, set_keys, short_key, short_pages_current, warm_lone_pages,
-    warm_lone_pages_of, warm_short_pages, warmed_set,
+    ALL_WARMED, ShortKey, follower_pairs, lone_of, set_keys, short_key, short_pages_current,
+    warm_short_pages, warmed_set,
 };
 pub use paths::Paths;
 
