@@ -4,6 +4,7 @@
 # benchmark times beside the dynamic one.
 #
 #   packaging/static-fsctl.sh            # -> target/static/x86_64-unknown-linux-gnu/release/fsctl
+#   STATIC_PROFILE=ci-static packaging/static-fsctl.sh   # CI's: unoptimised, quick to build
 #
 # Why: fsctl is started once per query, and a dynamic fsctl spends about
 # 0.3 ms of each start loading libc, libm and libgcc_s and binding their
@@ -34,11 +35,12 @@ target_dir=$(cargo metadata --format-version 1 --no-deps |
   sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 [ -n "$target_dir" ] || die "cannot find the target directory"
 out=$target_dir/static
+profile=${STATIC_PROFILE:-release}
 
 CARGO_TARGET_DIR=$out RUSTFLAGS="-C target-feature=+crt-static -C link-arg=-fuse-ld=bfd" \
-  cargo build --release --locked -p fsctl --target "$triple" "$@" >&2
+  cargo build --profile "$profile" --locked -p fsctl --target "$triple" "$@" >&2
 
-bin=$out/$triple/release/fsctl
+bin=$out/$triple/$profile/fsctl
 # Static means no dynamic section and no interpreter, and it must run.
 if readelf -lW "$bin" | grep -q INTERP || readelf -dW "$bin" | grep -q NEEDED; then
   die "$bin is not static"

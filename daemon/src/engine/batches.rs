@@ -110,15 +110,21 @@ impl Engine {
                 Err(Runtime::RootGone { .. }) => continue,
                 target => target?,
             };
-            match self.scan_target(&target, &Progress::default(), &self.cancel) {
+            let start = target.start.clone();
+            match self.scan_target(
+                scan::ScanFrom::Start(target),
+                &Progress::default(),
+                &self.cancel,
+                None,
+            ) {
                 Ok(_) => done.push(d),
                 // Gone between the check above and the scan's first stat:
                 // as above, its event follows.
                 Err(Error::Io(e))
                     if e.kind() == std::io::ErrorKind::NotFound
-                        && !crate::platform::fs::is_dir(&target.start) =>
+                        && !crate::platform::fs::is_dir(&start) =>
                 {
-                    tracing::debug!("{} vanished before its scan", target.start.display());
+                    tracing::debug!("{} vanished before its scan", start.display());
                 }
                 Err(e) => return Err(e),
             }
@@ -147,7 +153,12 @@ impl Engine {
             let Ok(target) = self.checked_target(root, &top) else {
                 continue;
             };
-            if let Err(e) = self.scan_target(&target, &Progress::default(), &self.cancel) {
+            if let Err(e) = self.scan_target(
+                scan::ScanFrom::Start(target),
+                &Progress::default(),
+                &self.cancel,
+                None,
+            ) {
                 tracing::warn!("polling {} failed: {e}", top.display());
             }
         }

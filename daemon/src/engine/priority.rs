@@ -10,8 +10,10 @@
 //! lowers itself (the walk's threads inherit it), waited ones on the
 //! scanner thread. When a client starts waiting while a background scan
 //! runs, that scan stops at its next folder and starts again at once at
-//! normal priority: what it wrote stands, and the rerun skips the unchanged
-//! rows (the same as a scan after a restart).
+//! normal priority. A root's walk goes on from the folders it had left
+//! ([`crate::ingest::scan::Paused`]; a first index keeps its window); a
+//! folder's rescan starts over, skipping the unchanged rows (the same as a
+//! scan after a restart).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

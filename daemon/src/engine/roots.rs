@@ -94,17 +94,27 @@ impl Engine {
                     continue;
                 }
             };
+            // A walk that stops for a waiting client goes on from where it
+            // stopped, at normal priority (a first index keeps its window).
+            let mut paused = None;
             let result = self.priority.run(
                 Some(job.root_id),
                 &self.cancel,
                 |stop| {
-                    // A scan that starts again counts its walk afresh.
-                    job.progress.scanned.store(0, Ordering::Relaxed);
-                    job.progress.errors.store(0, Ordering::Relaxed);
-                    self.run_job(&job, stop)
+                    if paused.is_none() {
+                        // A scan that starts again counts its walk afresh.
+                        job.progress.scanned.store(0, Ordering::Relaxed);
+                        job.progress.errors.store(0, Ordering::Relaxed);
+                    }
+                    self.run_job(&job, stop, &mut paused)
                 },
                 Result::is_err,
             );
+            if let Some(p) = paused.take() {
+                // Stopped and not taken up (shutting down): what was sent
+                // is committed; the next start goes on from it.
+                scan::end_paused(&self.writer, p);
+            }
             if let Ok(o) = &result
                 && o.held
             {
@@ -161,24 +171,37 @@ impl Engine {
             }
         }
     }
-    pub(super) fn run_job(&self, job: &ScanJob, stop: &AtomicBool) -> Result<Outcome, Runtime> {
-        let root = self
-            .store
-            .read(crate::store::roots)
-            .map_err(|e| Runtime::Index(e.to_string()))?
-            .into_iter()
-            .find(|r| r.id == job.root_id)
-            .ok_or(Runtime::RootRemoved)?;
-        if let Some(rt) = self.roots.lock_ok().get_mut(&job.root_id) {
-            rt.state = RootState::Scanning;
-            rt.progress = job.progress.clone();
-        }
-        let root = self.root_folder(root)?;
-        let target = self.target_for(&root, job.path.as_deref())?;
+    /// Runs a scan job; `paused`: where its walk stopped for a waiting
+    /// client, to go on from (and where it is put when it stops so).
+    pub(super) fn run_job(
+        &self,
+        job: &ScanJob,
+        stop: &AtomicBool,
+        paused: &mut Option<scan::Paused>,
+    ) -> Result<Outcome, Runtime> {
+        let from = match paused.take() {
+            Some(p) => scan::ScanFrom::Paused(p),
+            None => {
+                let root = self
+                    .store
+                    .read(crate::store::roots)
+                    .map_err(|e| Runtime::Index(e.to_string()))?
+                    .into_iter()
+                    .find(|r| r.id == job.root_id)
+                    .ok_or(Runtime::RootRemoved)?;
+                if let Some(rt) = self.roots.lock_ok().get_mut(&job.root_id) {
+                    rt.state = RootState::Scanning;
+                    rt.progress = job.progress.clone();
+                }
+                let root = self.root_folder(root)?;
+                scan::ScanFrom::Start(self.target_for(&root, job.path.as_deref())?)
+            }
+        };
+        let start = from.start().to_owned();
         let outcome = self
-            .scan_target(&target, &job.progress, stop)
+            .scan_target(from, &job.progress, stop, Some(paused))
             .map_err(|e| Runtime::Scan {
-                path: target.start.clone(),
+                path: start,
                 reason: e.to_string(),
             })?;
         let _ = self.writer.send(vec![Op::Idle]);
@@ -577,19 +600,22 @@ impl Engine {
         Ok(out)
     }
     /// Walks `target` and writes what differs, watching folders as it goes.
+    /// `keep`: where a stopped walk of a root is put ([`scan::scan`]).
     pub(super) fn scan_target(
         &self,
-        target: &ScanTarget,
+        from: scan::ScanFrom,
         progress: &Progress,
         stop: &AtomicBool,
+        keep: Option<&mut Option<scan::Paused>>,
     ) -> Result<Outcome, Error> {
         scan::scan(
             &self.store,
             &self.writer,
-            target,
+            from,
             progress,
             stop,
             self.watcher.as_ref(),
+            keep,
         )
     }
     /// Rescans every root now (lost events), on the scanner thread.
@@ -601,8 +627,14 @@ impl Engine {
             let Ok(target) = self.target_for(root, None) else {
                 continue;
             };
-            if let Err(e) = self.scan_target(&target, &Progress::default(), &self.cancel) {
-                tracing::error!("rescan of {} failed: {e}", target.start.display());
+            let start = target.start.clone();
+            if let Err(e) = self.scan_target(
+                scan::ScanFrom::Start(target),
+                &Progress::default(),
+                &self.cancel,
+                None,
+            ) {
+                tracing::error!("rescan of {} failed: {e}", start.display());
             }
         }
     }

@@ -218,3 +218,67 @@ fn changes_between_ready_and_persisted_are_all_in_the_index() {
     assert_eq!(status["notices"].as_array().unwrap().len(), 0, "{status}");
     inst.stop();
 }
+
+/// fsgui's first start waits (`fsctl status --wait`) while a first index
+/// runs in the background: the walk stops at its next folder and goes on
+/// from the folders it had left, at normal priority, inside the same
+/// window. So the waiting client gets the index searchable, and `du`
+/// answering, before its rows are persisted, as without the wait; and once
+/// persisted it is exact. (Before, the stop ended the window: the client
+/// waited for the rows held so far to reach SQLite, then for a resumed
+/// scan that wrote row by row.)
+#[test]
+fn a_client_waiting_on_a_first_index_gets_it_searchable_before_persisted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = held_tree(tmp.path());
+    let runner = Runner::current();
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner.clone());
+    inst.env
+        .push(("FSINDEX_PERSIST_PAUSE_MS".into(), "3000".into()));
+    // About 80 folders at 30 ms each: the walk is seen under way.
+    inst.env
+        .push(("FSINDEX_TEST_FOLDER_PAUSE_MS".into(), "30".into()));
+    inst.spawn();
+    inst.wait_listening();
+    eventually(
+        Duration::from_secs(60),
+        "the first index under way in the background",
+        || {
+            let s = inst.status();
+            s["roots"][0]["priority"] == "background"
+                && s["roots"][0]["scanned"].as_u64().unwrap_or(0) > 0
+        },
+    );
+
+    let out = inst.fsctl(&["status", "--wait", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["state"], "ready", "{v}");
+    assert_eq!(
+        v["persisted"], false,
+        "the walk that stopped for the waiting client ended the first index's window: \
+         the client waited for SQLite: {v}"
+    );
+    let log = inst.log();
+    assert!(
+        log.contains("it can go on from here") && log.contains("goes on at normal priority"),
+        "the walk never stopped for the waiting client (the test proves nothing): {log}"
+    );
+    // Searchable and `du` answering, as GNU du says, before persisted.
+    assert_du(&inst, &runner, &tree, true);
+    assert_du(&inst, &runner, &tree.join("wide/d0007"), true);
+    assert_eq!(inst.status()["persisted"], false);
+
+    inst.wait_ready();
+    assert_eq!(
+        indexed(&inst),
+        found(&runner, &tree),
+        "entry for entry, as GNU find: every folder once, none lost at the stop"
+    );
+    assert_du(&inst, &runner, &tree, true);
+    inst.stop();
+}

@@ -57,13 +57,14 @@ mod unlisted;
 mod walk;
 
 use diff::VerifySink;
-use walk::reconcile;
+use walk::{Walked, reconcile};
 
 pub use diff::{DiffKind, Difference};
 pub(in crate::ingest) use links::Links;
 pub(crate) use links::{LinkCounts, linked_under, refresh_links};
 pub use roots::{canonical_root, reachable, through_symlink};
 pub(in crate::ingest) use unlisted::Hidden;
+pub use walk::Paused;
 
 /// What to scan.
 #[derive(Clone, Debug)]
@@ -266,28 +267,91 @@ impl Sink for WriteSink<'_> {
     }
 }
 
-/// Walks `target` and writes the differences to the index. Returns once
+/// Where a scan of `target` starts: from its start folder, or from where
+/// a stopped walk of a root left off.
+pub enum ScanFrom {
+    Start(ScanTarget),
+    Paused(Paused),
+}
+
+impl ScanFrom {
+    fn target(&self) -> &ScanTarget {
+        match self {
+            ScanFrom::Start(t) => t,
+            ScanFrom::Paused(p) => &p.target,
+        }
+    }
+
+    /// The folder the scan is of.
+    pub fn start(&self) -> &std::path::Path {
+        &self.target().start
+    }
+}
+
+/// A stopped walk that will not be taken up: a first index's window ends
+/// (what was sent is committed; the next scan goes on from it, as after a
+/// kill).
+pub fn end_paused(writer: &WriteHandle, paused: Paused) {
+    if paused.held {
+        let _ = writer.send(vec![Op::HoldEnd]);
+    }
+}
+
+/// Walks a target and writes the differences to the index. Returns once
 /// every change is committed.
+///
+/// When `cancel` stops the walk of a root and `keep` is given, what is
+/// left is put there ([`Paused`]) and the scan returns
+/// [`Error::Cancelled`] with nothing else done: a first index's window
+/// stays open, for the walk to be taken up again ([`ScanFrom::Paused`]) or
+/// ended ([`end_paused`]). Without `keep` a stopped scan ends its window
+/// (what was sent is committed; the next scan goes on from it).
 pub fn scan(
     store: &Store,
     writer: &WriteHandle,
-    target: &ScanTarget,
+    from: ScanFrom,
     progress: &Progress,
     cancel: &AtomicBool,
     watcher: Option<&Arc<Watcher>>,
+    keep: Option<&mut Option<Paused>>,
 ) -> Result<Outcome, Error> {
     let started = std::time::Instant::now();
-    // A first index still being written would read as missing rows.
-    store.backlog.wait();
-    let sink = WriteSink::new(store, writer, progress, target.root_id);
-    let links = Links::new(!target.is_root);
-    let result = reconcile(store, target, progress, cancel, watcher, &sink, &links);
+    let target = from.target();
+    let (root_id, is_root, start) = (target.root_id, target.is_root, target.start.clone());
+    let sink = WriteSink::new(store, writer, progress, root_id);
+    match &from {
+        // A first index still being written would read as missing rows.
+        ScanFrom::Start(_) => store.backlog.wait(),
+        // Its own window, if any, is still open: the walk goes on in it.
+        ScanFrom::Paused(p) => sink.held.store(p.held, Ordering::Relaxed),
+    }
+    let links = Links::new(!is_root);
+    let result = reconcile(store, from, progress, cancel, watcher, &sink, &links);
     sink.finish()?;
+    let held = sink.held.load(Ordering::Relaxed);
+    let result = match result {
+        Ok(Walked::Stopped(mut p)) if is_root => match keep {
+            Some(keep) => {
+                p.held = held;
+                tracing::info!(
+                    path = %start.display(),
+                    folders_left = p.folders(),
+                    "scan stopped; it can go on from here"
+                );
+                *keep = Some(p);
+                return Err(Error::Cancelled);
+            }
+            None => Err(Error::Cancelled),
+        },
+        Ok(Walked::Stopped(_)) => Err(Error::Cancelled),
+        Ok(Walked::Done(id)) => Ok(id),
+        Err(e) => Err(e),
+    };
     if let Ok(start_id) = result
-        && target.is_root
+        && is_root
     {
         writer.send(vec![Op::RootScanned {
-            root_id: target.root_id,
+            root_id,
             entry_id: start_id,
             at: unix_now(),
         }])?;
@@ -296,7 +360,6 @@ pub fn scan(
     // reconcile finishes the job. For a first index, this is when the name
     // index has it all (ready); SQLite follows (persisted).
     writer.flush()?;
-    let held = sink.held.load(Ordering::Relaxed);
     if held {
         writer.send(vec![Op::HoldEnd])?;
     }
@@ -312,7 +375,7 @@ pub fn scan(
         held,
     };
     tracing::info!(
-        path = %target.start.display(),
+        path = %start.display(),
         scanned = outcome.scanned,
         changes = outcome.changes,
         errors = outcome.errors,
@@ -333,7 +396,7 @@ pub fn verify(
     let sink = VerifySink::default();
     reconcile(
         store,
-        target,
+        ScanFrom::Start(target.clone()),
         progress,
         &AtomicBool::new(false),
         None,

@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use rusqlite::Connection;
 
 use super::{
-    Found, Hidden, Known, Links, Progress, ScanTarget, Sink, is_wide_dir, name_bytes,
+    Found, Hidden, Known, Links, Progress, ScanFrom, ScanTarget, Sink, is_wide_dir, name_bytes,
     row_from_stat, unchanged,
 };
 use crate::Error;
@@ -96,6 +96,37 @@ struct DirJob {
     old: Option<Known>,
 }
 
+/// A walk stopped before its end (its stop flag set): the folders not
+/// listed yet, each whole (a folder is either reconciled, its subfolders
+/// queued, or here), so that a walk taken up again from them, on other
+/// threads, ends as if it had never stopped. Used when a background scan
+/// stops for a waiting client and goes on at normal priority
+/// (`engine::priority`): a first index keeps its window
+/// ([`crate::store::backlog`]) instead of ending it early.
+pub struct Paused {
+    pub(super) target: ScanTarget,
+    pub(super) start_id: i64,
+    root_dev: u64,
+    jobs: Vec<DirJob>,
+    /// The first index's rows are held back (the window is open).
+    pub(super) held: bool,
+}
+
+impl Paused {
+    /// Folders left to list.
+    pub fn folders(&self) -> usize {
+        self.jobs.len()
+    }
+}
+
+/// How a walk ended.
+pub(super) enum Walked {
+    /// Every folder reconciled; the start folder's entry id.
+    Done(i64),
+    /// Stopped by its stop flag: what is left.
+    Stopped(Paused),
+}
+
 /// What one walk shares between its threads.
 struct Walk<'a> {
     store: &'a Store,
@@ -118,50 +149,24 @@ struct Walk<'a> {
     stop: AtomicBool,
 }
 
-/// The walk-and-compare shared by scan and verify; returns the start
-/// folder's entry id.
+/// The walk-and-compare shared by scan and verify: from the start folder,
+/// or from where a stopped walk of the same target left off (`from`).
 pub(super) fn reconcile(
     store: &Store,
-    target: &ScanTarget,
+    from: ScanFrom,
     progress: &Progress,
     cancel: &AtomicBool,
     watcher: Option<&Arc<Watcher>>,
     sink: &dyn Sink,
     links: &Links,
-) -> Result<i64, Error> {
+) -> Result<Walked, Error> {
     let conn = store.open_reader()?;
-    let start_stat = pfs::lstat(&target.start)?;
-    if !start_stat.is_dir() {
-        return Err(Error::InvalidArgument(format!(
-            "{} is not a folder",
-            target.start.display()
-        )));
-    }
-    let name = match (target.is_root, target.start.file_name()) {
-        (true, _) | (false, None) => name_bytes(target.start.as_os_str()),
-        (false, Some(n)) => name_bytes(n),
-    };
-    let (id, parent_id, old) = match target.start_id {
-        Some(id) => {
-            let parent_id = if target.is_root {
-                None
-            } else {
-                scan_reads::parent_of(&conn, id)?
-            };
-            (id, parent_id, load_row(&conn, id)?)
+    let (target, id, root_dev, jobs) = match from {
+        ScanFrom::Paused(p) => (p.target, p.start_id, p.root_dev, p.jobs),
+        ScanFrom::Start(target) => {
+            let (id, dev, job) = start(&conn, &target, sink)?;
+            (target, id, dev, vec![job])
         }
-        None => match scan_reads::unclaimed_root(&conn, &name)? {
-            // A first scan of this root that stopped before its end left
-            // its folder's row (and what it had walked): go on from it.
-            Some(id) if target.is_root => (id, None, load_row(&conn, id)?),
-            _ => {
-                if target.is_root {
-                    // Nothing of this root in the index: its first index.
-                    sink.first_index()?;
-                }
-                (sink.new_id(), None, None)
-            }
-        },
     };
     let has_unlisted = scan_reads::folders_with_unlisted(&conn)?;
     drop(conn);
@@ -169,23 +174,14 @@ pub(super) fn reconcile(
         has_unlisted,
         store,
         rules: &target.rules,
-        root_dev: start_stat.dev,
+        root_dev,
         cross: target.cross_filesystems,
         progress,
         cancel,
         watcher,
         sink,
         links,
-        queue: Mutex::new((
-            vec![DirJob {
-                parent: None,
-                parent_watch: None,
-                path: target.start.clone(),
-                row: row_from_stat(id, parent_id, name, &start_stat),
-                old,
-            }],
-            0,
-        )),
+        queue: Mutex::new((jobs, 0)),
         wake: Condvar::new(),
         failed: Mutex::new(None),
         stop: AtomicBool::new(false),
@@ -203,10 +199,75 @@ pub(super) fn reconcile(
             }
         }
     });
-    if let Some(e) = walk.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    let Walk { queue, failed, .. } = walk;
+    if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e);
     }
-    Ok(id)
+    let jobs = queue.into_inner().unwrap_or_else(|e| e.into_inner()).0;
+    if cancel.load(Ordering::Relaxed) && !jobs.is_empty() {
+        return Ok(Walked::Stopped(Paused {
+            target,
+            start_id: id,
+            root_dev,
+            jobs,
+            held: false,
+        }));
+    }
+    Ok(Walked::Done(id))
+}
+
+/// The start folder's entry id, its device (the walk's own, unless it may
+/// cross file systems) and its job; for a root the index has nothing of,
+/// the sink is told it is a first index.
+fn start(
+    conn: &Connection,
+    target: &ScanTarget,
+    sink: &dyn Sink,
+) -> Result<(i64, u64, DirJob), Error> {
+    let start_stat = pfs::lstat(&target.start)?;
+    if !start_stat.is_dir() {
+        return Err(Error::InvalidArgument(format!(
+            "{} is not a folder",
+            target.start.display()
+        )));
+    }
+    let name = match (target.is_root, target.start.file_name()) {
+        (true, _) | (false, None) => name_bytes(target.start.as_os_str()),
+        (false, Some(n)) => name_bytes(n),
+    };
+    let (id, parent_id, old) = match target.start_id {
+        Some(id) => {
+            let parent_id = if target.is_root {
+                None
+            } else {
+                scan_reads::parent_of(conn, id)?
+            };
+            (id, parent_id, load_row(conn, id)?)
+        }
+        None => match scan_reads::unclaimed_root(conn, &name)? {
+            // A first scan of this root that stopped before its end left
+            // its folder's row (and what it had walked): go on from it.
+            Some(id) if target.is_root => (id, None, load_row(conn, id)?),
+            _ => {
+                if target.is_root {
+                    // Nothing of this root in the index: its first index.
+                    sink.first_index()?;
+                }
+                (sink.new_id(), None, None)
+            }
+        },
+    };
+    Ok((
+        id,
+        start_stat.dev,
+        DirJob {
+            parent: None,
+            parent_watch: None,
+            path: target.start.clone(),
+            row: row_from_stat(id, parent_id, name, &start_stat),
+            old,
+        },
+    ))
 }
 
 /// One walk thread's read transaction, held for up to [`READ_SPAN`]
@@ -284,11 +345,18 @@ impl Walk<'_> {
                     q = self.wake.wait(q).unwrap_or_else(|e| e.into_inner());
                 }
             };
-            let result = if self.cancel.load(Ordering::Relaxed) {
-                Err(Error::Cancelled)
-            } else {
-                reading.begin().and_then(|()| self.folder(&conn, job))
-            };
+            if self.cancel.load(Ordering::Relaxed) {
+                // Stopped: the folder stays queued, whole, for a walk
+                // taken up again ([`Paused`]).
+                let mut q = self.queue.lock_ok();
+                q.1 -= 1;
+                q.0.push(job);
+                drop(q);
+                self.stop.store(true, Ordering::Relaxed);
+                self.wake.notify_all();
+                return;
+            }
+            let result = reading.begin().and_then(|()| self.folder(&conn, job));
             let mut q = self.queue.lock_ok();
             q.1 -= 1;
             match result {
