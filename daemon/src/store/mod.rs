@@ -79,6 +79,9 @@ pub struct Store {
     next_id: AtomicI64,
     /// Entry rows inserted, updated or deleted since start-up.
     pub rows_written: AtomicU64,
+    /// Commits that wrote media rows (`PutMedia`, `DropMedia`), counted
+    /// after each commit: `status` counts the rows again only after one.
+    pub media_writes: AtomicU64,
     /// Things the user should hear about in `status` (e.g. recovery).
     pub notices: Mutex<Vec<String>>,
     /// Inodes with several links whose link-count refresh met a path the
@@ -129,6 +132,7 @@ impl Store {
             readers: Mutex::new(Vec::new()),
             next_id: AtomicI64::new(max_id + 1),
             rows_written: AtomicU64::new(0),
+            media_writes: AtomicU64::new(0),
             relink: Mutex::new(Default::default()),
             backlog: Default::default(),
             notices: Mutex::new(notice.into_iter().collect()),

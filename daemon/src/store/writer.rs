@@ -234,10 +234,17 @@ fn writer_loop(
                     | Op::Barrier(_)
             )
         });
+        let media = batch
+            .iter()
+            .any(|op| matches!(op, Op::PutMedia(_) | Op::DropMedia(_)));
         let mut changes = Vec::new();
         match apply_batch(&mut conn, batch, &mut acks, &mut changes, journal, mirrored) {
             Ok(written) => {
-                store.rows_written.fetch_add(written, Ordering::Relaxed);
+                // After the commit (`Engine::media_outcomes` relies on it).
+                store.rows_written.fetch_add(written, Ordering::Release);
+                if media {
+                    store.media_writes.fetch_add(1, Ordering::Release);
+                }
             }
             Err(e) => {
                 tracing::error!("index write failed, batch dropped: {e}");
