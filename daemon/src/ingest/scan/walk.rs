@@ -5,7 +5,7 @@
 //! Scan and verify share it.
 
 use crate::LockOk;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -464,7 +464,7 @@ impl Walk<'_> {
                 // What it held can no longer be known.
                 let known = match &old {
                     Some(k) => scan_reads::children(conn, k.id, is_wide_dir(k))?,
-                    None => HashMap::new(),
+                    None => scan_reads::Children::default(),
                 };
                 self.emit_row(&mut found, row.clone(), old.as_ref(), self.own_path(&path));
                 for (name, k) in known {
@@ -491,7 +491,7 @@ impl Walk<'_> {
         let mut known = if existing {
             scan_reads::children(conn, id, wide)?
         } else {
-            HashMap::new()
+            scan_reads::Children::default()
         };
         let folder = self.rules.folder(&path);
         let mut hidden = Hidden::default();

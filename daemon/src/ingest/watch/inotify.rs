@@ -74,6 +74,10 @@ pub struct Inotify {
     /// [`Backend::watches_folder`] probes one, so a probe never removes
     /// a watch being added.
     probe_gate: RwLock<()>,
+    /// What `status` says once the OS limit is reached, read once: each
+    /// folder beyond the limit read `/proc` again (a tenth of a restart's
+    /// walk with 129k folders over a limit set below them).
+    limit_note: std::sync::OnceLock<String>,
 }
 
 impl std::fmt::Debug for Inotify {
@@ -102,6 +106,7 @@ impl Inotify {
             reading: AtomicU64::new(0),
             folder_events: AtomicU64::new(0),
             probe_gate: RwLock::new(()),
+            limit_note: std::sync::OnceLock::new(),
         });
         let w = me.clone();
         std::thread::Builder::new()
@@ -131,10 +136,14 @@ impl Inotify {
                 "the watch table is full (a gigabyte of names); folders beyond it are polled"
                     .into(),
             ),
-            (Err(e), _) if e.raw_os_error() == Some(libc::ENOSPC) => Watched::Full(format!(
-                "the OS limit on inotify watches ({}) is reached; raise it with `sysctl fs.inotify.max_user_watches=N`",
-                os_watch_limit().map_or("unknown".into(), |n| n.to_string())
-            )),
+            (Err(e), _) if e.raw_os_error() == Some(libc::ENOSPC) => Watched::Full(
+                self.limit_note
+                    .get_or_init(|| format!(
+                        "the OS limit on inotify watches ({}) is reached; raise it with `sysctl fs.inotify.max_user_watches=N`",
+                        os_watch_limit().map_or("unknown".into(), |n| n.to_string())
+                    ))
+                    .clone(),
+            ),
             (Err(e), _) => {
                 tracing::debug!("cannot watch {}: {e}", path.display());
                 Watched::Gone
