@@ -41,8 +41,12 @@ pub struct MediaRuntime {
     /// with 347k failures, where `status` was otherwise under a
     /// millisecond), so they are counted again only after a write that may
     /// have changed them.
-    outcomes: std::sync::Mutex<Option<((u64, u64), Vec<(String, u64)>)>>,
+    outcomes: std::sync::Mutex<Option<Counted>>,
 }
+
+/// The media rows by status, and the index's writes when they were
+/// counted (see [`MediaRuntime`]).
+type Counted = ((u64, u64), Vec<(String, u64)>);
 
 impl std::fmt::Debug for MediaRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
