@@ -260,20 +260,67 @@ struct Source<'a> {
 struct NameSet {
     set: GlobSet,
     pattern: Vec<usize>,
+    may: MayMatch,
+}
+
+/// Whether some glob of a set may match a text, read from the globs'
+/// plain shapes (`name`, `prefix*`, `*suffix`, `*part*`) and asked before
+/// globset's strategies: nearly every name matches no pattern, and
+/// globset's look-ups (a candidate, then a literal, an extension, a
+/// prefix, a suffix and a regex set tried in turn) were a twelfth of a
+/// first index's CPU. It may say yes where no glob matches (globset then
+/// says no), never no where one does: a glob of any other shape makes it
+/// say yes to every text.
+#[derive(Default)]
+struct MayMatch {
+    every: bool,
+    exact: Vec<Vec<u8>>,
+    prefix: Vec<Vec<u8>>,
+    suffix: Vec<Vec<u8>>,
+    contains: Vec<memchr::memmem::Finder<'static>>,
+}
+
+impl MayMatch {
+    fn add(&mut self, glob: &str) {
+        let plain = |t: &str| !t.is_empty() && !t.contains(['*', '?', '[', ']', '{', '}', '\\']);
+        if plain(glob) {
+            self.exact.push(glob.as_bytes().to_vec());
+        } else if let Some(t) = glob.strip_prefix('*').filter(|t| plain(t)) {
+            self.suffix.push(t.as_bytes().to_vec());
+        } else if let Some(t) = glob.strip_suffix('*').filter(|t| plain(t)) {
+            self.prefix.push(t.as_bytes().to_vec());
+        } else if let Some(t) = contained_literal(glob) {
+            self.contains
+                .push(memchr::memmem::Finder::new(t.as_bytes()).into_owned());
+        } else {
+            self.every = true;
+        }
+    }
+
+    fn may(&self, text: &[u8]) -> bool {
+        self.every
+            || self.exact.iter().any(|e| e.as_slice() == text)
+            || self.prefix.iter().any(|p| text.starts_with(p))
+            || self.suffix.iter().any(|p| text.ends_with(p))
+            || self.contains.iter().any(|f| f.find(text).is_some())
+    }
 }
 
 impl NameSet {
-    fn build((b, pattern): (GlobSetBuilder, Vec<usize>)) -> Result<NameSet, Error> {
+    fn build((b, pattern, may): (GlobSetBuilder, Vec<usize>, MayMatch)) -> Result<NameSet, Error> {
         let set = b
             .build()
             .map_err(|e| Error::InvalidArgument(format!("exclusion patterns: {e}")))?;
-        Ok(NameSet { set, pattern })
+        Ok(NameSet { set, pattern, may })
     }
 
     /// Adds the patterns whose name glob matches `name` to `out`.
     fn hits(&self, name: &[u8], out: &mut Vec<usize>) {
+        if self.set.is_empty() || !self.may.may(name) {
+            return;
+        }
         let name = Candidate::from_bytes(name);
-        if self.set.is_empty() || !self.set.is_match_candidate(&name) {
+        if !self.set.is_match_candidate(&name) {
             return;
         }
         let mut found = Vec::new();
@@ -294,15 +341,15 @@ struct PartSet {
 }
 
 struct PartSetBuilder {
-    exact: (GlobSetBuilder, Vec<usize>),
-    folded: (GlobSetBuilder, Vec<usize>),
+    exact: (GlobSetBuilder, Vec<usize>, MayMatch),
+    folded: (GlobSetBuilder, Vec<usize>, MayMatch),
 }
 
 impl PartSetBuilder {
     fn new() -> Self {
         PartSetBuilder {
-            exact: (GlobSetBuilder::new(), Vec::new()),
-            folded: (GlobSetBuilder::new(), Vec::new()),
+            exact: (GlobSetBuilder::new(), Vec::new(), MayMatch::default()),
+            folded: (GlobSetBuilder::new(), Vec::new(), MayMatch::default()),
         }
     }
 
@@ -312,6 +359,7 @@ impl PartSetBuilder {
         } else {
             &mut self.exact
         };
+        to.2.add(glob.glob());
         to.0.add(glob);
         to.1.push(pattern);
     }
@@ -1205,5 +1253,102 @@ mod tests {
             f.verdict(OsStr::from_bytes(b"caf\xe9.txt"), false),
             Verdict::Index
         );
+    }
+
+    /// The prefilter never says no where a glob matches: every glob of
+    /// the defaults and of odd shapes, against names made to hit and to
+    /// miss each, judged by globset itself (the oracle).
+    #[test]
+    fn the_prefilter_says_maybe_wherever_a_glob_matches() {
+        let globs: Vec<String> = Sensitive::DEFAULT_BLOCK
+            .iter()
+            .chain(Sensitive::DEFAULT_SKIP)
+            .chain(Sensitive::DEFAULT_WARN)
+            .map(|g| g.rsplit('/').next().unwrap().to_string())
+            .chain(
+                [
+                    "node_modules",
+                    "*.tmp",
+                    "~*",
+                    "*~",
+                    "a*b",
+                    "*a*b*",
+                    "[ab]c",
+                    "x?z",
+                    "{foo,bar}.log",
+                    "\\*lit",
+                    "*.[ch]",
+                    "**",
+                    "*.",
+                    ".*",
+                    "*..*",
+                    "ümlaut*",
+                    "*café*",
+                    "a,b",
+                    "!x",
+                ]
+                .map(String::from),
+            )
+            .filter(|g| g != "*")
+            .collect();
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        for g in &globs {
+            let core: String = g.chars().filter(|c| !"*?[]{}\\".contains(*c)).collect();
+            for n in [
+                core.clone(),
+                format!("x{core}"),
+                format!("{core}x"),
+                format!("x{core}x"),
+                core.replace('.', ""),
+                core.chars().rev().collect(),
+                String::new(),
+                "a".into(),
+                "ac".into(),
+                "xyz".into(),
+                "foo.log".into(),
+                "file.c".into(),
+                "*lit".into(),
+                "a.b.c".into(),
+                "abb".into(),
+            ] {
+                names.push(n.into_bytes());
+            }
+        }
+        names.push(b"caf\xe9.pem".to_vec());
+        for g in &globs {
+            let glob = GlobBuilder::new(g)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .unwrap();
+            let mut may = MayMatch::default();
+            may.add(glob.glob());
+            let m = glob.compile_matcher();
+            for n in &names {
+                if m.is_match_candidate(&Candidate::from_bytes(n)) {
+                    assert!(
+                        may.may(n),
+                        "{g:?} matches {:?} but the prefilter said no",
+                        String::from_utf8_lossy(n)
+                    );
+                }
+            }
+        }
+        // And it does rule names out: the defaults' set says no to an
+        // ordinary name, so globset is never asked.
+        let mut may = MayMatch::default();
+        // (`.ssh/*`'s name part is `*`: no set holds it, as in `Rules::new`.)
+        for g in Sensitive::DEFAULT_BLOCK
+            .iter()
+            .chain(Sensitive::DEFAULT_SKIP)
+        {
+            let name = g.rsplit('/').next().unwrap();
+            if name != "*" {
+                may.add(name);
+            }
+        }
+        assert!(!may.every);
+        assert!(!may.may(b"holiday photo 2019.jpg"));
+        assert!(may.may(b"server.pem"));
     }
 }
