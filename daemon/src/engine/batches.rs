@@ -111,12 +111,7 @@ impl Engine {
                 target => target?,
             };
             let start = target.start.clone();
-            match self.scan_target(
-                scan::ScanFrom::Start(target),
-                &Progress::default(),
-                &self.cancel,
-                None,
-            ) {
+            match self.walk_now(target) {
                 Ok(_) => done.push(d),
                 // Gone between the check above and the scan's first stat:
                 // as above, its event follows.
@@ -153,12 +148,7 @@ impl Engine {
             let Ok(target) = self.checked_target(root, &top) else {
                 continue;
             };
-            if let Err(e) = self.scan_target(
-                scan::ScanFrom::Start(target),
-                &Progress::default(),
-                &self.cancel,
-                None,
-            ) {
+            if let Err(e) = self.walk_now(target) {
                 tracing::warn!("polling {} failed: {e}", top.display());
             }
         }

@@ -618,6 +618,16 @@ impl Engine {
             keep,
         )
     }
+    /// Walks `target` from its start on the caller's thread, stopped only
+    /// by shutdown (a rescan of lost events, a poll, a burst's folders).
+    pub(super) fn walk_now(&self, target: ScanTarget) -> Result<Outcome, Error> {
+        self.scan_target(
+            scan::ScanFrom::Start(target),
+            &Progress::default(),
+            &self.cancel,
+            None,
+        )
+    }
     /// Rescans every root now (lost events), on the scanner thread.
     pub(super) fn rescan_all_now(&self) {
         let Ok(roots) = self.store.read(crate::store::roots) else {
@@ -628,12 +638,7 @@ impl Engine {
                 continue;
             };
             let start = target.start.clone();
-            if let Err(e) = self.scan_target(
-                scan::ScanFrom::Start(target),
-                &Progress::default(),
-                &self.cancel,
-                None,
-            ) {
+            if let Err(e) = self.walk_now(target) {
                 tracing::error!("rescan of {} failed: {e}", start.display());
             }
         }
