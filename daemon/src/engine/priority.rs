@@ -125,9 +125,13 @@ impl Priority {
                 stop: stop.clone(),
                 yielded: yielded.clone(),
             });
-            // A client that came between the look and the publishing.
+            // A client that came between the look and the publishing, or
+            // a shutdown (`stop_running` found nothing running yet).
             if background && self.urgent() {
                 self.preempt();
+            }
+            if cancel.load(Ordering::SeqCst) {
+                stop.store(true, Ordering::SeqCst);
             }
             let out = if background {
                 let ran = std::thread::scope(|s| {

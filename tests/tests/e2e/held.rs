@@ -235,9 +235,12 @@ fn a_client_waiting_on_a_first_index_gets_it_searchable_before_persisted() {
     let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner.clone());
     inst.env
         .push(("FSINDEX_PERSIST_PAUSE_MS".into(), "3000".into()));
-    // About 80 folders at 30 ms each: the walk is seen under way.
+    // About 80 folders at 30 ms each on two walk threads (on any machine):
+    // the walk is seen under way, and is still under way when the client
+    // starts waiting.
     inst.env
         .push(("FSINDEX_TEST_FOLDER_PAUSE_MS".into(), "30".into()));
+    inst.env.push(("FSINDEX_CORES".into(), "2".into()));
     inst.spawn();
     inst.wait_listening();
     eventually(

@@ -298,7 +298,8 @@ pub fn end_paused(writer: &WriteHandle, paused: Paused) {
 }
 
 /// Walks a target and writes the differences to the index. Returns once
-/// every change is committed.
+/// every change is committed, except when it stops and keeps what is left
+/// (below).
 ///
 /// When `cancel` stops the walk of a root and `keep` is given, what is
 /// left is put there ([`Paused`]) and the scan returns

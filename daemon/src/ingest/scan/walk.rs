@@ -191,12 +191,18 @@ pub(super) fn reconcile(
     // `fsctl verify` walks at the caller's).
     let threads = crate::platform::process::cores();
     std::thread::scope(|s| {
+        let mut started = 0;
         for _ in 0..threads {
             if let Err(e) = walk_thread().spawn_scoped(s, || walk.work()) {
-                // One is enough to finish the walk; the caller's own.
                 tracing::warn!("no thread for the walk ({e})");
                 break;
             }
+            started += 1;
+        }
+        // One is enough to finish the walk: none to be had, the caller's
+        // own does it.
+        if started == 0 {
+            walk.work();
         }
     });
     let Walk { queue, failed, .. } = walk;
