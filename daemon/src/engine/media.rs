@@ -227,6 +227,10 @@ impl Engine {
                 if let Err(e) = self.media_drain(&mut queue, m) {
                     tracing::error!("reading media metadata failed: {e}");
                 }
+                if queue.is_empty() {
+                    // Its room: a first pass's 347k ids held 2 MB at 1M.
+                    queue = Vec::new();
+                }
             } else if !sweep && made.take().is_some() {
                 // And what reading it and the rows left in the arenas.
                 crate::platform::process::release_memory();
