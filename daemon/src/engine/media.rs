@@ -466,7 +466,6 @@ impl Engine {
         }
     }
 
-    /// Figures for `status`.
     /// The media rows by status, counted again only when a commit since
     /// the last count wrote media rows or entries (a deleted entry takes
     /// its media row with it). The writes are read before the count, and
@@ -486,6 +485,7 @@ impl Engine {
         Ok(rows)
     }
 
+    /// Figures for `status`.
     pub fn media_status(&self) -> Result<MediaFigures, Error> {
         Ok(MediaFigures {
             rows: self.media_outcomes()?.into_iter().collect(),

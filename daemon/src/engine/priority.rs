@@ -116,7 +116,7 @@ impl Priority {
         stopped: impl Fn(&R) -> bool,
     ) -> R {
         loop {
-            let stop = Arc::new(AtomicBool::new(cancel.load(Ordering::SeqCst)));
+            let stop = Arc::new(AtomicBool::new(false));
             let yielded = Arc::new(AtomicBool::new(false));
             let background = !self.urgent();
             *self.running.lock_ok() = Some(Running {
@@ -125,8 +125,8 @@ impl Priority {
                 stop: stop.clone(),
                 yielded: yielded.clone(),
             });
-            // A client that came between the look and the publishing, or
-            // a shutdown (`stop_running` found nothing running yet).
+            // A client that came between the look and the publishing; a
+            // shutdown before it (`stop_running` found nothing to stop).
             if background && self.urgent() {
                 self.preempt();
             }

@@ -583,6 +583,22 @@ fn media_metadata_matches_exiftool_and_mutagen_and_every_filter_agrees() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     assert!(tried, "a changed failure is read again");
+    // `status` counts what the index holds now: the photo that was noise
+    // is no failure any more, and a failure whose file is deleted leaves
+    // the count with it.
+    std::fs::remove_file(tree.join("bad/truncated.jpg")).unwrap();
+    let status = settled(&inst, media_files - 1);
+    let failed: u64 = status["rows"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| *k != "ok")
+        .map(|(_, v)| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        failed, 2,
+        "huge_tag.mp3 and liar.mp4 are the failures left: {status}"
+    );
 }
 
 /// Where a photo was taken is for its owner: a machine-wide daemon shows

@@ -330,23 +330,20 @@ pub fn scan(
     let result = reconcile(store, from, progress, cancel, watcher, &sink, &links);
     sink.finish()?;
     let held = sink.held.load(Ordering::Relaxed);
-    let result = match result {
-        Ok(Walked::Stopped(mut p)) if is_root => match keep {
-            Some(keep) => {
-                p.held = held;
-                tracing::info!(
-                    path = %start.display(),
-                    folders_left = p.folders(),
-                    "scan stopped; it can go on from here"
-                );
-                *keep = Some(p);
-                return Err(Error::Cancelled);
-            }
-            None => Err(Error::Cancelled),
-        },
-        Ok(Walked::Stopped(_)) => Err(Error::Cancelled),
-        Ok(Walked::Done(id)) => Ok(id),
-        Err(e) => Err(e),
+    let result = match (result, keep) {
+        (Ok(Walked::Stopped(mut p)), Some(keep)) if is_root => {
+            p.held = held;
+            tracing::info!(
+                path = %start.display(),
+                folders_left = p.folders(),
+                "scan stopped; it can go on from here"
+            );
+            *keep = Some(p);
+            return Err(Error::Cancelled);
+        }
+        (Ok(Walked::Stopped(_)), _) => Err(Error::Cancelled),
+        (Ok(Walked::Done(id)), _) => Ok(id),
+        (Err(e), _) => Err(e),
     };
     if let Ok(start_id) = result
         && is_root

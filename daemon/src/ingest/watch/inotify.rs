@@ -75,8 +75,8 @@ pub struct Inotify {
     /// a watch being added.
     probe_gate: RwLock<()>,
     /// What `status` says once the OS limit is reached, read once: each
-    /// folder beyond the limit read `/proc` again (a tenth of a restart's
-    /// walk with 129k folders over a limit set below them).
+    /// folder beyond the limit read `/proc` again (5% of a restart's CPU in
+    /// a profile where another daemon's watches filled the limit).
     limit_note: std::sync::OnceLock<String>,
 }
 

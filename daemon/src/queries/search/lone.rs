@@ -7,7 +7,7 @@
 //! [`MEMO_ROWS`] of such a query, and its count, are kept with the snapshot
 //! for the generation they were worked out at, so the next time the same
 //! keys are typed over an unchanged index they answer at once
-//! ([`warm_lone_pages`] works out the letters and digits ahead, in the
+//! ([`warm_short_pages`] works out the letters and digits ahead, in the
 //! background, and [`follower_pairs`] the pairs a typed character starts).
 //! A change to the index makes every kept page stale: it is then worked
 //! out again, so an answer is always the one the names give.
@@ -155,26 +155,17 @@ pub fn lone_of(key: ShortKey) -> Option<u8> {
     (!is_pair(key)).then_some(key as u8)
 }
 
-/// Works out the first page of each lone letter and digit (accents ignored
-/// when `bare`, as the query typed asked) that the snapshot in `lock` has
-/// not kept yet, taking its read lock for one character at a time, and
-/// stops as soon as the index changes or a commit waits for it (the read
-/// is let go within a few milliseconds: see `index::quiet`, so a change is
-/// never held back by work done ahead). Returns whether every character is
-/// kept for the index as it is. Run in the background once someone types
-/// a lone character, and again once the index is quiet after a change
-/// (`engine::warm`), so the first key of the next queries answers at once.
+/// [`warm_short_pages`] for every lone letter and digit.
 #[cfg(test)]
 fn warm_lone_pages(lock: &RwLock<Snapshot>, bare: bool) -> bool {
     warm_short_pages(lock, bare, &set_keys(ALL_WARMED))
 }
 
-/// Every character [`warm_lone_pages`] works out, as a set for
-/// [`warm_lone_pages_of`].
+/// Every lone character worked out ahead, as a set for [`set_keys`].
 pub const ALL_WARMED: u64 = (1 << WARMED.len()) - 1;
 
-/// The set of [`warm_lone_pages_of`] that holds `byte` (none for a
-/// character not worked out ahead).
+/// The set of [`set_keys`] that holds `byte` (none for a character not
+/// worked out ahead).
 pub fn warmed_set(byte: u8) -> u64 {
     WARMED.iter().position(|&b| b == byte).map_or(0, |k| 1 << k)
 }
@@ -189,7 +180,16 @@ pub fn set_keys(set: u64) -> Vec<ShortKey> {
         .collect()
 }
 
-/// [`warm_lone_pages`] for any short terms, in the order given.
+/// Works out the first page of each short term in `keys`, in the order
+/// given (accents ignored when `bare`, as the query typed asked), that the
+/// snapshot in `lock` has not kept yet, taking its read lock for one term
+/// at a time, and stops as soon as the index changes or a commit waits for
+/// it (the read is let go within a few milliseconds: see `index::quiet`,
+/// so a change is never held back by work done ahead). Returns whether
+/// every term is kept for the index as it is. Run in the background once
+/// someone types a lone character (its letters and digits, then the pairs
+/// it starts), and again once the index is quiet after a change
+/// (`engine::warm`), so the first keys of the next queries answer at once.
 pub fn warm_short_pages(lock: &RwLock<Snapshot>, bare: bool, keys: &[ShortKey]) -> bool {
     let (generation, commits) = {
         let s = read_loaded(lock);
