@@ -232,8 +232,10 @@ impl Engine {
                     queue = Vec::new();
                 }
             } else if !sweep && made.take().is_some() {
-                // And what reading it and the rows left in the arenas.
+                // And what reading it and the rows left in the arenas, and
+                // the extractors' code.
                 crate::platform::process::release_memory();
+                crate::platform::process::release_mapped_files();
             }
             self.media
                 .queued

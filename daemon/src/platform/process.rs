@@ -127,6 +127,118 @@ pub fn release_memory() {
     }
 }
 
+/// Takes out of the daemon's resident set the pages of files it maps and
+/// only reads: its code, the libraries' code and their symbol tables. They
+/// stay in the page cache, so a page touched again comes back through a
+/// minor fault, without a read. Returns the bytes that were resident.
+///
+/// Why: an idle daemon's RSS held every code page it had ever run (its
+/// start-up, the walk, SQLite's schema work, the migrations): 12-16 MiB of
+/// file-backed pages at 1M entries without LTO, more than the little an
+/// idle daemon that watches and answers `status` runs. The kernel would
+/// drop them under memory pressure anyway; this drops them once the
+/// daemon is quiet.
+///
+/// Only read-only mappings of files with no private (copy-on-write) pages
+/// are given back: their pages are exactly the file's, so dropping them
+/// changes nothing the process reads. A mapping whose pages were written
+/// (tables relocated before RELRO made them read-only, data) keeps them.
+///
+/// Linux: `MADV_DONTNEED` on each such mapping, found in
+/// `/proc/self/smaps`. Elsewhere: nothing.
+#[allow(unsafe_code)]
+pub fn release_mapped_files() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
+            return 0;
+        };
+        let mut released = 0;
+        for m in file_pages_to_release(&smaps) {
+            // SAFETY: a whole mapping of this process, read-only and with
+            // no private pages (see `file_pages_to_release`), so its pages
+            // are the file's and come back unchanged on the next touch. No
+            // Rust object lives in it: it holds code and tables the loader
+            // mapped.
+            let r = unsafe {
+                libc::madvise(
+                    m.start as *mut libc::c_void,
+                    m.end - m.start,
+                    libc::MADV_DONTNEED,
+                )
+            };
+            if r == 0 {
+                released += m.rss;
+            }
+        }
+        released
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
+}
+
+/// One mapping that [`release_mapped_files`] may give back.
+#[cfg(any(target_os = "linux", test))]
+#[derive(Debug, PartialEq)]
+struct FileMapping {
+    start: usize,
+    end: usize,
+    /// Resident bytes.
+    rss: u64,
+}
+
+/// The mappings in `smaps` (the text of `/proc/self/smaps`) of a file, not
+/// writable, with resident pages and none of them private (`Anonymous:
+/// 0 kB`). Device, memfd and System V mappings are left out.
+#[cfg(any(target_os = "linux", test))]
+fn file_pages_to_release(smaps: &str) -> Vec<FileMapping> {
+    let mut out = Vec::new();
+    // The mapping being read (start, end, whether it may be given back),
+    // its Rss, and whether its Anonymous line said 0.
+    let mut cur: Option<(usize, usize, bool)> = None;
+    let (mut rss, mut anon_zero) = (0u64, false);
+    let mut flush = |cur: Option<(usize, usize, bool)>, rss: u64, anon_zero: bool| {
+        if let Some((start, end, true)) = cur
+            && anon_zero
+            && rss > 0
+        {
+            out.push(FileMapping { start, end, rss });
+        }
+    };
+    let kib = |rest: &str| -> Option<u64> {
+        Some(rest.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()? * 1024)
+    };
+    for line in smaps.lines() {
+        let mut fields = line.split_ascii_whitespace();
+        let Some(first) = fields.next() else { continue };
+        if let Some((a, b)) = first.split_once('-')
+            && let (Ok(start), Ok(end)) =
+                (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+        {
+            flush(cur.take(), rss, anon_zero);
+            (rss, anon_zero) = (0, false);
+            let perms = fields.next().unwrap_or("").as_bytes();
+            // Then offset, device and inode; then the path.
+            let path = fields.nth(3).unwrap_or("");
+            let eligible = perms.len() == 4
+                && perms[0] == b'r'
+                && perms[1] == b'-'
+                && path.starts_with('/')
+                && !path.starts_with("/dev/")
+                && !path.starts_with("/memfd:")
+                && !path.starts_with("/SYSV")
+                && end > start;
+            cur = Some((start, end, eligible));
+        } else if first == "Rss:" {
+            rss = kib(&line[4..]).unwrap_or(0);
+        } else if first == "Anonymous:" {
+            anon_zero = kib(&line[10..]) == Some(0);
+        }
+    }
+    flush(cur, rss, anon_zero);
+    out
+}
+
 /// The heap as the allocator sees it: bytes handed out, and bytes it holds
 /// free (which it may or may not have given back to the OS). Linux (glibc):
 /// `mallinfo2`. Elsewhere: none.
@@ -245,4 +357,90 @@ pub fn extractor_path() -> std::path::PathBuf {
         return libexec;
     }
     beside
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_read_only_file_mappings_without_private_pages_are_given_back() {
+        let smaps = "\
+55d0a0000000-55d0a0200000 r--p 00000000 fe:00 123 /usr/bin/fsindexd
+Rss:                1024 kB
+Anonymous:             0 kB
+55d0a0200000-55d0a0a00000 r-xp 00200000 fe:00 123 /usr/bin/fsindexd
+Size:               8192 kB
+Rss:                4096 kB
+Pss:                4096 kB
+Anonymous:             0 kB
+55d0a0a00000-55d0a0b00000 r--p 00a00000 fe:00 123 /usr/bin/fsindexd
+Rss:                 700 kB
+Anonymous:           700 kB
+55d0a0b00000-55d0a0b08000 rw-p 00b00000 fe:00 123 /usr/bin/fsindexd
+Rss:                  32 kB
+Anonymous:             0 kB
+55d0a1000000-55d0a3000000 rw-p 00000000 00:00 0 [heap]
+Rss:               20000 kB
+Anonymous:         20000 kB
+7f0000000000-7f0000100000 r-xp 00000000 fe:00 9 /opt/a dir/lib b.so
+Rss:                  12 kB
+Anonymous:             0 kB
+7f0000100000-7f0000200000 r-xp 00000000 fe:00 9 /opt/lib/untouched.so
+Rss:                   0 kB
+Anonymous:             0 kB
+7f0000200000-7f0000300000 r--s 00000000 00:01 7 /dev/zero (deleted)
+Rss:                   8 kB
+Anonymous:             0 kB
+7f0000300000-7f0000301000 r--p 00000000 00:00 0 [vvar]
+Rss:                   4 kB
+Anonymous:             0 kB
+7ffff0000000-7ffff0001000 r-xp 00000000 00:00 0
+Rss:                   4 kB
+Anonymous:             0 kB
+";
+        let got = file_pages_to_release(smaps);
+        let want = [
+            (0x55d0a0000000, 0x55d0a0200000, 1024),
+            (0x55d0a0200000, 0x55d0a0a00000, 4096),
+            (0x7f0000000000, 0x7f0000100000, 12),
+        ]
+        .map(|(start, end, kib)| FileMapping {
+            start,
+            end,
+            rss: kib << 10,
+        });
+        assert_eq!(got, want);
+    }
+
+    /// The test binary's own code pages leave its resident set, and the
+    /// process goes on as before: code runs, relocated tables (a trait
+    /// object's vtable, formatting's) still point where they should.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_live_process_gives_its_code_pages_back_and_runs_on() {
+        use std::fmt::Write as _;
+        let rss_file = || {
+            let s = std::fs::read_to_string("/proc/self/status").unwrap();
+            let line = s.lines().find(|l| l.starts_with("RssFile:")).unwrap();
+            line["RssFile:".len()..]
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .unwrap()
+        };
+        let before = rss_file();
+        let released = release_mapped_files();
+        let after = rss_file();
+        assert!(released > 0, "nothing given back (RssFile {before} kB)");
+        assert!(after < before, "RssFile {before} kB -> {after} kB");
+        let shapes: Vec<Box<dyn std::fmt::Debug>> =
+            vec![Box::new(1.5f64), Box::new("x"), Box::new(vec![3u8])];
+        let mut text = String::new();
+        for s in &shapes {
+            write!(text, "{s:?};").unwrap();
+        }
+        assert_eq!(text, "1.5;\"x\";[3];");
+    }
 }
