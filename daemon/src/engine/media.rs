@@ -93,6 +93,70 @@ const NEWEST_FIRST: usize = 4096;
 /// Changes held in [`Made::fresh`] before they are merged in.
 const SETTLE_AT: usize = 4096;
 
+/// The files a sweep found to read. A few (up to [`NEWEST_FIRST`]):
+/// listed, the newest first. More (a first pass): not listed, but found
+/// again a chunk at a time, in id order, from where the last chunk ended,
+/// by the sweep's own test: a list of a first pass's 347k ids held 1.4 MB
+/// through the half minute it took at 1M entries.
+enum Queue {
+    Listed(Vec<u32>),
+    From {
+        /// The next id to look at, and the id bound the sweep saw: ids
+        /// given out since are read after the next sweep (their changes
+        /// ask for one).
+        next: u32,
+        end: u32,
+        /// How many the sweep found, less those read since.
+        left: u64,
+    },
+}
+
+impl Queue {
+    fn is_empty(&self) -> bool {
+        match self {
+            Queue::Listed(ids) => ids.is_empty(),
+            Queue::From { next, end, .. } => next >= end,
+        }
+    }
+
+    /// For `status`: the files still to read, as far as is known.
+    fn len(&self) -> u64 {
+        match self {
+            Queue::Listed(ids) => ids.len() as u64,
+            Queue::From { left, .. } if !self.is_empty() => *left,
+            Queue::From { .. } => 0,
+        }
+    }
+}
+
+/// The kind classes ruled out before any name is looked at: code, text,
+/// archives and folders (documents have pages, a title and an author).
+/// Half a byte per entry, against each name.
+const NOT_MEDIA: [u8; 4] = {
+    use crate::index::kinds::KindClass;
+    [
+        KindClass::Archive as u8 + 1,
+        KindClass::Code as u8 + 1,
+        KindClass::Text as u8 + 1,
+        KindClass::Folder as u8 + 1,
+    ]
+};
+
+/// Whether entry `i` is a file with a media type's name.
+fn is_media(snapshot: &crate::index::Snapshot, i: u32) -> bool {
+    !NOT_MEDIA.contains(&snapshot.class_of(i as usize))
+        && snapshot.entry_kind(i) == Some(crate::store::Kind::File)
+        && media_kind_for_name(&snapshot.entry_name(i)).is_some()
+}
+
+/// Whether media file `i`'s row is missing or was read for another size,
+/// mtime or reader version.
+fn is_stale(snapshot: &crate::index::Snapshot, i: u32, made: &Made) -> bool {
+    let version = fsindex_extract::media::VERSION;
+    let now = media::read_for(snapshot.entry_size(i), snapshot.entry_mtime_ns(i), version);
+    made.get(i) != Some(now)
+}
+
 impl Made {
     fn from_states(states: Vec<(u32, u32)>) -> Made {
         let mut made = Made::default();
@@ -203,7 +267,7 @@ impl Engine {
         // prints them too).
         let mut made: Option<Made> = None;
         let mut last_sweep = Instant::now() - Duration::from_secs(1);
-        let mut queue: Vec<u32> = Vec::new();
+        let mut queue = Queue::Listed(Vec::new());
         loop {
             let Some(sweep) = self
                 .media
@@ -219,27 +283,19 @@ impl Engine {
                     Err(e) => tracing::error!("media sweep failed: {e}"),
                 }
             }
-            self.media
-                .queued
-                .store(queue.len() as u64, Ordering::Relaxed);
+            self.media.queued.store(queue.len(), Ordering::Relaxed);
             if !queue.is_empty() {
                 let m = made.get_or_insert_with(|| self.made_from_index());
                 if let Err(e) = self.media_drain(&mut queue, m) {
                     tracing::error!("reading media metadata failed: {e}");
                 }
-                if queue.is_empty() {
-                    // Its room: a first pass's 347k ids held 2 MB at 1M.
-                    queue = Vec::new();
-                }
             } else if !sweep && made.take().is_some() {
                 // And what reading it and the rows left in the arenas, and
                 // the extractors' code.
                 crate::platform::process::release_memory();
-                crate::platform::process::release_mapped_files();
+                super::release_code_pages();
             }
-            self.media
-                .queued
-                .store(queue.len() as u64, Ordering::Relaxed);
+            self.media.queued.store(queue.len(), Ordering::Relaxed);
             self.media.wake.rest();
         }
     }
@@ -257,34 +313,24 @@ impl Engine {
 
     /// The media files whose row is missing or stale; drops the rows of
     /// files that are no longer media files.
-    fn media_sweep(&self, made: &mut Made) -> Result<Vec<u32>, Error> {
-        let version = fsindex_extract::media::VERSION;
+    fn media_sweep(&self, made: &mut Made) -> Result<Queue, Error> {
         let snapshot = crate::index::read_loaded(&self.snapshot);
-        let mut queue = Vec::new();
+        let end = snapshot.id_bound() as u32;
+        // Up to NEWEST_FIRST of them, then how many and the first.
+        let (mut few, mut count, mut first) = (Vec::new(), 0u64, None);
         // Ascending, as the ids are walked.
         let mut wanted = Vec::new();
-        // The kind class (half a byte per entry) rules out code, text,
-        // archives and folders before any name is looked at (documents
-        // have pages, a title and an author).
-        use crate::index::kinds::KindClass;
-        let not_media = [
-            KindClass::Archive,
-            KindClass::Code,
-            KindClass::Text,
-            KindClass::Folder,
-        ]
-        .map(|k| k as u8 + 1);
-        for i in 0..snapshot.id_bound() as u32 {
-            if not_media.contains(&snapshot.class_of(i as usize))
-                || snapshot.entry_kind(i) != Some(crate::store::Kind::File)
-                || media_kind_for_name(&snapshot.entry_name(i)).is_none()
-            {
+        for i in 0..end {
+            if !is_media(&snapshot, i) {
                 continue;
             }
             wanted.push(i);
-            let now = media::read_for(snapshot.entry_size(i), snapshot.entry_mtime_ns(i), version);
-            if made.get(i) != Some(now) {
-                queue.push(i);
+            if is_stale(&snapshot, i, made) {
+                first.get_or_insert(i);
+                count += 1;
+                if few.len() <= NEWEST_FIRST {
+                    few.push(i);
+                }
             }
         }
         drop(snapshot);
@@ -294,6 +340,7 @@ impl Engine {
             .filter(|i| wanted.binary_search(i).is_err())
             .map(i64::from)
             .collect();
+        drop(wanted);
         if !gone.is_empty() {
             for i in &gone {
                 made.remove(*i as u32);
@@ -307,24 +354,54 @@ impl Engine {
         // rows are appended to the table (written newest first, its pages
         // were split half-empty: 58 MiB for 333,000 rows, about 174 bytes
         // each).
-        if queue.len() <= NEWEST_FIRST {
-            queue.reverse();
+        Ok(match first {
+            Some(next) if few.len() > NEWEST_FIRST => Queue::From {
+                next,
+                end,
+                left: count,
+            },
+            _ => {
+                few.reverse();
+                Queue::Listed(few)
+            }
+        })
+    }
+
+    /// The next files to read, up to [`CHUNK`] of them.
+    fn next_chunk(&self, queue: &mut Queue, made: &Made) -> Vec<u32> {
+        match queue {
+            Queue::Listed(ids) => ids.drain(..ids.len().min(CHUNK)).collect(),
+            Queue::From { next, end, left } => {
+                let snapshot = crate::index::read_loaded(&self.snapshot);
+                // Ids only grow; the bound only falls when the snapshot is
+                // loaded afresh, which a sweep follows.
+                let end = (*end).min(snapshot.id_bound() as u32);
+                let mut chunk = Vec::with_capacity(CHUNK);
+                while *next < end && chunk.len() < CHUNK {
+                    let i = *next;
+                    *next += 1;
+                    if is_media(&snapshot, i) && is_stale(&snapshot, i, made) {
+                        chunk.push(i);
+                    }
+                }
+                if *next >= end {
+                    *next = u32::MAX;
+                }
+                *left = left.saturating_sub(chunk.len() as u64);
+                chunk
+            }
         }
-        // Held while it drains: a first pass's grew by doubling to 524k
-        // slots for 347k ids.
-        queue.shrink_to_fit();
-        Ok(queue)
     }
 
     /// Reads queued files a chunk at a time until the queue is empty or a
     /// sweep is due.
-    fn media_drain(&self, queue: &mut Vec<u32>, made: &mut Made) -> Result<(), Error> {
+    fn media_drain(&self, queue: &mut Queue, made: &mut Made) -> Result<(), Error> {
         let rules = self.rules();
         while !queue.is_empty() {
             if self.cancel.load(Ordering::Relaxed) || self.media.wake.is_due() || self.scanning() {
                 return Ok(());
             }
-            let chunk: Vec<u32> = queue.drain(..queue.len().min(CHUNK)).collect();
+            let chunk = self.next_chunk(queue, made);
             let (mut rows, mut dropped) = (Vec::new(), Vec::new());
             for id in chunk {
                 match self.read_media_of(id, &rules) {
@@ -348,9 +425,7 @@ impl Engine {
                 self.writer.send(vec![Op::PutMedia(rows)])?;
             }
             self.writer.flush()?;
-            self.media
-                .queued
-                .store(queue.len() as u64, Ordering::Relaxed);
+            self.media.queued.store(queue.len(), Ordering::Relaxed);
             if made.fresh.len() >= SETTLE_AT {
                 made.settle();
                 // A pass of minutes: what its chunks freed (the lists

@@ -87,6 +87,21 @@ use crate::store::RootRow;
 use crate::store::{Op, Store, WriteHandle};
 use crate::{Error, Runtime};
 
+/// Test hook: the control runs of the tests that show the trimmer works
+/// (freed heap and code pages given back once quiet).
+static NO_TRIM: std::sync::LazyLock<bool> =
+    std::sync::LazyLock::new(|| std::env::var_os("FSINDEX_TEST_NO_TRIM").is_some());
+
+/// Gives back the pages of the code that ran (see
+/// [`release_mapped_files`](crate::platform::process::release_mapped_files)),
+/// unless the trimmer is off.
+pub(crate) fn release_code_pages() {
+    if !*NO_TRIM {
+        let bytes = crate::platform::process::release_mapped_files();
+        tracing::debug!(bytes, "mapped file pages given back");
+    }
+}
+
 /// Lifecycle of a root, as `status` shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RootState {
@@ -407,8 +422,7 @@ impl Engine {
         // Under steady activity (a poll every second) there is no quiet
         // tick: then at most this often.
         const BUSY_EVERY: Duration = Duration::from_secs(30);
-        // Test hook: the control run of the test that shows the trim works.
-        let off = std::env::var_os("FSINDEX_TEST_NO_TRIM").is_some();
+        let off = *NO_TRIM;
         let (mut seen, mut dirty, mut trimmed) = (0, false, Instant::now());
         loop {
             std::thread::sleep(TICK);
@@ -428,8 +442,7 @@ impl Engine {
                 crate::platform::process::release_memory();
                 // And the code pages start-up and the walk ran (12-16 MiB
                 // at 1M entries): what idling runs comes back.
-                let code = crate::platform::process::release_mapped_files();
-                tracing::debug!(bytes = code, "mapped file pages given back");
+                release_code_pages();
             }
         }
     }

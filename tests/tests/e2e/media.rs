@@ -681,3 +681,99 @@ fn machine_wide_gps_only_for_the_owner_and_nothing_for_who_cannot_read() {
     let m = info_as(true, &photo)["media"].clone();
     assert!(m["gps_lat"].as_f64().is_some(), "the owner sees GPS: {m}");
 }
+
+/// A PNG of `w` x `h` pixels as far as its header goes (signature, IHDR,
+/// IEND; no pixels): what the reader looks at.
+fn png_header(w: u32, h: u32) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut c = !0u32;
+        for &b in bytes {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = if c & 1 == 1 {
+                    (c >> 1) ^ 0xEDB8_8320
+                } else {
+                    c >> 1
+                };
+            }
+        }
+        !c
+    }
+    let chunk = |kind: &[u8], body: &[u8]| {
+        let mut out = (body.len() as u32).to_be_bytes().to_vec();
+        let mut crc_in = kind.to_vec();
+        crc_in.extend_from_slice(body);
+        out.extend_from_slice(&crc_in);
+        out.extend_from_slice(&crc32(&crc_in).to_be_bytes());
+        out
+    };
+    let mut ihdr = w.to_be_bytes().to_vec();
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 0, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(chunk(b"IHDR", &ihdr));
+    png.extend(chunk(b"IEND", b""));
+    png
+}
+
+/// A first pass over more photos than the worker lists (it finds them again
+/// a chunk at a time, in id order, beyond 4,096): every photo is read once
+/// and has its own size, the text files beside them get no row, and photos
+/// added and removed while the pass runs are read or dropped. The oracle is
+/// what the test wrote into each header.
+#[test]
+fn a_first_pass_over_thousands_of_photos_reads_each_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    let (folders, per) = (45, 100);
+    for d in 0..folders {
+        let dir = tree.join(format!("roll{d:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..per {
+            let w = d * per + f + 1;
+            std::fs::write(dir.join(format!("p{w:04}.png")), png_header(w, 7)).unwrap();
+            if f % 10 == 0 {
+                std::fs::write(dir.join(format!("note{w:04}.txt")), b"not a photo").unwrap();
+            }
+        }
+    }
+    let all = folders * per;
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
+    inst.start();
+    inst.wait_ready();
+    // While the pass runs: ten photos more, ten fewer.
+    let extra = tree.join("late");
+    std::fs::create_dir_all(&extra).unwrap();
+    for w in all + 1..=all + 10 {
+        std::fs::write(extra.join(format!("p{w:04}.png")), png_header(w, 7)).unwrap();
+    }
+    for w in 1..=10 {
+        std::fs::remove_file(tree.join(format!("roll00/p{w:04}.png"))).unwrap();
+    }
+    let status = settled(&inst, u64::from(all));
+    assert_eq!(
+        status["rows"]["ok"].as_u64(),
+        Some(u64::from(all)),
+        "{status}"
+    );
+    // Each photo once: as many files read as there were, give or take the
+    // ten removed before their turn.
+    let read = status["read"].as_u64().unwrap();
+    assert!(
+        (u64::from(all)..=u64::from(all) + 10).contains(&read),
+        "{read} files read for {all} photos: {status}"
+    );
+    let widths = |q: &str| -> BTreeSet<u32> {
+        found(&inst, q)
+            .iter()
+            .map(|p| {
+                let name = p.rsplit('/').next().unwrap();
+                name[1..5].parse().unwrap()
+            })
+            .collect()
+    };
+    assert_eq!(widths("height:7 ext:png"), (11..=all + 10).collect());
+    assert_eq!(widths("width:>4400"), (4401..=all + 10).collect());
+    assert_eq!(widths("width:1..20"), (11..=20).collect());
+    assert!(found(&inst, "height:7 ext:txt").is_empty());
+}

@@ -284,11 +284,13 @@ fn memory_taken_by_large_answers_is_given_back_when_queries_stop() {
         .extend(["--poll-interval".to_owned(), "3600".to_owned()]);
     inst.start();
     inst.wait_ready();
-    // Read by the test from the kernel, not from the daemon's own status.
+    // Read by the test from the kernel, not from the daemon's own status:
+    // the anonymous part, where answers are built (the code pages the
+    // searches ran come and go on their own, see the next test).
     let pid = inst.daemon_pid().unwrap();
     let rss = || -> u64 {
         let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        let kib = s.lines().find_map(|l| l.strip_prefix("VmRSS:")).unwrap();
+        let kib = s.lines().find_map(|l| l.strip_prefix("RssAnon:")).unwrap();
         kib.trim()
             .trim_end_matches("kB")
             .trim()
@@ -311,6 +313,58 @@ fn memory_taken_by_large_answers_is_given_back_when_queries_stop() {
         after < idle + (3 << 19),
         "idle {idle} bytes, 6 s after 20 large answers {after}"
     );
+}
+
+/// Once quiet, the daemon gives back the code pages its start-up and scan
+/// ran (they stay in the page cache): its file-backed RSS a few seconds
+/// after ready is well under what it was at ready, and it answers as
+/// before. With the trimmer off (the `FSINDEX_TEST_NO_TRIM` hook) the pages
+/// stay.
+#[test]
+#[cfg(target_os = "linux")]
+fn an_idle_daemon_gives_back_the_code_pages_it_ran() {
+    use crate::util::wide_tree;
+    use std::time::Duration;
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    wide_tree(&tree, 20, 50);
+    for trim in [true, false] {
+        let home = tmp.path().join(format!("home-{trim}"));
+        let mut inst = Instance::new(home, &[&tree], Runner::current());
+        inst.args
+            .extend(["--poll-interval".to_owned(), "3600".to_owned()]);
+        if !trim {
+            inst.env.push(("FSINDEX_TEST_NO_TRIM".into(), "1".into()));
+        }
+        inst.start();
+        inst.wait_ready();
+        let pid = inst.daemon_pid().unwrap();
+        let rss_file = || -> u64 {
+            let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+            let kib = s.lines().find_map(|l| l.strip_prefix("RssFile:")).unwrap();
+            kib.trim().trim_end_matches("kB").trim().parse().unwrap()
+        };
+        let at_ready = rss_file();
+        // The trimmer looks every 2 s and acts after a quiet look.
+        std::thread::sleep(Duration::from_secs(6));
+        let quiet = rss_file();
+        if trim {
+            assert!(
+                quiet * 2 < at_ready,
+                "file-backed RSS at ready {at_ready} kB, quiet {quiet} kB"
+            );
+        } else {
+            assert!(
+                quiet * 10 >= at_ready * 9,
+                "trimmer off: at ready {at_ready} kB, quiet {quiet} kB"
+            );
+        }
+        // The code comes back as it runs: a search answers in full.
+        let out = inst.fsctl(&["search", "--limit", "0", "-0", "file"]);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(out.stdout.iter().filter(|&&b| b == 0).count(), 1000);
+        inst.stop();
+    }
 }
 
 /// A folder of thousands of files (a Downloads folder) is read back from
