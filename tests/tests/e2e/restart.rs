@@ -264,6 +264,90 @@ fn status_breaks_memory_down_and_the_initial_index_leaves_no_slack() {
     );
 }
 
+/// A large index is read ahead beside the restart's walk (a small one
+/// before it): folders listed before it is read compare with their rows in
+/// SQLite, the rest with what was read ahead. Forced here on a small tree
+/// with slowed folders (the test hooks), changes made while the daemon was
+/// down come out exact against a walk and GNU du either way.
+#[test]
+fn a_restart_reading_the_index_beside_its_walk_reconciles_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    for d in 0..60 {
+        for f in 0..20 {
+            let dir = tree.join(format!("d{d:02}/sub{}", f % 3));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(format!("f{f}.txt")), vec![b'a'; f * 100]).unwrap();
+        }
+    }
+    let runner = Runner::current();
+    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], runner.clone());
+    inst.start();
+    inst.wait_ready();
+    inst.stop();
+    // While down: in folders early and late in the walk, files grown,
+    // touched, replaced by a copy (a new inode), deleted, added; a folder
+    // removed, one renamed, a file turned into a folder.
+    for d in [0, 17, 33, 59] {
+        let dir = tree.join(format!("d{d:02}/sub1"));
+        std::fs::write(dir.join("f1.txt"), b"grown and changed").unwrap();
+        let f4 = dir.join("f4.txt");
+        let copy = dir.join("f4.copy");
+        std::fs::copy(&f4, &copy).unwrap();
+        let mtime = std::fs::metadata(&f4).unwrap().modified().unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&copy)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        std::fs::rename(&copy, &f4).unwrap();
+        std::fs::remove_file(dir.join("f7.txt")).unwrap();
+        std::fs::write(dir.join("new.txt"), b"new").unwrap();
+        std::fs::remove_file(dir.join("f10.txt")).unwrap();
+        std::fs::create_dir(dir.join("f10.txt")).unwrap();
+        std::fs::write(dir.join("f10.txt/inside"), b"in").unwrap();
+    }
+    std::fs::remove_dir_all(tree.join("d05/sub2")).unwrap();
+    std::fs::rename(tree.join("d40"), tree.join("d40-renamed")).unwrap();
+    inst.env
+        .push(("FSINDEX_TEST_READ_AHEAD_FIRST".into(), "0".into()));
+    inst.env
+        .push(("FSINDEX_TEST_FOLDER_PAUSE_MS".into(), "5".into()));
+    inst.start();
+    inst.wait_ready();
+    assert!(
+        inst.log().contains("the index read ahead"),
+        "the index was not read beside the walk"
+    );
+    let all = find_oracle(&runner, &tree);
+    assert_eq!(
+        inst.status()["entries"].as_u64(),
+        Some(all.len() as u64 + 1)
+    );
+    // Every path under the root holds a `d` (the folders are d00-d59).
+    let got: BTreeSet<Vec<u8>> = inst.search0(&["d"]).into_iter().collect();
+    let expected = search_oracle(&all, &tree, &["d"]);
+    assert_eq!(expected.len(), all.len());
+    assert_eq!(expected, got, "{}", diff(&expected, &got));
+    for f in ["", "d00/sub1", "d33", "d40-renamed", "d05"] {
+        let path = tree.join(f);
+        let v = inst.json(&["du", path.to_str().unwrap()]);
+        let (blocks, apparent) = gnu_du(&runner, &path);
+        assert_eq!(
+            (v["bytes"].as_u64(), v["apparent_bytes"].as_u64()),
+            (Some(blocks), Some(apparent)),
+            "du {f}"
+        );
+    }
+    // The file replaced by a copy of itself (same size and mtime, a new
+    // inode) has its new inode: `info` reports it.
+    let f4 = tree.join("d33/sub1/f4.txt");
+    let info = inst.json(&["info", f4.to_str().unwrap()]);
+    let ino = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&f4).unwrap());
+    assert_eq!(info["inode"].as_u64(), Some(ino), "{info}");
+}
+
 /// Memory that large answers took is given back once the queries stop: the
 /// daemon's RSS a few seconds after 20 searches that each return 60,000
 /// paths is what it was before them (0.2-0.5 MiB more, measured). Without

@@ -147,7 +147,25 @@ struct Walk<'a> {
     wake: Condvar,
     failed: Mutex<Option<Error>>,
     stop: AtomicBool,
+    /// What the index had of every entry, once read (see
+    /// [`scan_reads::ReadAhead`]): folders listed before it is there read
+    /// their rows from SQLite.
+    ahead: std::sync::OnceLock<scan_reads::ReadAhead>,
 }
+
+/// Below this many ids, a root's scan reads the index ahead before it
+/// walks (a few milliseconds); above, beside the walk, which reads each
+/// folder's rows until it is done (a million rows: about half a second of
+/// one core, which on many cores the walk does not wait for).
+const READ_AHEAD_FIRST: i64 = 200_000;
+
+/// Test hook (`FSINDEX_TEST_READ_AHEAD_FIRST`): [`READ_AHEAD_FIRST`]
+/// replaced, so that a small index is read beside its walk.
+static TEST_READ_AHEAD_FIRST: std::sync::LazyLock<Option<i64>> = std::sync::LazyLock::new(|| {
+    std::env::var("FSINDEX_TEST_READ_AHEAD_FIRST")
+        .ok()
+        .and_then(|v| v.parse().ok())
+});
 
 /// The walk-and-compare shared by scan and verify: from the start folder,
 /// or from where a stopped walk of the same target left off (`from`).
@@ -161,14 +179,25 @@ pub(super) fn reconcile(
     links: &Links,
 ) -> Result<Walked, Error> {
     let conn = store.open_reader()?;
+    // A root the index has, scanned afresh: its rows can be read ahead in
+    // one pass (a walk taken up again reads each folder's).
+    let mut read_ahead = false;
     let (target, id, root_dev, jobs) = match from {
         ScanFrom::Paused(p) => (p.target, p.start_id, p.root_dev, p.jobs),
         ScanFrom::Start(target) => {
             let (id, dev, job) = start(&conn, &target, sink)?;
+            read_ahead = target.is_root && job.old.is_some() && sink.reads_may_lag();
             (target, id, dev, vec![job])
         }
     };
     let has_unlisted = scan_reads::folders_with_unlisted(&conn)?;
+    let ahead = std::sync::OnceLock::new();
+    // A small index is read before the walk; a large one beside it.
+    let first = TEST_READ_AHEAD_FIRST.unwrap_or(READ_AHEAD_FIRST);
+    let ahead_now = read_ahead && crate::store::entries::max_id(&conn)? < first;
+    if ahead_now && let Some(a) = scan_reads::ReadAhead::read(&conn, cancel)? {
+        let _ = ahead.set(a);
+    }
     drop(conn);
     let walk = Walk {
         has_unlisted,
@@ -185,25 +214,63 @@ pub(super) fn reconcile(
         wake: Condvar::new(),
         failed: Mutex::new(None),
         stop: AtomicBool::new(false),
+        ahead,
     };
     // Threads of this walk's own, started from the calling thread, so
     // they inherit its priority (the scanner runs at nice 19 and idle I/O;
     // `fsctl verify` walks at the caller's).
     let threads = crate::platform::process::cores();
+    // Set when the walk is over: a read-ahead not done by then is of no use.
+    let walked = AtomicBool::new(false);
     std::thread::scope(|s| {
-        let mut started = 0;
-        for _ in 0..threads {
-            if let Err(e) = walk_thread().spawn_scoped(s, || walk.work()) {
-                tracing::warn!("no thread for the walk ({e})");
-                break;
+        if read_ahead && !ahead_now {
+            let (walk, walked) = (&walk, &walked);
+            let reader = move || {
+                let t = std::time::Instant::now();
+                let read = walk
+                    .store
+                    .open_reader()
+                    .and_then(|conn| scan_reads::ReadAhead::read(&conn, walked));
+                match read {
+                    Ok(Some(a)) => {
+                        tracing::info!(
+                            entries = a.len(),
+                            ms = t.elapsed().as_millis() as u64,
+                            "scan: the index read ahead"
+                        );
+                        let _ = walk.ahead.set(a);
+                    }
+                    Ok(None) => {}
+                    // The walk reads each folder's rows instead.
+                    Err(e) => tracing::debug!("scan: no read-ahead ({e})"),
+                }
+            };
+            if let Err(e) = walk_thread().spawn_scoped(s, reader) {
+                tracing::debug!("scan: no thread to read ahead ({e})");
             }
-            started += 1;
+        }
+        let mut workers = Vec::new();
+        for _ in 0..threads {
+            match walk_thread().spawn_scoped(s, || walk.work()) {
+                Ok(h) => workers.push(h),
+                Err(e) => {
+                    tracing::warn!("no thread for the walk ({e})");
+                    break;
+                }
+            }
         }
         // One is enough to finish the walk: none to be had, the caller's
         // own does it.
-        if started == 0 {
+        if workers.is_empty() {
             walk.work();
         }
+        for w in workers {
+            if let Err(e) = w.join() {
+                walked.store(true, Ordering::Relaxed);
+                std::panic::resume_unwind(e);
+            }
+        }
+        walked.store(true, Ordering::Relaxed);
     });
     let Walk { queue, failed, .. } = walk;
     if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -494,10 +561,13 @@ impl Walk<'_> {
         // Where the children's changes begin (after the folder's own row).
         let children_at = found.len();
         let dfd = pfs::listing_fd(&dir)?;
-        let mut known = if existing {
-            scan_reads::children(conn, id, wide)?
-        } else {
-            scan_reads::Children::default()
+        let mut known = match self.ahead.get() {
+            _ if !existing => KnownChildren::Rows(scan_reads::Children::default()),
+            Some(ahead) => match ahead.children(id) {
+                Some(c) => KnownChildren::Ahead(c),
+                None => KnownChildren::Rows(scan_reads::children(conn, id, wide)?),
+            },
+            None => KnownChildren::Rows(scan_reads::children(conn, id, wide)?),
         };
         let folder = self.rules.folder(&path);
         let mut hidden = Hidden::default();
@@ -549,7 +619,7 @@ impl Walk<'_> {
                     } else {
                         // Cannot stat but it is there: keep what the index knows.
                         tracing::warn!("scan: cannot stat {}: {e}", path.join(os).display());
-                        known.remove(&name);
+                        known.forget(&name);
                     }
                     continue;
                 }
@@ -558,8 +628,8 @@ impl Walk<'_> {
                 // A mount point: leave it out (its entry, if any, is deleted).
                 continue;
             }
-            let old = known.remove(&name);
             let mut row = row_from_stat(0, Some(id), name, &s);
+            let old = known.take(conn, &row)?;
             let old = match old {
                 Some(k) if k.kind == row.kind => {
                     row.id = k.id;
@@ -594,6 +664,7 @@ impl Walk<'_> {
         // daemon was stopped is then a delete followed by an insert, which
         // is how its labels find it again (migration 0007's
         // `labels_limbo`).
+        let known = known.rest(conn)?;
         let mut gone = Vec::with_capacity(known.len());
         for (name, k) in known {
             if k.kind == Kind::Dir {
@@ -666,4 +737,65 @@ fn same_unlisted(a: &[Unlisted], b: &[Unlisted]) -> bool {
                 && b.iter()
                     .any(|y| y.name == x.name && y.totals == x.totals && y.links == x.links)
         })
+}
+
+/// What the index has of a folder's children: their rows, or their prints
+/// read ahead ([`scan_reads::ReadAhead`]), which stand for the rows they
+/// print alike.
+enum KnownChildren {
+    Rows(scan_reads::Children),
+    Ahead(scan_reads::AheadChildren),
+}
+
+impl KnownChildren {
+    /// Takes the child that `now` (its row from the listing's `lstat`)
+    /// names, as the index has it, its name left empty.
+    fn take(&mut self, conn: &Connection, now: &EntryRow) -> Result<Option<Known>, Error> {
+        match self {
+            KnownChildren::Rows(rows) => Ok(rows.remove(&now.name)),
+            KnownChildren::Ahead(prints) => {
+                match prints.remove(&scan_reads::name_hash(&now.name)) {
+                    None => Ok(None),
+                    Some((id, print)) if print == scan_reads::print_of(now) => Ok(Some(EntryRow {
+                        id,
+                        parent_id: now.parent_id,
+                        name: Vec::new(),
+                        ..*now
+                    })),
+                    Some((id, _)) => Ok(load_row(conn, id)?.map(|mut k| {
+                        k.name = Vec::new();
+                        k
+                    })),
+                }
+            }
+        }
+    }
+
+    /// Leaves the child named `name` out: it is there but cannot be looked at.
+    fn forget(&mut self, name: &[u8]) {
+        match self {
+            KnownChildren::Rows(rows) => {
+                rows.remove(name);
+            }
+            KnownChildren::Ahead(prints) => {
+                prints.remove(&scan_reads::name_hash(name));
+            }
+        }
+    }
+
+    /// The children not taken (the listing did not show them), by name.
+    fn rest(self, conn: &Connection) -> Result<Vec<(Vec<u8>, Known)>, Error> {
+        match self {
+            KnownChildren::Rows(rows) => Ok(rows.into_iter().collect()),
+            KnownChildren::Ahead(prints) => {
+                let mut out = Vec::with_capacity(prints.len());
+                for (id, _) in prints.into_values() {
+                    if let Some(mut k) = load_row(conn, id)? {
+                        out.push((std::mem::take(&mut k.name), k));
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
 }
