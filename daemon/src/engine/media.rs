@@ -200,38 +200,65 @@ impl Made {
         was
     }
 
-    /// Merges the changes into the sorted list.
+    /// Merges the changes into the sorted lists, in place: new ids go in
+    /// from the back of lists grown by their number. (Merged into fresh
+    /// lists through a list of pairs, a first pass held three copies at
+    /// each merge: 5 MB at 200k files, the spikes of its RSS.)
     fn settle(&mut self) {
         if self.fresh.is_empty() {
             return;
         }
         let mut fresh: Vec<(u32, u32)> = self.fresh.drain().collect();
+        self.fresh.shrink_to_fit();
         fresh.sort_unstable();
-        let old = std::mem::take(&mut self.ids)
-            .into_iter()
-            .zip(std::mem::take(&mut self.prints));
-        let (mut a, mut b) = (old.peekable(), fresh.into_iter().peekable());
-        let merged = std::iter::from_fn(move || {
-            loop {
-                let next = match (a.peek(), b.peek()) {
-                    (Some(x), Some(y)) if x.0 < y.0 => a.next(),
-                    (Some(x), Some(y)) if x.0 == y.0 => {
-                        a.next();
-                        b.next()
-                    }
-                    (_, Some(_)) => b.next(),
-                    (Some(_), None) => a.next(),
-                    (None, None) => return None,
-                };
-                if let Some(p) = next
-                    && p.1 != GONE
-                {
-                    return Some(p);
+        // Changed and removed ids in place; new ones aside, in order.
+        let mut added = Vec::new();
+        let mut removed = false;
+        for &(id, print) in &fresh {
+            match self.ids.binary_search(&id) {
+                Ok(at) => {
+                    self.prints[at] = print;
+                    removed |= print == GONE;
+                }
+                Err(_) if print != GONE => added.push((id, print)),
+                Err(_) => {}
+            }
+        }
+        drop(fresh);
+        if removed {
+            let mut kept = 0;
+            for at in 0..self.ids.len() {
+                if self.prints[at] != GONE {
+                    self.ids[kept] = self.ids[at];
+                    self.prints[kept] = self.prints[at];
+                    kept += 1;
                 }
             }
-        });
-        self.set_sorted(merged);
-        self.fresh.shrink_to_fit();
+            self.ids.truncate(kept);
+            self.prints.truncate(kept);
+        }
+        if added.is_empty() {
+            return;
+        }
+        // Merged from the back: each slot is written once, after the one
+        // it held has moved up.
+        let (old, n) = (self.ids.len(), added.len());
+        self.ids.reserve_exact(n);
+        self.prints.reserve_exact(n);
+        self.ids.resize(old + n, 0);
+        self.prints.resize(old + n, 0);
+        let (mut i, mut j) = (old, n);
+        while j > 0 {
+            let to = i + j - 1;
+            if i > 0 && self.ids[i - 1] > added[j - 1].0 {
+                self.ids[to] = self.ids[i - 1];
+                self.prints[to] = self.prints[i - 1];
+                i -= 1;
+            } else {
+                (self.ids[to], self.prints[to]) = added[j - 1];
+                j -= 1;
+            }
+        }
     }
 
     /// Every id, once settled.
@@ -636,5 +663,42 @@ mod made_tests {
         assert!(m.remove(3));
         m.settle();
         assert_eq!(m.ids().collect::<Vec<_>>(), [2, 5]);
+    }
+
+    /// Settling in place agrees with a map that takes every change in
+    /// turn, through rounds of inserts, changes and removals at the front,
+    /// the middle and the back of the lists.
+    #[test]
+    fn settling_in_place_agrees_with_a_map() {
+        let mut m = Made::default();
+        let mut want = std::collections::BTreeMap::new();
+        let mut x = 12345u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..40 {
+            for _ in 0..(next() % 300) {
+                let id = (next() % 2000) as u32;
+                if next() % 4 == 0 {
+                    assert_eq!(m.remove(id), want.remove(&id).is_some(), "round {round}");
+                } else {
+                    let print = (next() % 1000 + 1) as u32;
+                    m.insert(id, print);
+                    want.insert(id, print);
+                }
+            }
+            m.settle();
+            assert_eq!(
+                m.ids().collect::<Vec<_>>(),
+                want.keys().copied().collect::<Vec<_>>()
+            );
+            for (&id, &print) in &want {
+                assert_eq!(m.get(id), Some(print), "round {round}, id {id}");
+            }
+            assert!(m.fresh.is_empty());
+        }
     }
 }
