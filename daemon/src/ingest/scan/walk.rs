@@ -154,10 +154,10 @@ struct Walk<'a> {
 }
 
 /// Below this many ids, a root's scan reads the index ahead before it
-/// walks (a few milliseconds); above, beside the walk, which reads each
-/// folder's rows until it is done (a million rows: about half a second of
-/// one core, which on many cores the walk does not wait for).
-const READ_AHEAD_FIRST: i64 = 200_000;
+/// walks (a small index: milliseconds); above, beside the walk, which reads
+/// each folder's rows until it is done (a million rows: 1.5 s on a busy
+/// 2-core machine, which on many cores the walk does not wait for).
+const READ_AHEAD_FIRST: i64 = 50_000;
 
 /// Test hook (`FSINDEX_TEST_READ_AHEAD_FIRST`): [`READ_AHEAD_FIRST`]
 /// replaced, so that a small index is read beside its walk.
