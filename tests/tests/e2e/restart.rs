@@ -12,6 +12,21 @@ fn rows_written(inst: &Instance) -> u64 {
     inst.status()["rows_written"].as_u64().unwrap()
 }
 
+/// `du` of each folder (relative to `tree`) equals GNU du's, in allocated
+/// and apparent bytes.
+fn du_equals_gnu_du(inst: &Instance, runner: &Runner, tree: &std::path::Path, folders: &[&str]) {
+    for f in folders {
+        let path = tree.join(f);
+        let v = inst.json(&["du", path.to_str().unwrap()]);
+        let (blocks, apparent) = gnu_du(runner, &path);
+        assert_eq!(
+            (v["bytes"].as_u64(), v["apparent_bytes"].as_u64()),
+            (Some(blocks), Some(apparent)),
+            "du {f:?}"
+        );
+    }
+}
+
 #[test]
 fn unchanged_restart_writes_no_rows_and_changes_are_reconciled() {
     let tmp = tempfile::tempdir().unwrap();
@@ -84,16 +99,7 @@ fn unchanged_restart_writes_no_rows_and_changes_are_reconciled() {
         inst.search0(&["my documents"]).is_empty(),
         "the old folder name is gone"
     );
-    for f in ["", "src", "Renamed Docs", "deep"] {
-        let path = tree.join(f);
-        let v = inst.json(&["du", path.to_str().unwrap()]);
-        let (blocks, apparent) = gnu_du(&runner, &path);
-        assert_eq!(
-            (v["bytes"].as_u64(), v["apparent_bytes"].as_u64()),
-            (Some(blocks), Some(apparent)),
-            "du {f:?}"
-        );
-    }
+    du_equals_gnu_du(&inst, &runner, &tree, &["", "src", "Renamed Docs", "deep"]);
 }
 
 #[test]
@@ -330,16 +336,12 @@ fn a_restart_reading_the_index_beside_its_walk_reconciles_exactly() {
     let expected = search_oracle(&all, &tree, &["d"]);
     assert_eq!(expected.len(), all.len());
     assert_eq!(expected, got, "{}", diff(&expected, &got));
-    for f in ["", "d00/sub1", "d33", "d40-renamed", "d05"] {
-        let path = tree.join(f);
-        let v = inst.json(&["du", path.to_str().unwrap()]);
-        let (blocks, apparent) = gnu_du(&runner, &path);
-        assert_eq!(
-            (v["bytes"].as_u64(), v["apparent_bytes"].as_u64()),
-            (Some(blocks), Some(apparent)),
-            "du {f}"
-        );
-    }
+    du_equals_gnu_du(
+        &inst,
+        &runner,
+        &tree,
+        &["", "d00/sub1", "d33", "d40-renamed", "d05"],
+    );
     // The file replaced by a copy of itself (same size and mtime, a new
     // inode) has its new inode: `info` reports it.
     let f4 = tree.join("d33/sub1/f4.txt");
