@@ -139,10 +139,15 @@ pub fn release_memory() {
 /// drop them under memory pressure anyway; this drops them once the
 /// daemon is quiet.
 ///
-/// Only read-only mappings of files with no private (copy-on-write) pages
-/// are given back: their pages are exactly the file's, so dropping them
-/// changes nothing the process reads. A mapping whose pages were written
-/// (tables relocated before RELRO made them read-only, data) keeps them.
+/// Only read-only mappings of files with no private (copy-on-write) pages,
+/// in memory or swapped out, are given back: their pages are exactly the
+/// file's, so dropping them changes nothing the process reads. A mapping
+/// whose pages were written (tables relocated before RELRO made them
+/// read-only, data) keeps them. And only within the segments the dynamic
+/// loader mapped (`dl_iterate_phdr`), which stay mapped for the process's
+/// life: a file mapped for a while (a backtrace's symbols) could be
+/// unmapped, and its addresses reused by the heap, between the reading of
+/// `smaps` and the advice.
 ///
 /// Linux: `MADV_DONTNEED` on each such mapping, found in
 /// `/proc/self/smaps`. Elsewhere: nothing.
@@ -153,8 +158,12 @@ pub fn release_mapped_files() -> u64 {
         let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
             return 0;
         };
+        let loaded = loaded_segments();
         let mut released = 0;
         for m in file_pages_to_release(&smaps) {
+            if !loaded.iter().any(|&(a, b)| a <= m.start && m.end <= b) {
+                continue;
+            }
             // SAFETY: a whole mapping of this process, read-only and with
             // no private pages (see `file_pages_to_release`), so its pages
             // are the file's and come back unchanged on the next touch. No
@@ -177,6 +186,47 @@ pub fn release_mapped_files() -> u64 {
     0
 }
 
+/// The address ranges of the loaded objects' `PT_LOAD` segments (the
+/// executable, the libraries), widened to whole pages.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn loaded_segments() -> Vec<(usize, usize)> {
+    unsafe extern "C" fn each(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: `data` is the Vec passed below, and `info` and its
+        // program headers are the loader's, valid during this call.
+        unsafe {
+            let out = &mut *(data as *mut Vec<(usize, usize)>);
+            let info = &*info;
+            for k in 0..usize::from(info.dlpi_phnum) {
+                let ph = &*info.dlpi_phdr.add(k);
+                if ph.p_type == libc::PT_LOAD {
+                    let start = (info.dlpi_addr as usize).wrapping_add(ph.p_vaddr as usize);
+                    out.push((start, start.wrapping_add(ph.p_memsz as usize)));
+                }
+            }
+        }
+        0
+    }
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    // SAFETY: the callback only reads what the loader hands it and writes
+    // to `out`, which outlives the call.
+    unsafe {
+        libc::dl_iterate_phdr(Some(each), (&mut out as *mut Vec<(usize, usize)>).cast());
+    }
+    // SAFETY: sysconf takes an integer.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+        .ok()
+        .filter(|p| p.is_power_of_two())
+        .unwrap_or(4096);
+    out.into_iter()
+        .map(|(a, b)| (a & !(page - 1), b.saturating_add(page - 1) & !(page - 1)))
+        .collect()
+}
+
 /// One mapping that [`release_mapped_files`] may give back.
 #[cfg(any(target_os = "linux", test))]
 #[derive(Debug, PartialEq)]
@@ -188,18 +238,19 @@ struct FileMapping {
 }
 
 /// The mappings in `smaps` (the text of `/proc/self/smaps`) of a file, not
-/// writable, with resident pages and none of them private (`Anonymous:
-/// 0 kB`). Device, memfd and System V mappings are left out.
+/// writable, with resident pages and no private ones, in memory or
+/// swapped out (`Anonymous: 0 kB`, `Swap: 0 kB`). Device, memfd and System
+/// V mappings are left out.
 #[cfg(any(target_os = "linux", test))]
 fn file_pages_to_release(smaps: &str) -> Vec<FileMapping> {
     let mut out = Vec::new();
     // The mapping being read (start, end, whether it may be given back),
-    // its Rss, and whether its Anonymous line said 0.
+    // its Rss, and whether its Anonymous and Swap lines both said 0.
     let mut cur: Option<(usize, usize, bool)> = None;
-    let (mut rss, mut anon_zero) = (0u64, false);
-    let mut flush = |cur: Option<(usize, usize, bool)>, rss: u64, anon_zero: bool| {
+    let (mut rss, mut anon_zero, mut swap_zero) = (0u64, false, false);
+    let mut flush = |cur: Option<(usize, usize, bool)>, rss: u64, private_zero: bool| {
         if let Some((start, end, true)) = cur
-            && anon_zero
+            && private_zero
             && rss > 0
         {
             out.push(FileMapping { start, end, rss });
@@ -215,8 +266,8 @@ fn file_pages_to_release(smaps: &str) -> Vec<FileMapping> {
             && let (Ok(start), Ok(end)) =
                 (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
         {
-            flush(cur.take(), rss, anon_zero);
-            (rss, anon_zero) = (0, false);
+            flush(cur.take(), rss, anon_zero && swap_zero);
+            (rss, anon_zero, swap_zero) = (0, false, false);
             let perms = fields.next().unwrap_or("").as_bytes();
             // Then offset, device and inode; then the path.
             let path = fields.nth(3).unwrap_or("");
@@ -233,9 +284,11 @@ fn file_pages_to_release(smaps: &str) -> Vec<FileMapping> {
             rss = kib(&line[4..]).unwrap_or(0);
         } else if first == "Anonymous:" {
             anon_zero = kib(&line[10..]) == Some(0);
+        } else if first == "Swap:" {
+            swap_zero = kib(&line[5..]) == Some(0);
         }
     }
-    flush(cur, rss, anon_zero);
+    flush(cur, rss, anon_zero && swap_zero);
     out
 }
 
@@ -369,35 +422,47 @@ mod tests {
 55d0a0000000-55d0a0200000 r--p 00000000 fe:00 123 /usr/bin/fsindexd
 Rss:                1024 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 55d0a0200000-55d0a0a00000 r-xp 00200000 fe:00 123 /usr/bin/fsindexd
 Size:               8192 kB
 Rss:                4096 kB
 Pss:                4096 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 55d0a0a00000-55d0a0b00000 r--p 00a00000 fe:00 123 /usr/bin/fsindexd
 Rss:                 700 kB
 Anonymous:           700 kB
 55d0a0b00000-55d0a0b08000 rw-p 00b00000 fe:00 123 /usr/bin/fsindexd
 Rss:                  32 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 55d0a1000000-55d0a3000000 rw-p 00000000 00:00 0 [heap]
 Rss:               20000 kB
 Anonymous:         20000 kB
 7f0000000000-7f0000100000 r-xp 00000000 fe:00 9 /opt/a dir/lib b.so
 Rss:                  12 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 7f0000100000-7f0000200000 r-xp 00000000 fe:00 9 /opt/lib/untouched.so
 Rss:                   0 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 7f0000200000-7f0000300000 r--s 00000000 00:01 7 /dev/zero (deleted)
 Rss:                   8 kB
 Anonymous:             0 kB
+Swap:                  0 kB
+7f0000280000-7f0000290000 r--p 00010000 fe:00 9 /opt/lib/swapped.so
+Rss:                   4 kB
+Anonymous:             0 kB
+Swap:                  8 kB
 7f0000300000-7f0000301000 r--p 00000000 00:00 0 [vvar]
 Rss:                   4 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 7ffff0000000-7ffff0001000 r-xp 00000000 00:00 0
 Rss:                   4 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 ";
         let got = file_pages_to_release(smaps);
         let want = [

@@ -202,7 +202,7 @@ pub fn path_of(conn: &Connection, id: i64) -> Result<Option<PathBuf>, Error> {
 /// grouped by parent; held for the walk only.
 ///
 /// A print equal to the listing's says the row is the `lstat`'s (the
-/// figures `unchanged` compares, and the device); a print that differs,
+/// figures `unchanged` compares); a print that differs,
 /// or an entry the listing no longer has, is read whole from SQLite. Two
 /// names of one folder with the same hash send that folder to SQLite too.
 pub struct ReadAhead {
@@ -225,7 +225,9 @@ pub fn name_hash(name: &[u8]) -> u64 {
 }
 
 /// A print of the figures of a row a walk compares (kind, size, blocks,
-/// mtime, device, inode, links, mode, flags), for [`ReadAhead`].
+/// mtime, inode, links, mode, flags: those `unchanged` compares, so that a
+/// device number that changed across a reboot, which no compare rewrites,
+/// does not send every row to SQLite at every restart), for [`ReadAhead`].
 pub fn print_of(r: &EntryRow) -> u64 {
     use std::hash::BuildHasher;
     PRINTS.hash_one((
@@ -233,7 +235,6 @@ pub fn print_of(r: &EntryRow) -> u64 {
         r.size,
         r.blocks,
         r.mtime_ns,
-        r.dev,
         r.ino,
         r.nlink,
         r.mode,
@@ -274,7 +275,8 @@ impl ReadAhead {
                 size: int(4)? as u64,
                 blocks: int(5)? as u64,
                 mtime_ns: int(6)?,
-                dev: int(7)? as u64,
+                // Not printed (see `print_of`).
+                dev: 0,
                 ino: int(8)? as u64,
                 nlink: int(9)? as u64,
                 mode: int(10)? as u32,
