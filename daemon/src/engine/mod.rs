@@ -87,21 +87,6 @@ use crate::store::RootRow;
 use crate::store::{Op, Store, WriteHandle};
 use crate::{Error, Runtime};
 
-/// Test hook: the control runs of the tests that show the trimmer works
-/// (freed heap and code pages given back once quiet).
-static NO_TRIM: std::sync::LazyLock<bool> =
-    std::sync::LazyLock::new(|| std::env::var_os("FSINDEX_TEST_NO_TRIM").is_some());
-
-/// Gives back the pages of the code that ran (see
-/// [`release_mapped_files`](crate::platform::process::release_mapped_files)),
-/// unless the trimmer is off.
-pub(crate) fn release_code_pages() {
-    if !*NO_TRIM {
-        let bytes = crate::platform::process::release_mapped_files();
-        tracing::debug!(bytes, "mapped file pages given back");
-    }
-}
-
 /// Lifecycle of a root, as `status` shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RootState {
@@ -398,7 +383,8 @@ impl Engine {
         Ok(engine)
     }
 
-    /// Counts a query, or a scanner job's start or end, for the trimmer.
+    /// Counts a query, a scanner job's start or end, or a media pass's end,
+    /// for the trimmer.
     pub(crate) fn note_activity(&self) {
         self.activity.fetch_add(1, Ordering::Relaxed);
     }
@@ -422,7 +408,9 @@ impl Engine {
         // Under steady activity (a poll every second) there is no quiet
         // tick: then at most this often.
         const BUSY_EVERY: Duration = Duration::from_secs(30);
-        let off = *NO_TRIM;
+        // Test hook: the control runs of the tests that show the trim works
+        // (freed heap, code pages).
+        let off = std::env::var_os("FSINDEX_TEST_NO_TRIM").is_some();
         let (mut seen, mut dirty, mut trimmed) = (0, false, Instant::now());
         loop {
             std::thread::sleep(TICK);
@@ -442,7 +430,8 @@ impl Engine {
                 crate::platform::process::release_memory();
                 // And the code pages start-up and the walk ran (12-16 MiB
                 // at 1M entries): what idling runs comes back.
-                release_code_pages();
+                let bytes = crate::platform::process::release_mapped_files();
+                tracing::debug!(bytes, "mapped file pages given back");
             }
         }
     }

@@ -247,6 +247,44 @@ impl Parents {
     }
 }
 
+/// Merges `added` (ascending ids, none of them in `ids`) into the
+/// ascending `ids` and, when given, the values kept beside them, in place:
+/// both lists grow by `added.len()` and are filled from the back, each slot
+/// written once after what it held has moved up. Merging through a list of
+/// pairs held the lists three times over (the media worker's state, a lone
+/// letter's marks).
+pub(crate) fn merge_sorted_in_place<V: Copy + Default>(
+    ids: &mut Vec<u32>,
+    mut vals: Option<&mut Vec<V>>,
+    added: &[(u32, V)],
+) {
+    let (old, n) = (ids.len(), added.len());
+    if n == 0 {
+        return;
+    }
+    ids.reserve_exact(n);
+    ids.resize(old + n, 0);
+    if let Some(v) = vals.as_deref_mut() {
+        v.reserve_exact(n);
+        v.resize(old + n, V::default());
+    }
+    let (mut a, mut b) = (old, n);
+    while b > 0 {
+        let to = a + b - 1;
+        let (id, val) = if a > 0 && ids[a - 1] > added[b - 1].0 {
+            a -= 1;
+            (ids[a], vals.as_deref().map(|v| v[a]))
+        } else {
+            b -= 1;
+            (added[b].0, Some(added[b].1))
+        };
+        ids[to] = id;
+        if let (Some(v), Some(val)) = (vals.as_deref_mut(), val) {
+            v[to] = val;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

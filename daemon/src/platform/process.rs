@@ -227,6 +227,20 @@ fn loaded_segments() -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// The bytes of a `/proc` figure in kibibytes (`  1024 kB`).
+#[cfg(any(target_os = "linux", test))]
+fn kib_bytes(figure: &str) -> Option<u64> {
+    Some(
+        figure
+            .trim()
+            .strip_suffix("kB")?
+            .trim()
+            .parse::<u64>()
+            .ok()?
+            * 1024,
+    )
+}
+
 /// One mapping that [`release_mapped_files`] may give back.
 #[cfg(any(target_os = "linux", test))]
 #[derive(Debug, PartialEq)]
@@ -256,9 +270,6 @@ fn file_pages_to_release(smaps: &str) -> Vec<FileMapping> {
             out.push(FileMapping { start, end, rss });
         }
     };
-    let kib = |rest: &str| -> Option<u64> {
-        Some(rest.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()? * 1024)
-    };
     for line in smaps.lines() {
         let mut fields = line.split_ascii_whitespace();
         let Some(first) = fields.next() else { continue };
@@ -281,11 +292,11 @@ fn file_pages_to_release(smaps: &str) -> Vec<FileMapping> {
                 && end > start;
             cur = Some((start, end, eligible));
         } else if first == "Rss:" {
-            rss = kib(&line[4..]).unwrap_or(0);
+            rss = kib_bytes(&line[4..]).unwrap_or(0);
         } else if first == "Anonymous:" {
-            anon_zero = kib(&line[10..]) == Some(0);
+            anon_zero = kib_bytes(&line[10..]) == Some(0);
         } else if first == "Swap:" {
-            swap_zero = kib(&line[5..]) == Some(0);
+            swap_zero = kib_bytes(&line[5..]) == Some(0);
         }
     }
     flush(cur, rss, anon_zero && swap_zero);
@@ -314,14 +325,7 @@ pub fn resident_split() -> Option<(u64, u64)> {
     {
         let s = std::fs::read_to_string("/proc/self/status").ok()?;
         let field = |name: &str| -> Option<u64> {
-            let line = s.lines().find(|l| l.starts_with(name))?;
-            let kib: u64 = line[name.len()..]
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse()
-                .ok()?;
-            Some(kib * 1024)
+            kib_bytes(s.lines().find_map(|l| l.strip_prefix(name))?)
         };
         Some((
             field("RssAnon:")?,

@@ -243,13 +243,13 @@ pub fn print_of(r: &EntryRow) -> u64 {
 }
 
 impl ReadAhead {
-    /// Reads every entry, unless `stop` is set first (checked every 64k
-    /// rows): `None` then.
+    /// Reads every entry, `bound` the largest id (`entries::max_id`),
+    /// unless `stop` is set first (checked every 64k rows): `None` then.
     pub fn read(
         conn: &Connection,
+        bound: i64,
         stop: &std::sync::atomic::AtomicBool,
     ) -> Result<Option<Self>, Error> {
-        let bound = super::entries::max_id(conn)?;
         if bound >= i64::from(u32::MAX) {
             return Ok(None);
         }

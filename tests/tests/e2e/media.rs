@@ -264,6 +264,18 @@ pub(crate) fn settled(inst: &Instance, rows: u64) -> Value {
     last
 }
 
+/// The media rows of `status --json`'s `media` that say why a file gave
+/// nothing (every status but `ok`).
+fn failures(media: &Value) -> u64 {
+    media["rows"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| *k != "ok")
+        .map(|(_, v)| v.as_u64().unwrap())
+        .sum()
+}
+
 pub(crate) fn found(inst: &Instance, query: &str) -> BTreeSet<String> {
     inst.search0(&["--limit", "0", query])
         .iter()
@@ -289,13 +301,7 @@ fn media_metadata_matches_exiftool_and_mutagen_and_every_filter_agrees() {
     // hostile ones with a reason.
     let media_files = want.len() as u64 - 1 + 4;
     let status = settled(&inst, media_files);
-    let failed: u64 = status["rows"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .filter(|(k, _)| *k != "ok")
-        .map(|(_, v)| v.as_u64().unwrap())
-        .sum();
+    let failed = failures(&status);
     assert_eq!(failed, 4, "the four hostile files are not read: {status}");
 
     // info --json carries what the oracles read.
@@ -588,13 +594,7 @@ fn media_metadata_matches_exiftool_and_mutagen_and_every_filter_agrees() {
     // the count with it.
     std::fs::remove_file(tree.join("bad/truncated.jpg")).unwrap();
     let status = settled(&inst, media_files - 1);
-    let failed: u64 = status["rows"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .filter(|(k, _)| *k != "ok")
-        .map(|(_, v)| v.as_u64().unwrap())
-        .sum();
+    let failed = failures(&status);
     assert_eq!(
         failed, 2,
         "huge_tag.mp3 and liar.mp4 are the failures left: {status}"

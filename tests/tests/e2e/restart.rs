@@ -350,6 +350,19 @@ fn a_restart_reading_the_index_beside_its_walk_reconciles_exactly() {
     assert_eq!(info["inode"].as_u64(), Some(ino), "{info}");
 }
 
+/// A figure of `/proc/PID/status` in bytes (`RssAnon:`, say), read from the
+/// kernel, not from the daemon's own status.
+fn proc_status_bytes(pid: u32, field: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib = s.lines().find_map(|l| l.strip_prefix(field)).unwrap();
+    kib.trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
+
 /// Memory that large answers took is given back once the queries stop: the
 /// daemon's RSS a few seconds after 20 searches that each return 60,000
 /// paths is what it was before them (0.2-0.5 MiB more, measured). Without
@@ -374,16 +387,7 @@ fn memory_taken_by_large_answers_is_given_back_when_queries_stop() {
     // the anonymous part, where answers are built (the code pages the
     // searches ran come and go on their own, see the next test).
     let pid = inst.daemon_pid().unwrap();
-    let rss = || -> u64 {
-        let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        let kib = s.lines().find_map(|l| l.strip_prefix("RssAnon:")).unwrap();
-        kib.trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse::<u64>()
-            .unwrap()
-            * 1024
-    };
+    let rss = || proc_status_bytes(pid, "RssAnon:");
     // The writer gives back what the scan freed when it goes idle.
     std::thread::sleep(Duration::from_secs(5));
     let idle = rss();
@@ -425,11 +429,7 @@ fn an_idle_daemon_gives_back_the_code_pages_it_ran() {
         inst.start();
         inst.wait_ready();
         let pid = inst.daemon_pid().unwrap();
-        let rss_file = || -> u64 {
-            let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-            let kib = s.lines().find_map(|l| l.strip_prefix("RssFile:")).unwrap();
-            kib.trim().trim_end_matches("kB").trim().parse().unwrap()
-        };
+        let rss_file = || proc_status_bytes(pid, "RssFile:") >> 10;
         let at_ready = rss_file();
         // The trimmer looks every 2 s and acts after a quiet look.
         std::thread::sleep(Duration::from_secs(6));

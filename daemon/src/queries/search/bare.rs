@@ -98,35 +98,12 @@ impl Snapshot {
         more.sort_by_key(|&(i, _)| i);
         more.dedup_by_key(|&mut (i, _)| i);
         more.retain(|&(i, _)| ids.binary_search(&i).is_err());
-        // Merged in place from the back of lists grown by their number: a
-        // lone letter marks a third of a million names, and merging them
-        // through a list of pairs held them three times over (7 MB, the
-        // peaks of the daemon's RSS while its first keys are worked out).
+        // In place: a lone letter marks a third of a million names, and
+        // merging them through a list of pairs held them three times over
+        // (7 MB in `strace`'s mappings while the first keys were worked out
+        // after a start).
         let (mut ids, mut how) = (ids, if fits { how } else { Vec::new() });
-        let (old, n) = (ids.len(), more.len());
-        ids.reserve_exact(n);
-        ids.resize(old + n, 0);
-        if fits {
-            how.reserve_exact(n);
-            how.resize(old + n, 0);
-        }
-        let (mut a, mut b) = (old, n);
-        while b > 0 {
-            let to = a + b - 1;
-            if a > 0 && ids[a - 1] > more[b - 1].0 {
-                ids[to] = ids[a - 1];
-                if fits {
-                    how[to] = how[a - 1];
-                }
-                a -= 1;
-            } else {
-                ids[to] = more[b - 1].0;
-                if fits {
-                    how[to] = more[b - 1].1;
-                }
-                b -= 1;
-            }
-        }
+        crate::index::slots::merge_sorted_in_place(&mut ids, fits.then_some(&mut how), &more);
         (ids, how)
     }
 }
