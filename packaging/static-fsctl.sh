@@ -38,7 +38,7 @@ out=$target_dir/static
 profile=${STATIC_PROFILE:-release}
 
 CARGO_TARGET_DIR=$out RUSTFLAGS="-C target-feature=+crt-static -C link-arg=-fuse-ld=bfd" \
-  cargo build --profile "$profile" --locked -p fsctl --target "$triple" "$@" >&2
+  cargo build --profile "$profile" --locked -p fsctl --bin fsctl --target "$triple" "$@" >&2
 
 bin=$out/$triple/$profile/fsctl
 # Static means no dynamic section and no interpreter, and it must run.

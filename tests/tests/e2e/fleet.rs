@@ -993,3 +993,93 @@ fn a_fleet_schema_of_version_6_upgrades_to_loads_in_parts() {
     }
     h.inst.stop();
 }
+
+/// The libraries a binary asks the dynamic loader for, as `readelf -d`
+/// reads its dynamic section (none for a static binary).
+fn needed(bin: &Path) -> Vec<String> {
+    let out = std::process::Command::new("readelf")
+        .arg("-d")
+        .arg(bin)
+        .output()
+        .expect("readelf (binutils)");
+    assert!(out.status.success(), "readelf -d {}", bin.display());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("(NEEDED)"))
+        .filter_map(|l| Some(l.split_once('[')?.1.trim_end_matches(']').to_owned()))
+        .collect()
+}
+
+/// `fsctl` starts for every query, and loading the system's OpenSSL took
+/// longer than a whole search that matches nothing (1.2-1.4 ms of each
+/// start): only `fsctl-fleet`, which runs `fsctl fleet` (TLS and all; the
+/// other fleet tests go through it), links it. What the user sees when the
+/// helper is missing: one line naming it, exit 2, and every other command
+/// as before; found in `../libexec/fsindex/` as a package puts it.
+#[test]
+fn fsctl_leaves_the_fleets_tls_to_its_helper() {
+    let bins = bin_dir();
+    let fsctl_needs = needed(&bins.join("fsctl"));
+    assert!(
+        !fsctl_needs
+            .iter()
+            .any(|l| l.starts_with("libssl") || l.starts_with("libcrypto")),
+        "fsctl links TLS: {fsctl_needs:?}"
+    );
+    let helper_needs = needed(&bins.join("fsctl-fleet"));
+    assert!(
+        helper_needs.is_empty() || helper_needs.iter().any(|l| l.starts_with("libssl")),
+        "fsctl-fleet without libssl: {helper_needs:?}"
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    let alone = tmp.path().join("bin");
+    std::fs::create_dir_all(&alone).unwrap();
+    std::fs::copy(bins.join("fsctl"), alone.join("fsctl")).unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(alone.join("fsctl"))
+            .args(args)
+            .env("FSINDEX_HOME", &home)
+            .env("FSINDEX_NO_SPAWN", "1")
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap()
+    };
+    // Nothing listens on port 1: the helper, once found, says so.
+    let hosts = [
+        "fleet",
+        "hosts",
+        "--database",
+        "postgresql://u@127.0.0.1:1/x",
+    ];
+    let out = run(&hosts);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.lines().count() == 1 && err.contains("fsctl-fleet") && err.contains("not found"),
+        "{err}"
+    );
+    let out = run(&["--version"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("fsctl "));
+
+    let libexec = tmp.path().join("libexec/fsindex");
+    std::fs::create_dir_all(&libexec).unwrap();
+    std::os::unix::fs::symlink(bins.join("fsctl-fleet"), libexec.join("fsctl-fleet")).unwrap();
+    let out = run(&hosts);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("fsctl: the fleet database:") && err.contains("refused"),
+        "{err}"
+    );
+    // Run by hand, its usage errors read as fsctl's.
+    let out = std::process::Command::new(libexec.join("fsctl-fleet"))
+        .args(["fleet", "search"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Usage: fsctl fleet search"), "{err}");
+}

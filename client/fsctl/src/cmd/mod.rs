@@ -6,6 +6,7 @@ pub mod completions;
 pub mod du;
 pub mod dupes;
 pub mod fleet;
+pub mod fleet_helper;
 pub mod history;
 pub mod info;
 pub mod ls;
