@@ -285,13 +285,26 @@ fn loopback_target(file: &Path) -> anyhow::Result<Target> {
 
 /// Finds `fsindexd`: beside the running executable first, then on PATH.
 pub fn find_daemon() -> Option<PathBuf> {
-    let name = format!("fsindexd{}", std::env::consts::EXE_SUFFIX);
+    find_program("fsindexd", &[])
+}
+
+/// Finds program `name` (`.exe` added on Windows): beside the running
+/// executable first, then in each of `also` (folders relative to it,
+/// e.g. `../libexec/fsindex`), then on PATH.
+pub fn find_program(name: &str, also: &[&str]) -> Option<PathBuf> {
+    let name = format!("{name}{}", std::env::consts::EXE_SUFFIX);
     if let Ok(exe) = std::env::current_exe()
         && let Some(dir) = exe.parent()
     {
         let beside = dir.join(&name);
         if beside.is_file() {
             return Some(beside);
+        }
+        for d in also {
+            let p = dir.join(d).join(&name);
+            if p.is_file() {
+                return Some(p);
+            }
         }
     }
     std::env::var_os("PATH").and_then(|paths| {

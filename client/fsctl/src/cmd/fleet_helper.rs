@@ -4,7 +4,7 @@
 //! every start (see the crate's doc).
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// The helper's program name (`.exe` on Windows).
@@ -15,22 +15,7 @@ pub const HELPER: &str = "fsctl-fleet";
 /// `../libexec/fsindex/` from it (as the daemon finds its extraction
 /// child), else on `PATH` (as fsctl finds fsindexd).
 pub fn find() -> Option<PathBuf> {
-    let name = format!("{HELPER}{}", std::env::consts::EXE_SUFFIX);
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
-        for p in [dir.join(&name), dir.join("../libexec/fsindex").join(&name)] {
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(&name))
-            .find(|p| p.is_file())
-    })
+    fsindex_client::find_program(HELPER, &["../libexec/fsindex"])
 }
 
 /// Runs this process's command line (`fleet ...` and the global options,
