@@ -2,7 +2,10 @@
 # fsctl builds side by side against plocate, whole processes, on one daemon
 # and one plocate database of the same tree: `fsctl --version` (the start
 # alone) and `fsctl search --limit 0 Q > /dev/null` for queries from
-# matching nothing to thousands of results (hyperfine -N, medians).
+# matching nothing to thousands of results (hyperfine -N, medians). First,
+# what loading OpenSSL costs any process: an empty C program with and
+# without libssl and libcrypto linked (needs cc and libssl-dev; skipped
+# without them).
 #
 #   BUILDS="before=DIR after=DIR" benches/fsctl-ab.sh   # TREE=/tmp/fsbench/t
 #
@@ -31,6 +34,13 @@ until s=$("$fsctl" status --json 2>/dev/null) && [[ $s == *'"state":"ready"'* ]]
 sleep 5
 updatedb -l 0 -U "$TREE" -o "$W/plocate.db" --prunepaths= --prunenames= --prunefs= --prune-bind-mounts=no
 echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); plocate $(plocate --version | head -1)"
+printf 'int main(void) { return 0; }\n' >"$W/empty.c"
+if cc -O2 -o "$W/plain" "$W/empty.c" 2>/dev/null &&
+    cc -O2 -o "$W/tls" "$W/empty.c" -Wl,--no-as-needed -lssl -lcrypto 2>/dev/null; then
+    hyperfine -N --warmup 50 --runs 1000 --export-json "$W/c.json" \
+        -n "empty C program" "$W/plain" -n "the same linked to libssl and libcrypto" "$W/tls" >/dev/null 2>&1
+    python3 -c 'import json,sys; print(", ".join("%s %.2f ms" % (r["command"], r["median"] * 1e3) for r in json.load(open(sys.argv[1]))["results"]))' "$W/c.json"
+fi
 args=()
 for b in $BUILDS; do args+=(-n "${b%%=*}" "${b#*=}/fsctl --version"); done
 hyperfine -N -i --warmup 20 --runs "$RUNS" --export-json "$W/v.json" "${args[@]}" >/dev/null 2>&1

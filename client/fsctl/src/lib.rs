@@ -3,8 +3,9 @@
 //!
 //! The fleet's commands are the only ones that speak to PostgreSQL, and
 //! its TLS links the system's OpenSSL. Loading and binding libssl and
-//! libcrypto took 1.2-1.4 ms of every process start on the 2-core bench
-//! machine, longer than a whole search that matches nothing; so `fsctl`
+//! libcrypto cost 1.1-1.6 ms of every process start on the 2-core bench
+//! machine (an empty C program, `benches/fsctl-ab.sh`), more than the
+//! daemon takes to answer a rare term or one that matches nothing; so `fsctl`
 //! never links them: `fsctl fleet ...` hands its whole command line to
 //! `fsctl-fleet` (see [`fleet_elsewhere`]), which parses the same [`Cli`]
 //! and runs it here ([`fleet_here`]). Which of the two a binary is, is
@@ -117,26 +118,20 @@ enum Command {
     Man(cmd::man::Args),
 }
 
+/// A fleet command's run, as [`Fleet`] gives it.
+pub type FleetRun<'a> = Pin<Box<dyn Future<Output = anyhow::Result<ExitCode>> + 'a>>;
+
 /// How `fsctl fleet` runs: [`fleet_elsewhere`] in `fsctl`, [`fleet_here`]
 /// in `fsctl-fleet`.
-pub type Fleet = for<'a> fn(
-    &'a Global,
-    &'a cmd::fleet::Args,
-) -> Pin<Box<dyn Future<Output = anyhow::Result<ExitCode>> + 'a>>;
+pub type Fleet = for<'a> fn(&'a Global, &'a cmd::fleet::Args) -> FleetRun<'a>;
 
 /// Runs the fleet command in this process.
-pub fn fleet_here<'a>(
-    g: &'a Global,
-    a: &'a cmd::fleet::Args,
-) -> Pin<Box<dyn Future<Output = anyhow::Result<ExitCode>> + 'a>> {
+pub fn fleet_here<'a>(g: &'a Global, a: &'a cmd::fleet::Args) -> FleetRun<'a> {
     Box::pin(cmd::fleet::run(g, a))
 }
 
 /// Hands the whole command line to `fsctl-fleet` (see the crate's doc).
-pub fn fleet_elsewhere<'a>(
-    _: &'a Global,
-    _: &'a cmd::fleet::Args,
-) -> Pin<Box<dyn Future<Output = anyhow::Result<ExitCode>> + 'a>> {
+pub fn fleet_elsewhere<'a>(_: &'a Global, _: &'a cmd::fleet::Args) -> FleetRun<'a> {
     Box::pin(std::future::ready(cmd::fleet_helper::run()))
 }
 
