@@ -138,7 +138,7 @@ pub fn fleet_elsewhere<'a>(_: &'a Global, _: &'a cmd::fleet::Args) -> FleetRun<'
 /// The program: parses the command line and runs it, `fleet` as the
 /// binary says.
 pub fn main(fleet: Fleet) -> ExitCode {
-    let cli = parse_search(std::env::args_os()).unwrap_or_else(Cli::parse);
+    let cli = parse(std::env::args_os());
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -203,87 +203,192 @@ where
     rt.block_on(f())
 }
 
-/// `fsctl search ...`, parsed with only the options it takes: the one
-/// command people and scripts run by the hundred, and clap builds every
-/// argument of every command it is given before it parses (5-6% of a
-/// search that matches nothing, with 38 KB of stack and most of the heap
-/// the process touches). Only a command line that this narrower parser
-/// accepts whole is taken; anything else, `--help`, `--version` and every
-/// error included, is parsed again by the whole [`Cli`], so what is
-/// printed and accepted is the same as without it.
-fn parse_search<I>(args: I) -> Option<Cli>
+/// The command line, parsed with only the options of the command it names
+/// when that parse succeeds. clap builds every argument of every command
+/// it is given before it parses: for `fsctl search`, the command people and
+/// scripts run by the hundred, that was 5-6% of a search that matches
+/// nothing, 38 KB of stack and most of the heap the process touched. The
+/// narrow parser knows one command and the global options, so it accepts
+/// no line the whole [`Cli`] would not, and reads each as it does;
+/// anything it refuses (`--help`, `--version`, a mistake, a global option
+/// before the command) is parsed again by the whole [`Cli`], so what is
+/// printed then is unchanged.
+fn parse<I>(args: I) -> Cli
 where
     I: IntoIterator,
     I::Item: Into<std::ffi::OsString> + Clone,
 {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    parse_narrow(&args).unwrap_or_else(|| Cli::parse_from(args))
+}
+
+/// The narrow parse (see [`parse`]) of `fsctl NAME ...`: `None` where the
+/// first argument names no command, or the parse fails.
+fn parse_narrow(args: &[std::ffi::OsString]) -> Option<Cli> {
+    let name = args.get(1)?.to_str()?;
+    let (global, command) = narrow_command(name, args)?;
+    Some(Cli { global, command })
+}
+
+/// The commands [`parse_narrow`] knows, each by its name on the command
+/// line (`completions` and `man` print the whole command line, so they
+/// build it anyway).
+macro_rules! narrow_commands {
+    ($($name:literal => $variant:ident($args:ty)),* $(,)?) => {
+        #[cfg(test)]
+        const NARROW: &[&str] = &[$($name),*];
+
+        fn narrow_command(name: &str, args: &[std::ffi::OsString]) -> Option<(Global, Command)> {
+            match name {
+                $($name => narrow::<$args>(args, $name).map(|(g, a)| (g, Command::$variant(a))),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+narrow_commands! {
+    "status" => Status(cmd::status::Args),
+    "roots" => Roots(cmd::roots::Args),
+    "scan" => Scan(cmd::scan::Args),
+    "search" => Search(cmd::search::Args),
+    "du" => Du(cmd::du::Args),
+    "dupes" => Dupes(cmd::dupes::Args),
+    "fleet" => Fleet(cmd::fleet::Args),
+    "verify" => Verify(cmd::verify::Args),
+    "info" => Info(cmd::info::Args),
+    "cat" => Cat(cmd::cat::Args),
+    "ls" => Ls(cmd::ls::Args),
+    "tree" => Tree(cmd::tree::Args),
+    "watch" => Watch(cmd::watch::Args),
+    "map" => Map(cmd::map::Args),
+    "bookmark" => Bookmark(cmd::bookmark::Args),
+    "tag" => Tag(cmd::tag::Args),
+    "saved" => Saved(cmd::saved::Args),
+    "history" => History(cmd::history::Args),
+    "organise" => Organise(cmd::organise::Args),
+    "projects" => Projects(cmd::projects::Args),
+    "manifest" => Manifest(cmd::manifest::Args),
+    "mcp" => Mcp(cmd::mcp::Args),
+    "reload" => Reload(cmd::reload::Args),
+    "service" => Service(cmd::service::Args),
+}
+
+/// `fsctl NAME ...` parsed by a command line that has the global options
+/// and the command `NAME` with its arguments `A`, and nothing else.
+fn narrow<A: clap::Args + clap::FromArgMatches>(
+    args: &[std::ffi::OsString],
+    name: &'static str,
+) -> Option<(Global, A)> {
     use clap::{Args, FromArgMatches};
     let command = clap::Command::new("fsctl")
         .bin_name("fsctl")
         .subcommand_required(true)
-        .subcommand(cmd::search::Args::augment_args(clap::Command::new(
-            "search",
-        )));
+        .subcommand(A::augment_args(clap::Command::new(name)));
     let matches = Global::augment_args(command)
         .try_get_matches_from(args)
         .ok()?;
     let global = Global::from_arg_matches(&matches).ok()?;
-    let (name, sub) = matches.subcommand()?;
-    if name != "search" {
-        return None;
-    }
-    let args = cmd::search::Args::from_arg_matches(sub).ok()?;
-    Some(Cli {
-        global,
-        command: Command::Search(args),
-    })
+    let (_, sub) = matches.subcommand()?;
+    Some((global, A::from_arg_matches(sub).ok()?))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The narrow parser agrees with the whole one wherever it accepts a
-    /// command line, and gives way wherever it does not.
+    fn argv(line: &[&str]) -> Vec<std::ffi::OsString> {
+        std::iter::once("fsctl")
+            .chain(line.iter().copied())
+            .map(Into::into)
+            .collect()
+    }
+
+    /// The narrow parser reads every line it takes as the whole one does,
+    /// and gives way wherever it cannot.
     #[test]
-    fn search_is_parsed_as_the_whole_command_line_parses_it() {
+    fn a_command_is_parsed_as_the_whole_command_line_parses_it() {
         let lines: &[&[&str]] = &[
             &["search", "tax"],
             &["search", "tax", "2025", "--limit", "10", "--sort", "mtime"],
-            &["--json", "search", "report", "-n", "3", "-r"],
-            &["search", "--json", "a b", "in:~/x"],
+            &["search", "--json", "a b", "in:~/x", "-n", "3", "-r"],
             &["search", "-0", "x"],
             &["search", "-c", "x", "--sync", "--ignore-accents"],
-            &["--socket", "/tmp/s", "search", "x", "--no-spawn"],
+            &["search", "x", "--socket", "/tmp/s", "--no-spawn"],
             &["search", "--endpoint", "http://127.0.0.1:1", "x"],
             &["search", "--snippets", "0", "content:tax"],
             &["search", "--", "-x"],
+            &["status", "--json"],
+            &["roots", "add", "/tmp/x"],
+            &["roots", "list"],
+            &["du", "/tmp", "--top", "20"],
+            &["dupes", "--json"],
+            &["ls", "/tmp"],
+            &["info", "/tmp/x"],
+            &["fleet", "search", "x"],
+            &["fleet", "hosts", "--json"],
+            &["saved", "add", "search", "x"],
+            &["tag", "add", "t", "/tmp/x"],
+            &["organise", "undo"],
+            &["mcp", "--allow-write"],
+            &["scan", "/tmp", "--wait"],
+            &["verify"],
+            &["cat", "/tmp/x"],
+            &["tree", "/tmp"],
+            &["watch", "/tmp"],
+            &["map", "/tmp"],
+            &["bookmark", "list"],
+            &["history", "-n", "5"],
+            &["projects"],
+            &["manifest", "/tmp"],
+            &["reload"],
+            &["service", "status"],
         ];
         for line in lines {
-            let argv = std::iter::once("fsctl").chain(line.iter().copied());
-            let narrow = parse_search(argv.clone()).expect("the narrow parser takes it");
-            let whole = Cli::try_parse_from(argv).expect("the whole parser takes it");
+            let whole = Cli::try_parse_from(argv(line))
+                .unwrap_or_else(|e| panic!("{line:?}: the whole parser refuses it: {e}"));
+            let narrow = parse_narrow(&argv(line))
+                .unwrap_or_else(|| panic!("{line:?}: the narrow parser refuses it"));
             assert_eq!(format!("{narrow:?}"), format!("{whole:?}"), "{line:?}");
         }
-        // Not a search, or not one the whole parser accepts: left to it.
+        // Help, version, mistakes, a global option first, a command it
+        // does not know: left to the whole parser.
         let others: &[&[&str]] = &[
             &[],
-            &["status"],
             &["--json", "status"],
+            &["--socket", "s", "search", "x"],
             &["search"],
             &["search", "--help"],
-            &["search", "--version"],
+            &["status", "--version"],
             &["--version"],
             &["search", "-0", "--json", "x"],
             &["search", "--count", "--print0", "x"],
             &["search", "--sort", "sideways", "x"],
             &["search", "--token-file", "t", "x"],
             &["search", "--socket", "s", "--endpoint", "http://h:1", "x"],
-            &["roots", "add", "search"],
-            &["saved", "add", "search", "x"],
+            &["statuss"],
+            &["completions", "bash"],
+            &["man"],
         ];
         for line in others {
-            let argv = std::iter::once("fsctl").chain(line.iter().copied());
-            assert!(parse_search(argv).is_none(), "{line:?}");
+            assert!(parse_narrow(&argv(line)).is_none(), "{line:?}");
         }
+    }
+
+    /// Every command but those that print the whole command line has its
+    /// narrow parse, under the name the whole parser gives it (a line of
+    /// each is in the table above).
+    #[test]
+    fn every_command_has_its_narrow_parse() {
+        let whole = Cli::command();
+        let mut names: Vec<&str> = whole
+            .get_subcommands()
+            .map(|c| c.get_name())
+            .filter(|n| !matches!(*n, "completions" | "man"))
+            .collect();
+        names.sort();
+        let mut narrow = NARROW.to_vec();
+        narrow.sort();
+        assert_eq!(names, narrow);
     }
 }
