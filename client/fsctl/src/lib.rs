@@ -210,9 +210,8 @@ where
 /// nothing, 38 KB of stack and most of the heap the process touched. The
 /// narrow parser knows one command and the global options, so it accepts
 /// no line the whole [`Cli`] would not, and reads each as it does;
-/// anything it refuses (`--help`, `--version`, a mistake, a global option
-/// before the command) is parsed again by the whole [`Cli`], so what is
-/// printed then is unchanged.
+/// anything it refuses (`--help`, `--version`, a mistake) is parsed again
+/// by the whole [`Cli`], so what is printed then is unchanged.
 fn parse<I>(args: I) -> Cli
 where
     I: IntoIterator,
@@ -222,10 +221,16 @@ where
     parse_narrow(&args).unwrap_or_else(|| Cli::parse_from(args))
 }
 
-/// The narrow parse (see [`parse`]) of `fsctl NAME ...`: `None` where the
-/// first argument names no command, or the parse fails.
+/// The narrow parse (see [`parse`]) of `fsctl [GLOBAL OPTIONS] NAME ...`,
+/// for the first argument that names a command (where it was an option's
+/// value instead, the narrow parser meets the real command as a stranger
+/// and refuses): `None` where none does, or the parse fails.
 fn parse_narrow(args: &[std::ffi::OsString]) -> Option<Cli> {
-    let name = args.get(1)?.to_str()?;
+    let name = args
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .find(|a| NARROW.contains(a))?;
     let (global, command) = narrow_command(name, args)?;
     Some(Cli { global, command })
 }
@@ -235,7 +240,6 @@ fn parse_narrow(args: &[std::ffi::OsString]) -> Option<Cli> {
 /// build it anyway).
 macro_rules! narrow_commands {
     ($($name:literal => $variant:ident($args:ty)),* $(,)?) => {
-        #[cfg(test)]
         const NARROW: &[&str] = &[$($name),*];
 
         fn narrow_command(name: &str, args: &[std::ffi::OsString]) -> Option<(Global, Command)> {
@@ -319,6 +323,10 @@ mod tests {
             &["search", "--snippets", "0", "content:tax"],
             &["search", "--", "-x"],
             &["status", "--json"],
+            &["--json", "status"],
+            &["--socket", "/tmp/s", "--no-spawn", "search", "x"],
+            &["--socket", "search", "search", "x"],
+            &["--json", "fleet", "search", "x"],
             &["roots", "add", "/tmp/x"],
             &["roots", "list"],
             &["du", "/tmp", "--top", "20"],
@@ -351,13 +359,12 @@ mod tests {
                 .unwrap_or_else(|| panic!("{line:?}: the narrow parser refuses it"));
             assert_eq!(format!("{narrow:?}"), format!("{whole:?}"), "{line:?}");
         }
-        // Help, version, mistakes, a global option first, a command it
-        // does not know: left to the whole parser.
+        // Help, version, mistakes, a command it does not know: left to the
+        // whole parser.
         let others: &[&[&str]] = &[
             &[],
-            &["--json", "status"],
-            &["--socket", "s", "search", "x"],
             &["search"],
+            &["--socket", "search", "status"],
             &["search", "--help"],
             &["status", "--version"],
             &["--version"],
