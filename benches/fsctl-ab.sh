@@ -2,7 +2,9 @@
 # fsctl builds side by side against plocate, whole processes, on one daemon
 # and one plocate database of the same tree: `fsctl --version` (the start
 # alone) and `fsctl search --limit 0 Q > /dev/null` for queries from
-# matching nothing to thousands of results (hyperfine -N, medians). First,
+# matching nothing to thousands of results, each build and plocate taken in
+# turn, run by run (benches/interleave.py: medians, p10, p90, the ratio to
+# plocate), so that the VM's drift falls on all of them alike. First,
 # what loading OpenSSL costs any process: an empty C program with and
 # without libssl and libcrypto linked (needs cc and libssl-dev; skipped
 # without them).
@@ -19,8 +21,9 @@ BUILDS=${BUILDS:?BUILDS="name=dir ..."}
 RUNS=${RUNS:-200}
 first=${BUILDS%% *}
 FSINDEXD=${FSINDEXD:-${first#*=}/fsindexd}
-QUERIES=${QUERIES:-$'qqxjnomatch\nzanzibar\ntax 2025\nreport'}
-for t in plocate updatedb hyperfine; do
+QUERIES=${QUERIES:-$'qqxjnomatch\nzanzibar\ntax 2025\nIMG_1\nnode_modules\nreport'}
+here=$(cd "$(dirname "$0")" && pwd)
+for t in plocate updatedb python3; do
     command -v "$t" >/dev/null || { echo "fsctl-ab.sh: $t not found" >&2; exit 1; }
 done
 W=$(mktemp -d /tmp/fsindex-fsctl-ab.XXXX)
@@ -37,20 +40,18 @@ echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); plocate $(plocate 
 printf 'int main(void) { return 0; }\n' >"$W/empty.c"
 if cc -O2 -o "$W/plain" "$W/empty.c" 2>/dev/null &&
     cc -O2 -o "$W/tls" "$W/empty.c" -Wl,--no-as-needed -lssl -lcrypto 2>/dev/null; then
-    hyperfine -N --warmup 50 --runs 1000 --export-json "$W/c.json" \
-        -n "empty C program" "$W/plain" -n "the same linked to libssl and libcrypto" "$W/tls" >/dev/null 2>&1
-    python3 -c 'import json,sys; print(", ".join("%s %.2f ms" % (r["command"], r["median"] * 1e3) for r in json.load(open(sys.argv[1]))["results"]))' "$W/c.json"
+    echo "an empty C program, and the same linked to libssl and libcrypto:"
+    "$here/interleave.py" --runs 1000 --warmup 50 "plain=$W/plain" "tls=$W/tls"
 fi
 args=()
-for b in $BUILDS; do args+=(-n "${b%%=*}" "${b#*=}/fsctl --version"); done
-hyperfine -N -i --warmup 20 --runs "$RUNS" --export-json "$W/v.json" "${args[@]}" >/dev/null 2>&1
-python3 -c 'import json,sys; print("fsctl --version:", ", ".join("%s %.2f ms" % (r["command"], r["median"] * 1e3) for r in json.load(open(sys.argv[1]))["results"]))' "$W/v.json"
+for b in $BUILDS; do args+=("${b%%=*}=${b#*=}/fsctl --version"); done
+echo "fsctl --version:"
+"$here/interleave.py" --runs "$RUNS" "${args[@]}"
 while IFS= read -r q; do
     args=()
-    for b in $BUILDS; do args+=(-n "${b%%=*}" "${b#*=}/fsctl search --limit 0 $q"); done
-    # shellcheck disable=SC2086
-    args+=(-n plocate "plocate -i -d $W/plocate.db $q")
-    hyperfine -N -i --warmup 20 --runs "$RUNS" --export-json "$W/q.json" "${args[@]}" >/dev/null 2>&1
+    for b in $BUILDS; do args+=("${b%%=*}=${b#*=}/fsctl search --limit 0 $q"); done
+    args+=("plocate=plocate -i -d $W/plocate.db $q")
     n=$("${first#*=}/fsctl" search --limit 0 $q | wc -l || true)
-    python3 -c 'import json,sys; print("%-12s %7s results:" % (sys.argv[2], sys.argv[3]), ", ".join("%s %.2f ms" % (r["command"], r["median"] * 1e3) for r in json.load(open(sys.argv[1]))["results"]))' "$W/q.json" "$q" "$n"
+    echo "$q ($n results):"
+    "$here/interleave.py" --runs "$RUNS" "${args[@]}"
 done <<<"$QUERIES"
