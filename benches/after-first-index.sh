@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 36: the daemon's RSS in the minute after a first index (its media pass
-# runs then), with `fsctl status --json` every 5 s as a polling client does,
+# runs then), with `fsctl status --json` every 5 s as a polling client does
+# (RSS read just before each call and right after it),
 # and where the memory is 50 s after ready (`status --json`'s memory). Several
 # builds, one after another, each on a fresh index.
 #
@@ -20,11 +21,13 @@ for b in $BUILDS; do
   "$B/fsindexd" --root "$TREE" >/dev/null 2>&1 & P=$!
   until s=$("$B/fsctl" status --json 2>/dev/null) && [[ $s == *'"state":"ready"'* ]]; do sleep 0.1; done
   t1=$(date +%s)
-  line="$name RSS MiB after ready:"
+  line="$name RSS MiB after ready, before / right after each status call:"
+  rss() { awk '/^VmRSS/ {print int($2 / 1024)}' "/proc/$P/status"; }
   for t in 5 10 15 20 25 30 35 40 50; do
     sleep $((t1 + t - $(date +%s)))
+    before=$(rss)
     "$B/fsctl" status --json >/dev/null
-    line="$line +${t}s $(awk '/^VmRSS/ {print int($2 / 1024)}' "/proc/$P/status")"
+    line="$line +${t}s $before/$(rss)"
   done
   echo "$line"
   "$B/fsctl" status --json | python3 -c '

@@ -129,6 +129,9 @@ struct Worker {
     /// out again.
     folders: Vec<(PathBuf, bool)>,
     labels: Vec<u16>,
+    /// Whether the queue may hold files: false only once a drain found it
+    /// empty, until the next sweep (the only thing that queues).
+    maybe_queued: bool,
 }
 
 /// How many queued files are read between writer commits.
@@ -178,6 +181,8 @@ impl Engine {
         let mut worker = Worker {
             made: HashMap::new(),
             last_sweep: Instant::now() - Duration::from_secs(1),
+            // What a run before this one left in the queue.
+            maybe_queued: true,
             folders: Vec::new(),
             labels: Vec::new(),
         };
@@ -200,12 +205,23 @@ impl Engine {
                 self.content.wake.rest();
                 continue;
             }
-            let read = match self.drain(&mut worker) {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::error!("content extraction failed: {e}");
-                    0
+            // A look at a queue the last drain emptied, with no sweep
+            // since, finds nothing: an idle daemon then runs no query
+            // every 5 s (nor faults back in the code the trimmer gave
+            // back).
+            if sweep {
+                worker.maybe_queued = true;
+            }
+            let read = if worker.maybe_queued {
+                match self.drain(&mut worker) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        tracing::error!("content extraction failed: {e}");
+                        0
+                    }
                 }
+            } else {
+                0
             };
             // Figures change only with a sweep or files read.
             if (sweep || read > 0)
@@ -300,6 +316,7 @@ impl Engine {
             }
             let ids = self.store.read(|c| content::queued(c, CHUNK))?;
             if ids.is_empty() {
+                worker.maybe_queued = false;
                 return Ok(read);
             }
             read += ids.len();
