@@ -363,6 +363,22 @@ fn proc_status_bytes(pid: u32, field: &str) -> u64 {
         * 1024
 }
 
+/// A daemon on `tree`, ready, for the trimmer's tests: under the poll
+/// backend no poll comes in the measured window (a poll a second would
+/// keep the trimmer waiting up to 30 s); `no_trim` turns the trimmer off
+/// (the `FSINDEX_TEST_NO_TRIM` hook) for a control run.
+fn started_quietly(home: std::path::PathBuf, tree: &std::path::Path, no_trim: bool) -> Instance {
+    let mut inst = Instance::new(home, &[tree], Runner::current());
+    inst.args
+        .extend(["--poll-interval".to_owned(), "3600".to_owned()]);
+    if no_trim {
+        inst.env.push(("FSINDEX_TEST_NO_TRIM".into(), "1".into()));
+    }
+    inst.start();
+    inst.wait_ready();
+    inst
+}
+
 /// Memory that large answers took is given back once the queries stop: the
 /// daemon's RSS a few seconds after 20 searches that each return 60,000
 /// paths is what it was before them (0.2-0.5 MiB more, measured). Without
@@ -375,14 +391,7 @@ fn memory_taken_by_large_answers_is_given_back_when_queries_stop() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
     wide_tree(&tree, 120, 500);
-    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
-    // Under the poll backend, no poll in the measured window: this is
-    // about queries (a poll a second would keep the trimmer waiting up to
-    // 30 s).
-    inst.args
-        .extend(["--poll-interval".to_owned(), "3600".to_owned()]);
-    inst.start();
-    inst.wait_ready();
+    let inst = started_quietly(tmp.path().join("home"), &tree, false);
     // Read by the test from the kernel, not from the daemon's own status:
     // the anonymous part, where answers are built (the code pages the
     // searches ran come and go on their own, see the next test).
@@ -419,15 +428,7 @@ fn an_idle_daemon_gives_back_the_code_pages_it_ran() {
     let tree = tmp.path().join("tree");
     wide_tree(&tree, 20, 50);
     for trim in [true, false] {
-        let home = tmp.path().join(format!("home-{trim}"));
-        let mut inst = Instance::new(home, &[&tree], Runner::current());
-        inst.args
-            .extend(["--poll-interval".to_owned(), "3600".to_owned()]);
-        if !trim {
-            inst.env.push(("FSINDEX_TEST_NO_TRIM".into(), "1".into()));
-        }
-        inst.start();
-        inst.wait_ready();
+        let mut inst = started_quietly(tmp.path().join(format!("home-{trim}")), &tree, !trim);
         let pid = inst.daemon_pid().unwrap();
         let rss_file = || proc_status_bytes(pid, "RssFile:") >> 10;
         let at_ready = rss_file();
@@ -470,11 +471,7 @@ fn a_daemon_polled_by_status_gives_its_code_back_between_calls() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
     wide_tree(&tree, 20, 50);
-    let mut inst = Instance::new(tmp.path().join("home"), &[&tree], Runner::current());
-    inst.args
-        .extend(["--poll-interval".to_owned(), "3600".to_owned()]);
-    inst.start();
-    inst.wait_ready();
+    let mut inst = started_quietly(tmp.path().join("home"), &tree, false);
     let pid = inst.daemon_pid().unwrap();
     let rss_file = || proc_status_bytes(pid, "RssFile:") >> 10;
     std::thread::sleep(Duration::from_secs(6));
