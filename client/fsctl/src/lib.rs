@@ -215,7 +215,7 @@ where
 fn parse<I>(args: I) -> Cli
 where
     I: IntoIterator,
-    I::Item: Into<std::ffi::OsString> + Clone,
+    I::Item: Into<std::ffi::OsString>,
 {
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
     parse_narrow(&args).unwrap_or_else(|| Cli::parse_from(args))

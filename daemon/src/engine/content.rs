@@ -192,7 +192,8 @@ impl Engine {
         }
         loop {
             // A sweep when one is due; otherwise every few seconds the
-            // queue is looked at again (what a failed pass left).
+            // queue is looked at again where it may hold files (what a
+            // failed or interrupted pass left).
             let Some(sweep) = self
                 .content
                 .wake

@@ -115,7 +115,7 @@ impl Engine {
     /// The daemon's state as this caller may see it.
     ///
     /// A call counts as activity for the trimmer, as a query does: the
-    /// code it runs (about 5 MiB of file-backed pages, which this kernel
+    /// code it runs (5-9 MiB of file-backed pages at 1M entries, which this kernel
     /// maps back in large pieces) is given back once the daemon is quiet
     /// again, so a daemon that is only polled idles as small as one left
     /// alone. The figures are read before anything else runs.
