@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Two fsindexd builds side by side, each on its own copy of one kept index,
+# answering the same fsctl, with plocate on the same tree: whole-process
+# searches, the three commands taken in turn run by run
+# (benches/interleave.py), so that the machine's drift and its CPU steal
+# fall on all of them alike.
+#
+#   INDEX=/tmp/sth OLD=DIR NEW=DIR benches/daemon-ab.sh   # TREE=/tmp/fsbench/t
+#
+# INDEX is a kept FSINDEX_HOME of TREE (copied twice, so neither daemon
+# writes to it); OLD and NEW hold an fsindexd each; FSCTL is the client
+# (default NEW/fsctl). RUNS (300) and QUERIES (one per line) as in
+# fsctl-ab.sh. Each daemon is left 25 s after ready for its start-up work.
+set -euo pipefail
+TREE=${TREE:-/tmp/fsbench/t}
+INDEX=${INDEX:?INDEX=a kept FSINDEX_HOME of TREE}
+OLD=${OLD:?OLD=dir with an fsindexd}
+NEW=${NEW:?NEW=dir with an fsindexd}
+FSCTL=${FSCTL:-$NEW/fsctl}
+RUNS=${RUNS:-300}
+QUERIES=${QUERIES:-$'qqxjnomatch\nzanzibar\nquokka\ntax 2025'}
+here=$(cd "$(dirname "$0")" && pwd)
+for t in plocate updatedb python3; do
+    command -v "$t" >/dev/null || { echo "daemon-ab.sh: $t not found" >&2; exit 1; }
+done
+W=$(mktemp -d /tmp/fsindex-daemon-ab.XXXX)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$W"' EXIT
+export FSINDEX_NO_SPAWN=1
+for side in old new; do
+    mkdir "$W/$side"
+    cp "$INDEX"/index.db* "$W/$side/"
+done
+FSINDEX_HOME=$W/old "$OLD/fsindexd" --root "$TREE" >/dev/null 2>&1 & pids+=($!)
+FSINDEX_HOME=$W/new "$NEW/fsindexd" --root "$TREE" >/dev/null 2>&1 & pids+=($!)
+for side in old new; do
+    until s=$(FSINDEX_HOME=$W/$side "$FSCTL" status --json 2>/dev/null) &&
+        [[ $s == *'"state":"ready"'* ]]; do sleep 0.3; done
+done
+updatedb -l 0 -U "$TREE" -o "$W/plocate.db" --prunepaths= --prunenames= --prunefs= --prune-bind-mounts=no
+sleep 25
+echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); old $OLD, new $NEW, fsctl $FSCTL"
+while IFS= read -r q; do
+    echo "$q:"
+    "$here/interleave.py" --runs "$RUNS" \
+        "old=$FSCTL --socket $W/old/fsindexd.sock search --limit 0 $q" \
+        "new=$FSCTL --socket $W/new/fsindexd.sock search --limit 0 $q" \
+        "plocate=plocate -i -d $W/plocate.db $q"
+done <<<"$QUERIES"
