@@ -319,7 +319,6 @@ mod tests {
             &["search", "-0", "x"],
             &["search", "-c", "x", "--sync", "--ignore-accents"],
             &["search", "x", "--socket", "/tmp/s", "--no-spawn"],
-            &["search", "--endpoint", "http://127.0.0.1:1", "x"],
             &["search", "--snippets", "0", "content:tax"],
             &["search", "--", "-x"],
             &["status", "--json"],
