@@ -10,7 +10,8 @@
 # INDEX is a kept FSINDEX_HOME of TREE (copied twice, so neither daemon
 # writes to it); OLD and NEW hold an fsindexd each; FSCTL is the client
 # (default NEW/fsctl). RUNS (300) and QUERIES (one per line) as in
-# fsctl-ab.sh. Each daemon is left 25 s after ready for its start-up work.
+# fsctl-ab.sh. Each daemon is left 25 s after ready for its start-up work;
+# then a machine with no compiler running is waited for (benches/lib.sh).
 set -euo pipefail
 TREE=${TREE:-/tmp/fsbench/t}
 INDEX=${INDEX:?INDEX=a kept FSINDEX_HOME of TREE}
@@ -20,9 +21,10 @@ FSCTL=${FSCTL:-$NEW/fsctl}
 RUNS=${RUNS:-300}
 QUERIES=${QUERIES:-$'qqxjnomatch\nzanzibar\nquokka\ntax 2025'}
 here=$(cd "$(dirname "$0")" && pwd)
-for t in plocate updatedb python3; do
-    command -v "$t" >/dev/null || { echo "daemon-ab.sh: $t not found" >&2; exit 1; }
-done
+BENCH=daemon-ab
+# shellcheck source=benches/lib.sh
+. "$here/lib.sh"
+need plocate updatedb python3
 W=$(mktemp -d /tmp/fsindex-daemon-ab.XXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$W"' EXIT
@@ -34,12 +36,12 @@ done
 FSINDEX_HOME=$W/old "$OLD/fsindexd" --root "$TREE" >/dev/null 2>&1 & pids+=($!)
 FSINDEX_HOME=$W/new "$NEW/fsindexd" --root "$TREE" >/dev/null 2>&1 & pids+=($!)
 for side in old new; do
-    until s=$(FSINDEX_HOME=$W/$side "$FSCTL" status --json 2>/dev/null) &&
-        [[ $s == *'"state":"ready"'* ]]; do sleep 0.3; done
+    wait_ready "$FSCTL" --socket "$W/$side/fsindexd.sock"
 done
-updatedb -l 0 -U "$TREE" -o "$W/plocate.db" --prunepaths= --prunenames= --prunefs= --prune-bind-mounts=no
+plocate_db "$TREE" "$W/plocate.db"
 sleep 25
-echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); old $OLD, new $NEW, fsctl $FSCTL"
+wait_quiet
+echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), quiet: $QUIET; old $OLD, new $NEW, fsctl $FSCTL"
 while IFS= read -r q; do
     echo "$q:"
     "$here/interleave.py" --runs "$RUNS" \

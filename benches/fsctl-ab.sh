@@ -5,9 +5,11 @@
 # matching nothing to thousands of results, each build and plocate taken in
 # turn, run by run (benches/interleave.py: medians, p10, p90, the ratio to
 # plocate), so that the VM's drift falls on all of them alike. First,
-# what loading OpenSSL costs any process: an empty C program with and
-# without libssl and libcrypto linked (needs cc and libssl-dev; skipped
-# without them).
+# what loading libraries costs any process: an empty C program alone, with
+# libgcc_s and libm (what fsctl links besides libc), and with libssl and
+# libcrypto (what it linked before the fleet's helper), taken in turn the
+# same way (needs cc and libssl-dev; skipped without them). Waits for a
+# machine with no compiler running first (benches/lib.sh, QUIET_WAIT).
 #
 #   BUILDS="before=DIR after=DIR" benches/fsctl-ab.sh   # TREE=/tmp/fsbench/t
 #
@@ -23,9 +25,10 @@ first=${BUILDS%% *}
 FSINDEXD=${FSINDEXD:-${first#*=}/fsindexd}
 QUERIES=${QUERIES:-$'qqxjnomatch\nzanzibar\ntax 2025\nIMG_1\nnode_modules\nreport'}
 here=$(cd "$(dirname "$0")" && pwd)
-for t in plocate updatedb python3; do
-    command -v "$t" >/dev/null || { echo "fsctl-ab.sh: $t not found" >&2; exit 1; }
-done
+BENCH=fsctl-ab
+# shellcheck source=benches/lib.sh
+. "$here/lib.sh"
+need plocate updatedb python3
 W=$(mktemp -d /tmp/fsindex-fsctl-ab.XXXX)
 P=
 trap '[[ -n $P ]] && kill $P 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT
@@ -33,15 +36,17 @@ export FSINDEX_HOME=${INDEX:-$W/h} FSINDEX_NO_SPAWN=1
 mkdir -p "$FSINDEX_HOME"
 "$FSINDEXD" --root "$TREE" >/dev/null 2>&1 & P=$!
 fsctl=${first#*=}/fsctl
-until s=$("$fsctl" status --json 2>/dev/null) && [[ $s == *'"state":"ready"'* ]]; do sleep 0.2; done
+wait_ready "$fsctl"
 sleep 5
-updatedb -l 0 -U "$TREE" -o "$W/plocate.db" --prunepaths= --prunenames= --prunefs= --prune-bind-mounts=no
-echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); plocate $(plocate --version | head -1)"
+plocate_db "$TREE" "$W/plocate.db"
+wait_quiet
+echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), quiet: $QUIET; plocate $(plocate --version | head -1)"
 printf 'int main(void) { return 0; }\n' >"$W/empty.c"
 if cc -O2 -o "$W/plain" "$W/empty.c" 2>/dev/null &&
+    cc -O2 -o "$W/libm" "$W/empty.c" -Wl,--no-as-needed -lgcc_s -lm 2>/dev/null &&
     cc -O2 -o "$W/tls" "$W/empty.c" -Wl,--no-as-needed -lssl -lcrypto 2>/dev/null; then
-    echo "an empty C program, and the same linked to libssl and libcrypto:"
-    "$here/interleave.py" --runs 1000 --warmup 50 "plain=$W/plain" "tls=$W/tls"
+    echo "an empty C program; with libgcc_s and libm; with libssl and libcrypto:"
+    "$here/interleave.py" --runs 1000 --warmup 50 "plain=$W/plain" "gcc_s+m=$W/libm" "tls=$W/tls"
 fi
 args=()
 for b in $BUILDS; do args+=("${b%%=*}=${b#*=}/fsctl --version"); done

@@ -40,3 +40,25 @@ bench_cleanup() {
     if [[ -z ${KEEP:-} ]]; then rm -rf "$WORK"; else log "kept $WORK"; fi
     exit "$rc"
 }
+
+# Exits with a message naming the first of the given programs not on PATH.
+need() {
+    local t
+    for t in "$@"; do
+        command -v "$t" >/dev/null || die "$t not found"
+    done
+}
+
+# Writes plocate's database DB of TREE with nothing pruned, so that it
+# lists what fsindex indexes.
+plocate_db() {
+    updatedb -l 0 -U "$1" -o "$2" --prunepaths= --prunenames= --prunefs= --prune-bind-mounts=no
+}
+
+# Waits until the daemon that `FSCTL [ARGS...] status --json` reaches says
+# it is ready (polled every 0.2 s).
+wait_ready() {
+    local s
+    [[ -x $1 ]] || die "$1: no such program"
+    until s=$("$@" status --json 2>/dev/null) && [[ $s == *'"state":"ready"'* ]]; do sleep 0.2; done
+}

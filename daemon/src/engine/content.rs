@@ -129,8 +129,10 @@ struct Worker {
     /// out again.
     folders: Vec<(PathBuf, bool)>,
     labels: Vec<u16>,
-    /// Whether the queue may hold files: false only once a drain found it
-    /// empty, until the next sweep (the only thing that queues).
+    /// Whether the queue may hold files: false once a drain found it
+    /// empty, until a sweep queues more (nothing else queues). A look at a
+    /// queue known empty is skipped: an idle daemon then runs no query
+    /// every 5 s, nor faults back in the code the trimmer gave back.
     maybe_queued: bool,
 }
 
@@ -206,23 +208,12 @@ impl Engine {
                 self.content.wake.rest();
                 continue;
             }
-            // A look at a queue the last drain emptied, with no sweep
-            // since, finds nothing: an idle daemon then runs no query
-            // every 5 s (nor faults back in the code the trimmer gave
-            // back).
-            if sweep {
-                worker.maybe_queued = true;
-            }
-            let read = if worker.maybe_queued {
-                match self.drain(&mut worker) {
-                    Ok(n) => n,
-                    Err(e) => {
-                        tracing::error!("content extraction failed: {e}");
-                        0
-                    }
+            let read = match self.drain(&mut worker) {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::error!("content extraction failed: {e}");
+                    0
                 }
-            } else {
-                0
             };
             // Figures change only with a sweep or files read.
             if (sweep || read > 0)
@@ -298,6 +289,7 @@ impl Engine {
             self.writer.send(vec![Op::DropContent(gone)])?;
         }
         if !queue.is_empty() {
+            worker.maybe_queued = true;
             self.writer.send(vec![Op::QueueContent(queue)])?;
         }
         self.writer.flush()?;
@@ -308,6 +300,9 @@ impl Engine {
     /// or a sweep is due.
     /// Returns how many files it read.
     fn drain(&self, worker: &mut Worker) -> Result<usize, Error> {
+        if !worker.maybe_queued {
+            return Ok(0);
+        }
         let rules = self.rules();
         let mut read = 0;
         loop {

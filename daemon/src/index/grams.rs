@@ -96,11 +96,12 @@ impl Grams {
         }
         // One pass over every block tests the first (up to) three words
         // together, without a branch: a word with one bit passes about a
-        // third of the blocks, three together about 3%. Testing one word
-        // and then the next on what it passed wrote a third of the blocks
-        // out and read them back for each word, about 50 µs a call at a
-        // million entries, and a search that matches nothing calls this
-        // several times (`benches/README.md`, search: the daemon's part).
+        // third of the blocks (a set is 30% full), three together about
+        // 3%. Testing one word and then the next on what it passed wrote a
+        // third of the blocks out and read them back for each word: 216 µs
+        // of a one-term search that matches nothing at a million entries,
+        // which calls this twice (`benches/README.md`, search: the daemon's
+        // part); 90 µs now.
         let first = bits.len().min(3);
         let col = |k: usize| -> (&[u64], u64) {
             let (w, m) = bits[k.min(first - 1)];
@@ -164,6 +165,7 @@ mod tests {
             "café",
         ];
         let mut grams = Grams::default();
+        let mut blocks: Vec<Vec<u8>> = Vec::new();
         for b in 0..700 {
             let mut names = Vec::new();
             for _ in 0..(rand() % 6) {
@@ -171,6 +173,7 @@ mod tests {
                 names.extend((0..rand() % 5).map(|_| b'a' + (rand() % 26) as u8));
                 names.push(SEP);
             }
+            blocks.push(names.clone());
             grams.add(b, &names);
         }
         let naive = |term: &[u8]| -> Vec<u32> {
@@ -197,6 +200,20 @@ mod tests {
         ] {
             let got = grams.candidates(term);
             assert_eq!(got, naive(term), "{}", String::from_utf8_lossy(term));
+            // And from the names themselves: every block with a name that
+            // holds the term passes.
+            for (b, names) in blocks.iter().enumerate() {
+                if names
+                    .split(|&c| c == SEP)
+                    .any(|n| n.windows(term.len()).any(|w| w == term))
+                {
+                    assert!(
+                        got.contains(&(b as u32)),
+                        "{} is in block {b}",
+                        String::from_utf8_lossy(term)
+                    );
+                }
+            }
         }
         assert!(!grams.candidates(b"zanzibar").is_empty());
     }

@@ -1011,8 +1011,9 @@ fn needed(bin: &Path) -> Vec<String> {
 }
 
 /// `fsctl` starts for every query, and loading the system's OpenSSL cost
-/// 1.1-1.6 ms of each start (`benches/fsctl-ab.sh`): only `fsctl-fleet`, which runs `fsctl fleet` (TLS and all; the
-/// other fleet tests go through it), links it. What the user sees when the
+/// 1.1-1.6 ms of each start (`benches/fsctl-ab.sh`): only `fsctl-fleet`,
+/// which runs `fsctl fleet` (TLS and all; the other fleet tests go through
+/// it), links it. What the user sees when the
 /// helper is missing: one line naming it, exit 2, and every other command
 /// as before; found in `../libexec/fsindex/` as a package puts it.
 #[test]
