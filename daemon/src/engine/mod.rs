@@ -962,4 +962,54 @@ mod tests {
         }
         assert_eq!(search_for("ta", 400).0, walked_with("ta"), "ta after");
     }
+
+    /// A lone letter typed while a commit waits for the index: the pass
+    /// that works out the pairs it starts stops at once, and they are
+    /// worked out once the index is free again, not forgotten (CI saw a
+    /// daemon that never worked them out when a commit, or a second key,
+    /// came mid-pass).
+    #[test]
+    fn pairs_of_a_letter_typed_during_a_commit_are_worked_out_after_it() {
+        use crate::queries::search::{ALL_WARMED, follower_pairs, set_keys, short_pages_current};
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = tmp.path().join("tree");
+        std::fs::create_dir_all(&tree).unwrap();
+        let names = ["alpha", "bravo", "echo", "papa", "panama", "lima"];
+        for name in names {
+            std::fs::write(tree.join(name), b"x").unwrap();
+        }
+        let tree = std::fs::canonicalize(&tree).unwrap();
+        let (engine, _writer) = start_engine(tmp.path(), &tree, rules(&[]));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !short_pages_current(&engine.snapshot.read_ok(), false, &set_keys(ALL_WARMED)) {
+            assert!(Instant::now() < deadline, "the start's pass never ended");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let pairs = follower_pairs(&engine.snapshot.read_ok(), b'a');
+        assert!(!pairs.is_empty());
+        let pairs_current = || short_pages_current(&engine.snapshot.read_ok(), false, &pairs);
+        assert!(!pairs_current(), "nobody typed `a` yet");
+        // A commit waits for the index (its flag raised) while `a` is typed.
+        let writing = engine.snapshot.read_ok().commits().writing();
+        writing.store(true, Ordering::Release);
+        let args = SearchArgs {
+            query: "a".into(),
+            sort: crate::queries::search::Sort::Relevance,
+            reverse: false,
+            offset: 0,
+            limit: 10,
+            sync: false,
+            snippets: 0,
+        };
+        let with_a = names.iter().filter(|n| n.contains('a')).count();
+        assert_eq!(engine.search(args, None).unwrap().total as usize, with_a);
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(!pairs_current(), "worked out while a commit waited");
+        writing.store(false, Ordering::Release);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !pairs_current() {
+            assert!(Instant::now() < deadline, "the pairs of `a`: forgotten");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }

@@ -27,7 +27,9 @@
 //! next (the start's pass of 72 pages takes seconds at nice 19).
 //!
 //! It never holds a change back: a commit waiting for the index stops it
-//! within milliseconds, and it starts again once the index is quiet.
+//! within milliseconds, and it starts again once the index is quiet (or at
+//! the next [`TICK`]), with the pairs and the whole set it was asked for
+//! still to do.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -131,6 +133,12 @@ impl Engine {
         // Both modes once after a start, when the index is first ready.
         let mut started = false;
         let mut not_before = Instant::now();
+        // Work a key asked for and a pass did not finish (a commit came, or
+        // another key), per mode: the pairs of the lone character typed
+        // last, and the whole set after a key. Kept until a pass finishes
+        // them, so a commit mid-pass only puts them off.
+        let mut follow_due: [Option<u8>; 2] = [None, None];
+        let mut whole_due = [false; 2];
         loop {
             let wait = QUIET.max(not_before.saturating_duration_since(Instant::now()));
             // Until the start's pass is done, look often whether the index
@@ -172,9 +180,14 @@ impl Engine {
                     })
                 })
                 .collect();
+            for bare in [false, true] {
+                let i = bare as usize;
+                follow_due[i] = follow[i].or(follow_due[i]);
+                whole_due[i] |= nudged && recent(bare).is_some();
+            }
             let then: Vec<(bool, Vec<ShortKey>)> = [false, true]
                 .into_iter()
-                .filter(|&bare| start || (nudged && recent(bare).is_some()))
+                .filter(|&bare| start || whole_due[bare as usize])
                 .map(|bare| (bare, set_keys(ALL_WARMED)))
                 .collect();
             let snapshot = e.snapshot.clone();
@@ -208,14 +221,17 @@ impl Engine {
             let follows: Vec<(bool, Vec<ShortKey>)> = [false, true]
                 .into_iter()
                 .filter_map(|bare| {
-                    let byte = follow[bare as usize]?;
+                    let byte = follow_due[bare as usize]?;
                     Some((bare, follower_pairs(&read_loaded(&snapshot), byte)))
                 })
                 .collect();
-            pass(&follows);
+            if pass(&follows).1 {
+                follow_due = [None, None];
+            }
             let (_, whole) = pass(&then);
-            if start && whole {
-                started = true;
+            if whole {
+                started |= start;
+                whole_due = [false, false];
             }
             if worked || !follows.is_empty() || !then.is_empty() {
                 tracing::debug!(
