@@ -60,6 +60,8 @@ pub struct Bench {
     started: Instant,
     pub first_frame: Option<Duration>,
     keystrokes: Vec<f64>,
+    /// The query each keystroke asked for, beside its latency.
+    keyed: Vec<String>,
     frame_cpu: Vec<f64>,
     frame_wall: Vec<f64>,
     frames_with_gaps: usize,
@@ -82,6 +84,7 @@ impl Bench {
             started,
             first_frame: None,
             keystrokes: Vec::new(),
+            keyed: Vec::new(),
             frame_cpu: Vec::new(),
             frame_wall: Vec::new(),
             frames_with_gaps: 0,
@@ -139,6 +142,7 @@ impl Bench {
                             .filter(|_| app.search.latencies.len() > before)
                         {
                             self.keystrokes.push(d.as_secs_f64() * 1e3);
+                            self.keyed.push(app.search.query.clone());
                         }
                     } else if at.elapsed() > Duration::from_secs(10) {
                         self.errors
@@ -265,7 +269,8 @@ impl Bench {
                 "\"frame_interval_ms_p50\":{:.2},\"frame_interval_ms_p99\":{:.2},",
                 "\"frames_with_rows_loading\":{},\"max_rows_held\":{},",
                 "\"jumps\":{},\"jump_to_rows_ms_p50\":{:.1},\"jump_to_rows_ms_max\":{:.1},",
-                "\"rss_bytes\":{},\"peak_rss_bytes\":{},\"errors\":{:?}}}\n"
+                "\"rss_bytes\":{},\"peak_rss_bytes\":{},\"errors\":{:?},",
+                "\"keys\":[{}]}}\n"
             ),
             ms(self.first_frame),
             self.keystrokes.len(),
@@ -288,6 +293,12 @@ impl Bench {
             self.rss_after_scroll,
             self.peak_rss,
             self.errors,
+            self.keyed
+                .iter()
+                .zip(&self.keystrokes)
+                .map(|(q, ms)| format!("[{q:?},{ms:.2}]"))
+                .collect::<Vec<_>>()
+                .join(","),
         )
     }
 }

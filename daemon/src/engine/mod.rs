@@ -963,6 +963,50 @@ mod tests {
         assert_eq!(search_for("ta", 400).0, walked_with("ta"), "ta after");
     }
 
+    /// After a start, the pairs the names hold most often are worked out
+    /// with the lone characters, before anyone types them, with accents
+    /// ignored (fsgui's default): a pair held 20,000 times is kept, with the
+    /// count of the test's own names; a rarer one is not.
+    #[test]
+    fn frequent_pairs_are_worked_out_after_a_start() {
+        use crate::queries::search::{ALL_WARMED, set_keys, short_pages_current};
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = tmp.path().join("tree");
+        std::fs::create_dir_all(tree.join("f")).unwrap();
+        let names: Vec<String> = (0..20_000)
+            .map(|k| format!("qz{k}"))
+            .chain((0..500).map(|k| format!("jw{k}")))
+            .collect();
+        for name in &names {
+            std::fs::File::create(tree.join("f").join(name)).unwrap();
+        }
+        let tree = std::fs::canonicalize(&tree).unwrap();
+        let (engine, _writer) = start_engine(tmp.path(), &tree, rules(&[]));
+        let qz = u16::from_le_bytes(*b"qz");
+        let jw = u16::from_le_bytes(*b"jw");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !short_pages_current(&engine.snapshot.read_ok(), true, &[qz]) {
+            assert!(Instant::now() < deadline, "`qz`: never worked out");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let s = engine.snapshot.read_ok();
+        assert!(short_pages_current(&s, true, &set_keys(ALL_WARMED)));
+        assert!(!short_pages_current(&s, true, &[jw]), "a rare pair");
+        assert!(!short_pages_current(&s, false, &[qz]), "accents kept");
+        drop(s);
+        let args = SearchArgs {
+            query: "qz accents:ignore".into(),
+            sort: crate::queries::search::Sort::Relevance,
+            reverse: false,
+            offset: 0,
+            limit: 10,
+            sync: false,
+            snippets: 0,
+        };
+        let want = names.iter().filter(|n| n.contains("qz")).count();
+        assert_eq!(engine.search(args, None).unwrap().total as usize, want);
+    }
+
     /// A lone letter typed while a commit waits for the index: the pass
     /// that works out the pairs it starts stops at once, and they are
     /// worked out once the index is free again, not forgotten (CI saw a

@@ -9,7 +9,11 @@
 //! index's commits (`index::quiet`), works them out:
 //! - once the index is first ready after a start, every lone letter and
 //!   digit (both accents modes: the first key after a start is then
-//!   answered at once, whichever mode the client types in);
+//!   answered at once, whichever mode the client types in), then the
+//!   pairs the names hold most often (`frequent_pairs`: up to 256, with
+//!   accents ignored, fsgui's default; a frequent pair is the dearest
+//!   second key, and keys typed back to back reach it before the pass a
+//!   first key starts does);
 //! - as soon as someone types a lone character: the pairs it starts with a
 //!   letter or digit, the most frequent in the names first (the next key),
 //!   then the other letters and digits, in the mode typed;
@@ -37,8 +41,8 @@ use std::time::{Duration, Instant};
 
 use crate::index::quiet::Commits;
 use crate::queries::search::{
-    ALL_WARMED, ShortKey, follower_pairs, lone_of, read_loaded, set_keys, short_pages_current,
-    warm_short_pages, warmed_set,
+    ALL_WARMED, ShortKey, follower_pairs, frequent_pairs, lone_of, read_loaded, set_keys,
+    short_pages_current, warm_short_pages, warmed_set,
 };
 use crate::{LockOk, RwLockOk};
 
@@ -185,13 +189,19 @@ impl Engine {
                 follow_due[i] = follow[i].or(follow_due[i]);
                 whole_due[i] |= nudged && recent(bare).is_some();
             }
-            let then: Vec<(bool, Vec<ShortKey>)> = [false, true]
+            let mut then: Vec<(bool, Vec<ShortKey>)> = [false, true]
                 .into_iter()
                 .filter(|&bare| start || whole_due[bare as usize])
                 .map(|bare| (bare, set_keys(ALL_WARMED)))
                 .collect();
             let snapshot = e.snapshot.clone();
             drop(e);
+            if start {
+                // Accents ignored: the mode fsgui types in unless told
+                // otherwise (the pairs of the other are worked out once
+                // someone types in it).
+                then.push((true, frequent_pairs(&read_loaded(&snapshot))));
+            }
             // A pass stops at a change, or when a key was typed since this
             // one began (a nudge): that key's pairs come first, in the next.
             let pass = |modes: &[(bool, Vec<ShortKey>)]| {

@@ -22,8 +22,8 @@ use rank::*;
 
 pub use crate::index::{ChangeEvent, ChangeKind, read_loaded};
 pub use lone::{
-    ALL_WARMED, ShortKey, follower_pairs, lone_of, set_keys, short_key, short_pages_current,
-    warm_short_pages, warmed_set,
+    ALL_WARMED, ShortKey, follower_pairs, frequent_pairs, lone_of, set_keys, short_key,
+    short_pages_current, warm_short_pages, warmed_set,
 };
 pub use paths::Paths;
 
