@@ -175,6 +175,12 @@ pub struct Snapshot {
     /// pair), each for the [`generation`](Self::generation) it was worked
     /// out at (the search keeps them: `queries::search::lone`).
     pub(crate) memo: Memo,
+    /// The arena's names with a byte above ASCII whose bare form differs
+    /// (the only ones `accents:ignore` strips), ascending, for the
+    /// [`generation`](Self::generation) they were found at: found by the
+    /// first such search after a change (a pass over the arena) instead of
+    /// by every one. Forgotten whenever the arena changes.
+    pub(crate) accented: Accented,
     /// Commits applied and whether one waits (see [`super::quiet`]): one
     /// for the daemon's life, carried over when the snapshot is loaded.
     pub(crate) commits: std::sync::Arc<super::quiet::Commits>,
@@ -183,6 +189,9 @@ pub struct Snapshot {
 /// [`Snapshot::memo`]: (the term's bytes as a `queries::search::ShortKey`,
 /// accents ignored, generation, number of results, the first ids in order).
 pub(crate) type Memo = std::sync::Mutex<Vec<(u16, bool, u64, usize, Vec<u32>)>>;
+
+/// [`Snapshot::accented`]: (generation, ids).
+pub(crate) type Accented = std::sync::Mutex<Option<(u64, std::sync::Arc<Vec<u32>>)>>;
 
 /// The last [`Snapshot::layout`] handed out.
 pub(crate) static LAYOUT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -221,6 +230,7 @@ impl Default for Snapshot {
             loaded: false,
             layout: next_layout(),
             memo: Memo::default(),
+            accented: Accented::default(),
             commits: Default::default(),
         }
     }
@@ -282,6 +292,7 @@ impl Snapshot {
             loaded: false,
             layout: next_layout(),
             memo: Memo::default(),
+            accented: Accented::default(),
             commits: Default::default(),
         };
         let mut next = 0usize;
@@ -535,6 +546,12 @@ impl Snapshot {
             + self.dirs.bytes()
             + self.hi.capacity() * 4
             + self.depth.capacity() * 2
+            + self
+                .accented
+                .lock()
+                .ok()
+                .and_then(|a| a.as_ref().map(|(_, ids)| ids.capacity() * 4))
+                .unwrap_or(0)
             + self.relocated.capacity() * (std::mem::size_of::<(u32, Relocated)>() + 1)
             + self
                 .relocated
@@ -791,6 +808,7 @@ impl Snapshot {
             self.hi.push(i);
             self.depth.push(self.depth_from_parent(i));
         }
+        self.forget_accented();
         let at = self.folded.len();
         self.folded.extend_from_slice(folded);
         self.folded.push(SEP);
@@ -817,6 +835,7 @@ impl Snapshot {
         self.relocated.remove(&(i as u32));
         let (start, end) = (self.fold_at.get(i), self.fold_at.get(i + 1) - 1);
         if self.folded[start..end].iter().any(|&b| b != SEP) {
+            self.forget_accented();
             self.folded[start..end].fill(SEP);
             self.garbage += end - start;
         }
@@ -825,8 +844,15 @@ impl Snapshot {
         }
     }
 
+    /// The arena changed: [`Snapshot::accented`] is found again when next
+    /// asked for.
+    fn forget_accented(&mut self) {
+        *self.accented.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
     /// Rebuilds the arenas without removed and relocated names.
     pub(crate) fn compact(&mut self) {
+        self.forget_accented();
         let n = self.parent.len();
         let mut folded = Vec::with_capacity(self.folded.len() - self.garbage);
         let mut fold_at = Offsets::with_capacity(n + 1);
