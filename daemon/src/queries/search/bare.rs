@@ -101,7 +101,7 @@ impl Snapshot {
 impl Snapshot {
     /// [`Snapshot::accented`] for this generation: kept from an earlier
     /// search, or found now.
-    fn accented(&self) -> std::sync::Arc<Vec<u32>> {
+    pub(crate) fn accented(&self) -> std::sync::Arc<Vec<u32>> {
         let mut kept = self.accented.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((generation, ids)) = kept.as_ref()
             && *generation == self.generation

@@ -108,9 +108,14 @@ impl Snapshot {
         bare: bool,
     ) -> (Vec<u32>, Vec<u8>) {
         let finder = memmem::Finder::new(term);
+        // With accents ignored, only these names (and relocated ones) can
+        // hold the term bare and not as they are.
+        let accented = bare.then(|| self.accented());
         let (mut ids, mut how) = (Vec::new(), Vec::new());
         for i in ones(within) {
-            if let Some(f) = self.name_fit(i, &finder, term, bare) {
+            if let Some(f) =
+                self.name_fit(i, &finder, term, accented.as_ref().map(|a| a.as_slice()))
+            {
                 ids.push(i as u32);
                 how.push(f);
             }
@@ -119,15 +124,16 @@ impl Snapshot {
     }
 
     /// How entry i's own name fits `term`, when it holds it: the fit the
-    /// arena scan gives (of the folded name; with `bare`, of the bare name
-    /// where only that holds the term).
+    /// arena scan gives (of the folded name; with accents ignored, given
+    /// the [`accented`](Snapshot::accented) names, of the bare name where
+    /// only that holds the term).
     #[inline]
     fn name_fit(
         &self,
         i: usize,
         finder: &memmem::Finder<'_>,
         term: &[u8],
-        bare: bool,
+        accented: Option<&[u32]>,
     ) -> Option<u8> {
         if self.kind[i] == HOLE {
             return None;
@@ -136,8 +142,10 @@ impl Snapshot {
         if let Some(at) = finder.find(name) {
             return Some(fit_from(name, term, at));
         }
-        if bare
+        if let Some(accented) = accented
             && !name.is_ascii()
+            && (accented.binary_search(&(i as u32)).is_ok()
+                || self.relocated.contains_key(&(i as u32)))
             && let Cow::Owned(stripped) = strip_accents_bytes(name)
             && finder.find(&stripped).is_some()
         {
