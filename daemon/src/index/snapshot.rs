@@ -176,10 +176,10 @@ pub struct Snapshot {
     /// out at (the search keeps them: `queries::search::lone`).
     pub(crate) memo: Memo,
     /// The arena's names with a byte above ASCII whose bare form differs
-    /// (the only ones `accents:ignore` strips), ascending, for the
-    /// [`generation`](Self::generation) they were found at: found by the
-    /// first such search after a change (a pass over the arena) instead of
-    /// by every one. Forgotten whenever the arena changes.
+    /// (the only ones `accents:ignore` strips), with those bare forms, for
+    /// the [`generation`](Self::generation) they were found at: found by
+    /// the first such search after a change (a pass over the arena) instead
+    /// of by every one. Forgotten whenever the arena changes.
     pub(crate) accented: Accented,
     /// Commits applied and whether one waits (see [`super::quiet`]): one
     /// for the daemon's life, carried over when the snapshot is loaded.
@@ -190,8 +190,36 @@ pub struct Snapshot {
 /// accents ignored, generation, number of results, the first ids in order).
 pub(crate) type Memo = std::sync::Mutex<Vec<(u16, bool, u64, usize, Vec<u32>)>>;
 
-/// [`Snapshot::accented`]: (generation, ids).
-pub(crate) type Accented = std::sync::Mutex<Option<(u64, std::sync::Arc<Vec<u32>>)>>;
+/// [`Snapshot::accented`]: (generation, names).
+pub(crate) type Accented = std::sync::Mutex<Option<(u64, std::sync::Arc<AccentedNames>)>>;
+
+/// The arena's accented names (see [`Snapshot::accented`]): their ids,
+/// ascending, and each one's bare form.
+#[derive(Debug, Default)]
+pub(crate) struct AccentedNames {
+    pub(crate) ids: Vec<u32>,
+    /// `bare[at[k]..at[k + 1]]` is the bare form of `ids[k]`'s name.
+    pub(crate) at: Vec<u32>,
+    pub(crate) bare: Vec<u8>,
+}
+
+impl AccentedNames {
+    /// The bare form of the `k`th name.
+    #[inline]
+    pub(crate) fn bare_of(&self, k: usize) -> &[u8] {
+        &self.bare[self.at[k] as usize..self.at[k + 1] as usize]
+    }
+
+    /// The bare form of entry `id`'s arena name, when it is accented.
+    #[inline]
+    pub(crate) fn bare_name(&self, id: u32) -> Option<&[u8]> {
+        self.ids.binary_search(&id).ok().map(|k| self.bare_of(k))
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.ids.capacity() * 4 + self.at.capacity() * 4 + self.bare.capacity()
+    }
+}
 
 /// The last [`Snapshot::layout`] handed out.
 pub(crate) static LAYOUT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -550,7 +578,7 @@ impl Snapshot {
                 .accented
                 .lock()
                 .ok()
-                .and_then(|a| a.as_ref().map(|(_, ids)| ids.capacity() * 4))
+                .and_then(|a| a.as_ref().map(|(_, names)| names.bytes()))
                 .unwrap_or(0)
             + self.relocated.capacity() * (std::mem::size_of::<(u32, Relocated)>() + 1)
             + self

@@ -21,7 +21,7 @@ use memchr::memmem;
 
 use crate::index::Snapshot;
 use crate::index::fold::strip_accents_bytes;
-use crate::index::snapshot::{HOLE, SEP};
+use crate::index::snapshot::{AccentedNames, HOLE, SEP};
 
 use super::rank::fit;
 
@@ -68,10 +68,15 @@ impl Snapshot {
         };
         let accented = self.accented();
         for (from, to) in self.candidate_spans(term) {
-            let first = accented.partition_point(|&i| (i as usize) < from);
-            for &i in accented[first..].iter().take_while(|&&i| (i as usize) < to) {
-                let (start, stop) = self.fold_at.span(i as usize);
-                test(i as usize, &self.folded[start..stop - 1], &mut more);
+            let first = accented.ids.partition_point(|&i| (i as usize) < from);
+            for (k, &i) in accented.ids.iter().enumerate().skip(first) {
+                if i as usize >= to {
+                    break;
+                }
+                let bare = accented.bare_of(k);
+                if finder.find(bare).is_some() {
+                    more.push((i, if fits { fit(bare, term) } else { 0 }));
+                }
             }
         }
         for (&i, (folded, _)) in &self.relocated {
@@ -101,25 +106,28 @@ impl Snapshot {
 impl Snapshot {
     /// [`Snapshot::accented`] for this generation: kept from an earlier
     /// search, or found now.
-    pub(crate) fn accented(&self) -> std::sync::Arc<Vec<u32>> {
+    pub(crate) fn accented(&self) -> std::sync::Arc<AccentedNames> {
         let mut kept = self.accented.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((generation, ids)) = kept.as_ref()
+        if let Some((generation, names)) = kept.as_ref()
             && *generation == self.generation
         {
-            return ids.clone();
+            return names.clone();
         }
-        let ids = std::sync::Arc::new(self.find_accented());
-        *kept = Some((self.generation, ids.clone()));
-        ids
+        let names = std::sync::Arc::new(self.find_accented());
+        *kept = Some((self.generation, names.clone()));
+        names
     }
 
     /// The arena's names with a byte above ASCII whose bare form differs,
-    /// ascending: one pass over the arena, eight bytes at a time, stripping
-    /// only the names that hold such a byte.
-    fn find_accented(&self) -> Vec<u32> {
+    /// ascending, with their bare forms: one pass over the arena, eight
+    /// bytes at a time, stripping only the names that hold such a byte.
+    fn find_accented(&self) -> AccentedNames {
         let n = self.parent.len();
         let end = self.fold_at.get(n);
-        let mut ids = Vec::new();
+        let mut names = AccentedNames {
+            at: vec![0],
+            ..AccentedNames::default()
+        };
         let mut pos = 0;
         let mut i = 0;
         while let Some(at) = next_non_ascii(&self.folded, pos, end) {
@@ -135,14 +143,18 @@ impl Snapshot {
                 k
             };
             let (start, stop) = self.fold_at.span(i);
-            if let Cow::Owned(_) = strip_accents_bytes(&self.folded[start..stop - 1]) {
-                ids.push(i as u32);
+            if let Cow::Owned(bare) = strip_accents_bytes(&self.folded[start..stop - 1]) {
+                names.ids.push(i as u32);
+                names.bare.extend_from_slice(&bare);
+                names.at.push(names.bare.len() as u32);
             }
             pos = stop;
             i += 1;
         }
-        ids.shrink_to_fit();
-        ids
+        names.ids.shrink_to_fit();
+        names.at.shrink_to_fit();
+        names.bare.shrink_to_fit();
+        names
     }
 }
 

@@ -21,7 +21,7 @@ use memchr::memmem;
 use crate::index::Snapshot;
 use crate::index::fold::strip_accents_bytes;
 use crate::index::grams::GRAM_BLOCK;
-use crate::index::snapshot::{HOLE, NO_PARENT, SEP};
+use crate::index::snapshot::{AccentedNames, HOLE, NO_PARENT, SEP};
 
 use super::eval::{has, ones};
 use super::rank::{fit, fit_from, name_match};
@@ -113,9 +113,7 @@ impl Snapshot {
         let accented = bare.then(|| self.accented());
         let (mut ids, mut how) = (Vec::new(), Vec::new());
         for i in ones(within) {
-            if let Some(f) =
-                self.name_fit(i, &finder, term, accented.as_ref().map(|a| a.as_slice()))
-            {
+            if let Some(f) = self.name_fit(i, &finder, term, accented.as_deref()) {
                 ids.push(i as u32);
                 how.push(f);
             }
@@ -133,7 +131,7 @@ impl Snapshot {
         i: usize,
         finder: &memmem::Finder<'_>,
         term: &[u8],
-        accented: Option<&[u32]>,
+        accented: Option<&AccentedNames>,
     ) -> Option<u8> {
         if self.kind[i] == HOLE {
             return None;
@@ -142,14 +140,17 @@ impl Snapshot {
         if let Some(at) = finder.find(name) {
             return Some(fit_from(name, term, at));
         }
-        if let Some(accented) = accented
-            && !name.is_ascii()
-            && (accented.binary_search(&(i as u32)).is_ok()
-                || self.relocated.contains_key(&(i as u32)))
-            && let Cow::Owned(stripped) = strip_accents_bytes(name)
-            && finder.find(&stripped).is_some()
+        let accented = accented.filter(|_| !name.is_ascii())?;
+        if self.relocated.contains_key(&(i as u32)) {
+            if let Cow::Owned(stripped) = strip_accents_bytes(name)
+                && finder.find(&stripped).is_some()
+            {
+                return Some(fit(&stripped, term));
+            }
+        } else if let Some(bare) = accented.bare_name(i as u32)
+            && finder.find(bare).is_some()
         {
-            return Some(fit(&stripped, term));
+            return Some(fit(bare, term));
         }
         None
     }
