@@ -518,6 +518,19 @@ mod tests {
         (engine, writer)
     }
 
+    /// A search for `query`'s first `limit` results by relevance.
+    fn relevance(query: &str, limit: usize) -> SearchArgs {
+        SearchArgs {
+            query: query.into(),
+            sort: crate::queries::search::Sort::Relevance,
+            reverse: false,
+            offset: 0,
+            limit,
+            sync: false,
+            snippets: 0,
+        }
+    }
+
     /// The watch backend under test: `FSINDEX_TEST_WATCH_BACKEND` (CI runs
     /// these tests once per backend), polled every second for `poll`.
     fn test_watch_options() -> WatchOptions {
@@ -844,7 +857,7 @@ mod tests {
     #[test]
     fn lone_letters_are_worked_out_again_after_live_changes() {
         use crate::queries::search::{
-            ALL_WARMED, Sort, follower_pairs, set_keys, short_pages_current, warmed_set,
+            ALL_WARMED, follower_pairs, set_keys, short_pages_current, warmed_set,
         };
         let tmp = tempfile::tempdir().unwrap();
         let tree = tmp.path().join("tree");
@@ -872,16 +885,7 @@ mod tests {
         // Both modes after a start.
         wait_current("after the start", ALL_WARMED, true);
         let search_for = |query: &str, limit| {
-            let args = SearchArgs {
-                query: query.into(),
-                sort: Sort::Relevance,
-                reverse: false,
-                offset: 0,
-                limit,
-                sync: false,
-                snippets: 0,
-            };
-            let page = engine.search(args, None).unwrap();
+            let page = engine.search(relevance(query, limit), None).unwrap();
             let paths: Vec<Vec<u8>> = page.entries.into_iter().map(|e| e.path).collect();
             (page.total as usize, paths)
         };
@@ -994,17 +998,9 @@ mod tests {
         assert!(!short_pages_current(&s, true, &[jw]), "a rare pair");
         assert!(!short_pages_current(&s, false, &[qz]), "accents kept");
         drop(s);
-        let args = SearchArgs {
-            query: "qz accents:ignore".into(),
-            sort: crate::queries::search::Sort::Relevance,
-            reverse: false,
-            offset: 0,
-            limit: 10,
-            sync: false,
-            snippets: 0,
-        };
         let want = names.iter().filter(|n| n.contains("qz")).count();
-        assert_eq!(engine.search(args, None).unwrap().total as usize, want);
+        let page = engine.search(relevance("qz accents:ignore", 10), None);
+        assert_eq!(page.unwrap().total as usize, want);
     }
 
     /// A lone letter typed while a commit waits for the index: the pass
@@ -1036,17 +1032,9 @@ mod tests {
         // A commit waits for the index (its flag raised) while `a` is typed.
         let writing = engine.snapshot.read_ok().commits().writing();
         writing.store(true, Ordering::Release);
-        let args = SearchArgs {
-            query: "a".into(),
-            sort: crate::queries::search::Sort::Relevance,
-            reverse: false,
-            offset: 0,
-            limit: 10,
-            sync: false,
-            snippets: 0,
-        };
         let with_a = names.iter().filter(|n| n.contains('a')).count();
-        assert_eq!(engine.search(args, None).unwrap().total as usize, with_a);
+        let page = engine.search(relevance("a", 10), None);
+        assert_eq!(page.unwrap().total as usize, with_a);
         std::thread::sleep(Duration::from_millis(500));
         assert!(!pairs_current(), "worked out while a commit waited");
         writing.store(false, Ordering::Release);
