@@ -189,19 +189,13 @@ impl Engine {
                 follow_due[i] = follow[i].or(follow_due[i]);
                 whole_due[i] |= nudged && recent(bare).is_some();
             }
-            let mut then: Vec<(bool, Vec<ShortKey>)> = [false, true]
+            let then: Vec<(bool, Vec<ShortKey>)> = [false, true]
                 .into_iter()
                 .filter(|&bare| start || whole_due[bare as usize])
                 .map(|bare| (bare, set_keys(ALL_WARMED)))
                 .collect();
             let snapshot = e.snapshot.clone();
             drop(e);
-            if start {
-                // Accents ignored: the mode fsgui types in unless told
-                // otherwise (the pairs of the other are worked out once
-                // someone types in it).
-                then.push((true, frequent_pairs(&read_loaded(&snapshot))));
-            }
             // A pass stops at a change, or when a key was typed since this
             // one began (a nudge): that key's pairs come first, in the next.
             let pass = |modes: &[(bool, Vec<ShortKey>)]| {
@@ -238,10 +232,19 @@ impl Engine {
             if pass(&follows).1 {
                 follow_due = [None, None];
             }
-            let (_, whole) = pass(&then);
+            let (_, mut whole) = pass(&then);
             if whole {
-                started |= start;
                 whole_due = [false, false];
+            }
+            if start && whole {
+                // Then the frequent pairs, counted only once the letters are
+                // done (a start's pass that changes keep stopping never
+                // counts them again and again). Accents ignored: the mode
+                // fsgui types in unless told otherwise (the other mode's
+                // pairs are worked out once someone types in it).
+                let pairs = frequent_pairs(&read_loaded(&snapshot));
+                whole = pass(&[(true, pairs)]).1;
+                started = whole;
             }
             if worked || !follows.is_empty() || !then.is_empty() {
                 tracing::debug!(
