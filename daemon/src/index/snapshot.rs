@@ -175,8 +175,9 @@ pub struct Snapshot {
     /// pair), each for the [`generation`](Self::generation) it was worked
     /// out at (the search keeps them: `queries::search::lone`).
     pub(crate) memo: Memo,
-    /// The arena's names with a byte above ASCII whose bare form differs
-    /// (the only ones `accents:ignore` strips), with those bare forms, for
+    /// The names with a byte above ASCII whose bare form differs (the only
+    /// ones `accents:ignore` strips; the side table's too), with those bare
+    /// forms, for
     /// the [`generation`](Self::generation) they were found at: found by
     /// the first such search after a change (a pass over the arena) instead
     /// of by every one. Forgotten whenever the arena changes.
@@ -193,8 +194,8 @@ pub(crate) type Memo = std::sync::Mutex<Vec<(u16, bool, u64, usize, Vec<u32>)>>;
 /// [`Snapshot::accented`]: (generation, names).
 pub(crate) type Accented = std::sync::Mutex<Option<(u64, std::sync::Arc<AccentedNames>)>>;
 
-/// The arena's accented names (see [`Snapshot::accented`]): their ids,
-/// ascending, and each one's bare form.
+/// The accented names (see [`Snapshot::accented`]): their ids, ascending,
+/// and each one's bare form.
 #[derive(Debug, Default)]
 pub(crate) struct AccentedNames {
     pub(crate) ids: Vec<u32>,
@@ -210,7 +211,7 @@ impl AccentedNames {
         &self.bare[self.at[k] as usize..self.at[k + 1] as usize]
     }
 
-    /// The bare form of entry `id`'s arena name, when it is accented.
+    /// The bare form of entry `id`'s name, when it is accented.
     #[inline]
     pub(crate) fn bare_name(&self, id: u32) -> Option<&[u8]> {
         self.ids.binary_search(&id).ok().map(|k| self.bare_of(k))

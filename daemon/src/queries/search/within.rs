@@ -13,13 +13,11 @@
 //! The marks and fits found so are exact for every entry looked at, which
 //! is all that narrowing and ranking the matched entries ever ask about.
 
-use std::borrow::Cow;
 use std::cmp::Reverse;
 
 use memchr::memmem;
 
 use crate::index::Snapshot;
-use crate::index::fold::strip_accents_bytes;
 use crate::index::grams::GRAM_BLOCK;
 use crate::index::snapshot::{AccentedNames, HOLE, NO_PARENT, SEP};
 
@@ -108,8 +106,8 @@ impl Snapshot {
         bare: bool,
     ) -> (Vec<u32>, Vec<u8>) {
         let finder = memmem::Finder::new(term);
-        // With accents ignored, only these names (and relocated ones) can
-        // hold the term bare and not as they are.
+        // With accents ignored, only these names can hold the term bare
+        // and not as they are.
         let accented = bare.then(|| self.accented());
         let (mut ids, mut how) = (Vec::new(), Vec::new());
         for i in ones(within) {
@@ -140,19 +138,8 @@ impl Snapshot {
         if let Some(at) = finder.find(name) {
             return Some(fit_from(name, term, at));
         }
-        let accented = accented.filter(|_| !name.is_ascii())?;
-        if self.relocated.contains_key(&(i as u32)) {
-            if let Cow::Owned(stripped) = strip_accents_bytes(name)
-                && finder.find(&stripped).is_some()
-            {
-                return Some(fit(&stripped, term));
-            }
-        } else if let Some(bare) = accented.bare_name(i as u32)
-            && finder.find(bare).is_some()
-        {
-            return Some(fit(bare, term));
-        }
-        None
+        let bare = accented.filter(|_| !name.is_ascii())?.bare_name(i as u32)?;
+        finder.find(bare).map(|_| fit(bare, term))
     }
 }
 
