@@ -29,12 +29,12 @@ BENCH=fsctl-ab
 # shellcheck source=benches/lib.sh
 . "$here/lib.sh"
 need plocate updatedb python3
-W=$(mktemp -d /tmp/fsindex-fsctl-ab.XXXX)
-P=
-trap '[[ -n $P ]] && kill $P 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT
+# The daemon (DAEMON_PID) is stopped and W removed on exit (benches/lib.sh).
+bench_workdir /tmp
+W=$WORK
 export FSINDEX_HOME=${INDEX:-$W/h} FSINDEX_NO_SPAWN=1
 mkdir -p "$FSINDEX_HOME"
-"$FSINDEXD" --root "$TREE" >/dev/null 2>&1 & P=$!
+"$FSINDEXD" --root "$TREE" >/dev/null 2>&1 & DAEMON_PID=$!
 fsctl=${first#*=}/fsctl
 wait_ready "$fsctl"
 sleep 5

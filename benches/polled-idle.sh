@@ -16,9 +16,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 BENCH=polled-idle
 # shellcheck source=benches/lib.sh
 . "$here/lib.sh"
-W=$(mktemp -d /tmp/fsindex-polled.XXXX)
-P=
-trap '[[ -n $P ]] && kill $P 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT
+# The daemon (DAEMON_PID) is stopped and W removed on exit (benches/lib.sh).
+bench_workdir /tmp
+W=$WORK
 export FSINDEX_NO_SPAWN=1
 wait_quiet
 for b in $BUILDS; do
@@ -26,9 +26,9 @@ for b in $BUILDS; do
     [[ -x $B/fsindexd && -x $B/fsctl ]] || die "$B lacks fsindexd or fsctl"
     rm -rf "$W/h" && mkdir "$W/h" && cp "$INDEX"/index.db* "$W/h/"
     export FSINDEX_HOME=$W/h
-    "$B/fsindexd" --root "$TREE" >/dev/null 2>&1 & P=$!
+    "$B/fsindexd" --root "$TREE" >/dev/null 2>&1 & DAEMON_PID=$!
     wait_ready "$B/fsctl"
-    rss() { awk '/^RssAnon|^RssFile/ {printf "%.1f ", $2 / 1024}' "/proc/$P/status"; }
+    rss() { awk '/^RssAnon|^RssFile/ {printf "%.1f ", $2 / 1024}' "/proc/$DAEMON_PID/status"; }
     line="$name: ready $(rss)|"
     for t in 2 4 6 8 10; do sleep 2; line+=" +${t}s $(rss)|"; done
     "$B/fsctl" status >/dev/null
@@ -39,5 +39,5 @@ for b in $BUILDS; do
     sleep 3
     line+=" 3 s later $(rss)"
     echo "$line"
-    kill "$P"; wait "$P" 2>/dev/null || true; P=
+    kill "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null || true; DAEMON_PID=
 done
