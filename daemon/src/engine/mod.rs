@@ -1043,5 +1043,12 @@ mod tests {
             assert!(Instant::now() < deadline, "the pairs of `a`: forgotten");
             std::thread::sleep(Duration::from_millis(10));
         }
+        // Answered from what was kept: each pair's count is the test's own.
+        for &pair in &pairs {
+            let text = String::from_utf8(pair.to_le_bytes().to_vec()).unwrap();
+            let want = names.iter().filter(|n| n.contains(&text)).count();
+            let page = engine.search(relevance(&text, 10), None).unwrap();
+            assert_eq!(page.total as usize, want, "{text}");
+        }
     }
 }

@@ -30,10 +30,11 @@ pub(crate) const MEMO_ROWS: usize = 512;
 pub(crate) const START_PAIRS: usize = 256;
 
 /// How often a pair must occur in the names to be worked out after a
-/// start. A pair's first page afresh costs about 4 ms plus 0.03 ms per
-/// thousand matches at a million entries (`re`, 497k matches: 20 ms;
-/// `za`, 255: 3.9 ms; `ph`, 89k: 9.7 ms): the rare ones are cheap
-/// enough to answer afresh, and a small index holds none this often.
+/// start. A pair's first page afresh grows with its matches: at a million
+/// entries, in the daemon (`search us=`, exact), `re` (497k matches) 20
+/// ms, `ar` (272k) 17 ms, `ph` (89k paths from 11k names) 9.7 ms, `za`
+/// (255) 3.9 ms. The rarer ones are answered afresh, and a small index
+/// holds none this often.
 const FREQUENT_PAIR: u32 = 20_000;
 
 /// Pages of pairs kept at most (each up to 2 KiB, about 1.1 MB in all):
@@ -270,7 +271,7 @@ pub fn follower_pairs(s: &Snapshot, first: u8) -> Vec<ShortKey> {
 /// after a start, beside the lone characters, because keys typed back to
 /// back reach a frequent pair before the pass that follows its first
 /// character does (`re` 65 ms from key to rows in fsgui, against 8 ms
-/// kept). One pass over the names (15-20 ms at 1M).
+/// kept). One pass over the names' bytes.
 pub fn frequent_pairs(s: &Snapshot) -> Vec<ShortKey> {
     let n = WARMED.len();
     let mut slot = [u8::MAX; 256];
