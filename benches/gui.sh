@@ -12,6 +12,7 @@
 #     first page (--limit 200) and all results.
 #
 #   benches/gui.sh            (ENTRIES=1000000 BASE=/tmp/fsbench-gui by default)
+#   INDEX=DIR benches/gui.sh  (a restart of a kept index of BASE/t, typed into 40 s after ready)
 #
 # Needs release binaries (cargo build --release -p fsgui -p fsindexd -p
 # fsctl), Xvfb, python3 (benches/mktree.py) and hyperfine for the floor.
@@ -47,10 +48,15 @@ fi
 
 export FSINDEX_HOME=$WORK/home FSINDEX_NO_SPAWN=1
 mkdir -p "$FSINDEX_HOME"
+# INDEX=DIR: an unchanged restart of a copy of a kept index of the tree
+# instead of a first index, typed into SETTLE seconds (default 40) after
+# ready.
+[[ -z ${INDEX:-} ]] || cp "$INDEX"/index.db* "$FSINDEX_HOME/"
 "$BIN/fsindexd" --root "$ROOT" 2>"$WORK/daemon.log" &
 DAEMON_PID=$!
 log "indexing $ROOT"
 until "$BIN/fsctl" status --wait >/dev/null 2>&1; do sleep 0.5; done
+[[ -z ${INDEX:-} ]] || sleep "${SETTLE:-40}"
 entries=$("$BIN/fsctl" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["entries"])')
 log "ready: $entries entries"
 
