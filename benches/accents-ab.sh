@@ -22,19 +22,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 BENCH=accents-ab
 # shellcheck source=benches/lib.sh
 . "$here/lib.sh"
-W=$(mktemp -d /tmp/fsindex-accents-ab.XXXX)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$W"' EXIT
-export FSINDEX_NO_SPAWN=1 FSINDEX_LOG='info,fsindexd::engine::read=debug'
-for side in old new; do
-    mkdir "$W/$side"
-    cp "$INDEX"/index.db* "$W/$side/"
-done
-FSINDEX_HOME=$W/old "$OLD/fsindexd" --root "$TREE" >/dev/null 2>&1 & pids+=($!)
-FSINDEX_HOME=$W/new "$NEW/fsindexd" --root "$TREE" >/dev/null 2>&1 & pids+=($!)
-for side in old new; do
-    wait_ready "$FSCTL" --socket "$W/$side/fsindexd.sock"
-done
+export FSINDEX_LOG='info,fsindexd::engine::read=debug'
+side_by_side
 sleep 25
 wait_quiet
 # The median of the last N searches a daemon logged, in µs.

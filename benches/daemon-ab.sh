@@ -25,19 +25,7 @@ BENCH=daemon-ab
 # shellcheck source=benches/lib.sh
 . "$here/lib.sh"
 need plocate updatedb python3
-W=$(mktemp -d /tmp/fsindex-daemon-ab.XXXX)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$W"' EXIT
-export FSINDEX_NO_SPAWN=1
-for side in old new; do
-    mkdir "$W/$side"
-    cp "$INDEX"/index.db* "$W/$side/"
-done
-FSINDEX_HOME=$W/old "$OLD/fsindexd" --root "$TREE" >/dev/null 2>&1 & pids+=($!)
-FSINDEX_HOME=$W/new "$NEW/fsindexd" --root "$TREE" >/dev/null 2>&1 & pids+=($!)
-for side in old new; do
-    wait_ready "$FSCTL" --socket "$W/$side/fsindexd.sock"
-done
+side_by_side
 plocate_db "$TREE" "$W/plocate.db"
 sleep 25
 wait_quiet

@@ -62,3 +62,26 @@ wait_ready() {
     [[ -x $1 ]] || die "$1: no such program"
     until s=$("$@" status --json 2>/dev/null) && [[ $s == *'"state":"ready"'* ]]; do sleep 0.2; done
 }
+
+# Two daemon builds side by side (A/B scripts): makes W (a fresh folder),
+# copies INDEX's database into W/old and W/new, starts OLD/fsindexd and
+# NEW/fsindexd on TREE there and waits until FSCTL finds both ready. Both
+# are stopped and W removed on exit. Export FSINDEX_LOG etc. before.
+side_by_side() {
+    local side
+    W=$(mktemp -d "/tmp/fsindex-$BENCH.XXXX")
+    pids=()
+    trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$W"' EXIT
+    export FSINDEX_NO_SPAWN=1
+    for side in old new; do
+        mkdir "$W/$side"
+        cp "$INDEX"/index.db* "$W/$side/"
+    done
+    FSINDEX_HOME=$W/old "$OLD/fsindexd" --root "$TREE" >/dev/null 2>&1 &
+    pids+=($!)
+    FSINDEX_HOME=$W/new "$NEW/fsindexd" --root "$TREE" >/dev/null 2>&1 &
+    pids+=($!)
+    for side in old new; do
+        wait_ready "$FSCTL" --socket "$W/$side/fsindexd.sock"
+    done
+}
